@@ -1,0 +1,41 @@
+//! The `resplab` binary: parses the command line and hands each subcommand to its module.
+//!
+//! This is the only crate that prints, reads argv or the environment, or exits. Every
+//! subcommand returns an exit code: 0 ok, 1 a significant regression found by a gate, 2 a
+//! usage or runtime error.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// resplab: measure whether a change makes a Redis-compatible server faster or slower,
+/// by how much, and how sure we are.
+#[derive(Debug, Parser)]
+#[command(name = "resplab", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result: anyhow::Result<ExitCode> = match cli.command {};
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("resplab: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The one result schema of resplab.
+//!
+//! A [`RunRecord`] is what one load run produced: the resolved configuration (seed
+//! included), where it ran, per-command summaries with full histograms, and a per-second
+//! series. It feeds every exporter (terminal table, JSON, CSV, Markdown, SQLite, plots),
+//! so each of them shows the same numbers. The JSON form is documented field by field
+//! in `docs/json.md`; [`SCHEMA_VERSION`] changes whenever a field changes meaning or
+//! goes away (adding a field does not change it).
+//!
+//! Units are in the field names (`_us`, `_ns`, `_sec`, `_per_sec`, `bytes_`).
+//! Histograms are HdrHistogram V2-deflate, base64, in **nanoseconds**, so runs can be
+//! merged exactly later.
+
+pub mod run;
+
+pub use run::*;

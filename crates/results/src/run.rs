@@ -1,0 +1,227 @@
+//! [`RunRecord`] and its parts: the result of one `resplab bench` run.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the run-record schema written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one load run produced.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    /// Always [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Which program wrote the record.
+    pub tool: ToolInfo,
+    /// Wall-clock start of the measured part, milliseconds since the Unix epoch.
+    pub started_at_unix_ms: u64,
+    /// The resolved configuration, exactly as the run used it (seed included, passwords
+    /// removed).
+    pub config: serde_json::Value,
+    /// The master seed every random stream of the run was derived from.
+    pub seed: u64,
+    /// Closed loop or open loop, and at which rate.
+    pub load_model: LoadModel,
+    /// Fields of the server's `INFO server` section (empty when the server has no INFO).
+    pub server: BTreeMap<String, String>,
+    /// The machine the load generator ran on.
+    pub host: HostInfo,
+    /// Warm-up excluded from every number below, in seconds.
+    pub warmup_sec: f64,
+    /// Length of the measured part, in seconds.
+    pub duration_sec: f64,
+    /// All requests of the run together.
+    pub totals: Summary,
+    /// One summary per command or test, keyed by its name (`"SET"`, `"LRANGE_100"`).
+    pub commands: BTreeMap<String, Summary>,
+    /// Open-loop only: service time, send lag and whether the generator kept up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopStats>,
+    /// One entry per elapsed second of the measured part.
+    pub series: Vec<SecondSample>,
+    /// Connection-level events.
+    pub connections: ConnectionStats,
+    /// CPU time the load generator itself used during the measured part.
+    pub client_cpu: CpuTime,
+    /// Why the run ended.
+    pub end: RunEnd,
+    /// Things a reader should know before trusting the numbers, each with advice.
+    pub warnings: Vec<Warning>,
+}
+
+/// Name, version and revision of the program that wrote a record.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    /// Source revision of the build, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_revision: Option<String>,
+}
+
+/// How load was offered.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LoadModel {
+    /// Each connection keeps `pipeline` requests in flight and sends the next request as
+    /// soon as a reply arrives. Latency then restates throughput (Little's law:
+    /// mean latency = clients × pipeline / throughput); it is not a second result.
+    ClosedLoop { clients: u32, pipeline: u32 },
+    /// Requests follow a schedule of intended send times at `rate_per_sec`; latency is
+    /// timed from the intended time, so stalls cannot hide (no coordinated omission).
+    OpenLoop {
+        rate_per_sec: f64,
+        /// `"constant"` or `"poisson"`.
+        arrivals: String,
+        clients: u32,
+        /// Most requests in flight per connection.
+        pipeline: u32,
+    },
+}
+
+impl LoadModel {
+    /// The label every output prints next to latency figures.
+    pub fn label(&self) -> String {
+        match self {
+            LoadModel::ClosedLoop { clients, pipeline } => format!(
+                "closed loop ({clients} connections x pipeline {pipeline}; latency restates throughput)"
+            ),
+            LoadModel::OpenLoop {
+                rate_per_sec,
+                arrivals,
+                ..
+            } => format!(
+                "open loop ({rate_per_sec} ops/s, {arrivals} arrivals; latency from intended send time)"
+            ),
+        }
+    }
+
+    /// True for closed-loop runs.
+    pub fn is_closed_loop(&self) -> bool {
+        matches!(self, LoadModel::ClosedLoop { .. })
+    }
+}
+
+/// Facts about the machine that ran the load generator.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cores: u32,
+    pub kernel: String,
+    pub os: String,
+    /// CPU frequency governor of cpu0, where readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+}
+
+/// Latency figures in microseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyUs {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+/// The summary of one command (or of all of them).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// Replies received (error replies included).
+    pub requests: u64,
+    /// Error replies (`-ERR …`, `!…`) and requests lost to protocol errors.
+    pub errors: u64,
+    /// Requests per second of the measured part.
+    pub ops_per_sec: f64,
+    /// Latency summary (open loop: from the intended send time).
+    pub latency_us: LatencyUs,
+    /// Bytes received from the server.
+    pub bytes_in: u64,
+    /// Bytes sent to the server.
+    pub bytes_out: u64,
+    /// The full latency histogram: HdrHistogram V2-deflate, base64, nanoseconds.
+    pub histogram: String,
+    /// Error replies by their first word (`"ERR"`, `"WRONGTYPE"`, `"MOVED"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_kinds: BTreeMap<String, u64>,
+}
+
+/// Open-loop extras.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpenLoopStats {
+    /// Latency from the actual send (what a closed-loop tool would call latency).
+    pub service_time_us: LatencyUs,
+    /// Histogram of service time (V2-deflate, base64, ns).
+    pub service_time_histogram: String,
+    /// Actual send time minus intended send time.
+    pub send_lag_us: LatencyUs,
+    /// Histogram of send lag (V2-deflate, base64, ns).
+    pub send_lag_histogram: String,
+    /// Requests the schedule asked for that were never sent before the run ended.
+    pub unsent: u64,
+    /// True when the generator fell behind its own schedule (send lag p99.9 above
+    /// `send_lag_limit_us`, or requests unsent): the latency figures then describe the
+    /// generator as much as the server.
+    pub generator_behind: bool,
+    /// The limit used for `generator_behind`.
+    pub send_lag_limit_us: f64,
+}
+
+/// One second of the measured part.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SecondSample {
+    /// Seconds since the measured part began (end of the interval).
+    pub t_sec: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub ops_per_sec: f64,
+    pub latency_us: LatencyUs,
+}
+
+/// Connection-level events of a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionStats {
+    /// Connections opened at the start.
+    pub opened: u64,
+    /// Connections lost and opened again.
+    pub reconnects: u64,
+    /// Replies that could not be parsed; each reset its connection.
+    pub protocol_errors: u64,
+}
+
+/// CPU time used by a process.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuTime {
+    pub user_sec: f64,
+    pub system_sec: f64,
+}
+
+impl CpuTime {
+    /// User plus system time.
+    pub fn total_sec(&self) -> f64 {
+        self.user_sec + self.system_sec
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum RunEnd {
+    /// The request count or test time was reached.
+    Completed,
+    /// The user interrupted the run (Ctrl-C); the numbers cover what was measured.
+    Interrupted,
+    /// The server went away for good; the numbers cover what was measured before.
+    ServerLost { message: String },
+}
+
+/// A typed warning with advice.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Warning {
+    /// Stable identifier, e.g. `"client_saturated"`, `"schedule_lag"`, `"errors"`.
+    pub kind: String,
+    /// What happened and what to change.
+    pub message: String,
+}
