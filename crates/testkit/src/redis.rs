@@ -1,0 +1,198 @@
+//! A real `redis-server` for integration tests.
+//!
+//! [`RedisServer::start`] picks a free loopback port, starts `redis-server` from `PATH`
+//! in a fresh temporary directory with persistence off, and waits until it answers `PING`.
+//! Dropping the value stops the server (`SHUTDOWN NOSAVE`, then a kill if it lingers) and
+//! removes the directory. [`RedisServer::kill`] ends it abruptly, for tests of a server
+//! that goes away mid-run.
+
+use crate::client::{Client, Reply};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// A running `redis-server` owned by a test.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+    socket: Option<PathBuf>,
+}
+
+impl RedisServer {
+    /// Starts a server with default settings.
+    ///
+    /// # Errors
+    /// When `redis-server` is not on `PATH` or does not answer `PING` within 10 s.
+    pub fn start() -> io::Result<RedisServer> {
+        Self::start_with(&[], false)
+    }
+
+    /// Starts a server that also listens on a Unix socket (see [`RedisServer::socket_path`]).
+    ///
+    /// # Errors
+    /// As [`RedisServer::start`].
+    pub fn start_with_socket() -> io::Result<RedisServer> {
+        Self::start_with(&[], true)
+    }
+
+    /// Starts a server with extra command-line arguments (e.g. `["--requirepass", "pw"]`).
+    ///
+    /// # Errors
+    /// As [`RedisServer::start`].
+    pub fn start_with(extra: &[&str], unix_socket: bool) -> io::Result<RedisServer> {
+        let mut last_err = None;
+        for _ in 0..5 {
+            match Self::try_start(extra, unix_socket) {
+                Ok(s) => return Ok(s),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(e),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| io::Error::other("redis-server did not start")))
+    }
+
+    fn try_start(extra: &[&str], unix_socket: bool) -> io::Result<RedisServer> {
+        let port = crate::free_port()?;
+        let dir = std::env::temp_dir().join(format!(
+            "resplab-testkit-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)?;
+        let log = fs::File::create(dir.join("redis.log"))?;
+        let socket = unix_socket.then(|| dir.join("redis.sock"));
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(&dir);
+        if let Some(path) = &socket {
+            cmd.arg("--unixsocket").arg(path);
+            cmd.args(["--unixsocketperm", "700"]);
+        }
+        cmd.args(extra)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        let child = cmd.spawn().map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "redis-server is not on PATH (install it: apt-get install redis-server)",
+                )
+            } else {
+                e
+            }
+        })?;
+        let mut server = RedisServer {
+            child: Some(child),
+            port,
+            dir,
+            socket,
+        };
+        server.wait_ready(Duration::from_secs(10))?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(child) = self.child.as_mut() {
+                if let Some(status) = child.try_wait()? {
+                    self.child = None;
+                    return Err(io::Error::other(format!(
+                        "redis-server exited with {status} before answering PING; log:\n{}",
+                        self.log_tail()
+                    )));
+                }
+            }
+            if let Ok(mut c) = Client::connect(&self.addr()) {
+                if let Ok(Reply::Simple(s)) = c.cmd(&["PING"]) {
+                    if s == "PONG" {
+                        return Ok(());
+                    }
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "redis-server did not answer PING within {timeout:?}; log:\n{}",
+                        self.log_tail()
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The last lines of the server's log.
+    pub fn log_tail(&self) -> String {
+        let text = fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// The TCP port the server listens on (loopback).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The Unix socket path, when started with [`RedisServer::start_with_socket`].
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket.as_deref()
+    }
+
+    /// A new blocking client connected to the server.
+    ///
+    /// # Errors
+    /// When the server does not accept the connection.
+    pub fn client(&self) -> io::Result<Client> {
+        Client::connect(&self.addr())
+    }
+
+    /// Kills the server at once (SIGKILL) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            if let Ok(mut c) = self.client() {
+                let _ = c.cmd(&["SHUTDOWN", "NOSAVE"]);
+            }
+            let deadline = Instant::now() + Duration::from_secs(3);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
