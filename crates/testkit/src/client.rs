@@ -4,7 +4,7 @@
 //! for inspecting a server around a test (`DBSIZE`, `KEYS *`, `CLIENT KILL`), not for load;
 //! it parses only what RESP2 servers send and reports anything else as an error.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 

@@ -185,7 +185,7 @@ fn parse_num(text: &[u8]) -> io::Result<usize> {
 }
 
 fn is_nth(every: Option<u64>, n: u64) -> bool {
-    matches!(every, Some(e) if e > 0 && n % e == 0)
+    matches!(every, Some(e) if e > 0 && n.is_multiple_of(e))
 }
 
 fn serve(
