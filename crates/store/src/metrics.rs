@@ -1,0 +1,106 @@
+//! The metric rows derived from one trial.
+//!
+//! A comparison works on one number per trial, so every figure a user may declare as the
+//! primary metric is flattened into `(command, name, value)` rows at insert time. The
+//! command is the test name from the run record (`"SET"`, `"LRANGE_100"`) or
+//! [`crate::ALL_COMMANDS`] for the totals; trial-level figures (CPU time) use the latter
+//! too. Names carry their unit, like the run record's fields.
+
+use resplab_results::{RunRecord, Summary};
+
+/// Metric names derived from every command summary, with a one-line meaning each.
+pub const SUMMARY_METRICS: &[(&str, &str)] = &[
+    (
+        "ops_per_sec",
+        "requests per second of the measured part (higher is better)",
+    ),
+    ("mean_us", "mean latency in microseconds"),
+    ("p50_us", "median latency in microseconds"),
+    ("p90_us", "90th percentile latency in microseconds"),
+    ("p99_us", "99th percentile latency in microseconds"),
+    ("p99_9_us", "99.9th percentile latency in microseconds"),
+    ("max_us", "largest latency in microseconds"),
+    ("requests", "replies received"),
+    ("errors", "error replies"),
+];
+
+/// Trial-level metric names (stored under [`crate::ALL_COMMANDS`]).
+pub const TRIAL_METRICS: &[(&str, &str)] = &[
+    (
+        "client_cpu_sec",
+        "CPU time of the load generator during the measured part",
+    ),
+    (
+        "server_cpu_sec",
+        "CPU time of the server during the trial (from INFO cpu)",
+    ),
+    (
+        "server_cpu_us_per_op",
+        "server CPU microseconds per request (lower is better)",
+    ),
+];
+
+/// True when `name` is a metric the store records.
+pub fn is_known_metric(name: &str) -> bool {
+    SUMMARY_METRICS
+        .iter()
+        .chain(TRIAL_METRICS)
+        .any(|(n, _)| *n == name)
+}
+
+/// True when larger values of `name` are better (throughput); false for latencies,
+/// CPU costs and error counts.
+pub fn higher_is_better(name: &str) -> bool {
+    name == "ops_per_sec" || name == "requests"
+}
+
+pub(crate) fn summary_rows(summary: &Summary) -> [(&'static str, f64); 9] {
+    let l = &summary.latency_us;
+    [
+        ("ops_per_sec", summary.ops_per_sec),
+        ("mean_us", l.mean),
+        ("p50_us", l.p50),
+        ("p90_us", l.p90),
+        ("p99_us", l.p99),
+        ("p99_9_us", l.p99_9),
+        ("max_us", l.max),
+        ("requests", summary.requests as f64),
+        ("errors", summary.errors as f64),
+    ]
+}
+
+/// All metric rows of a trial: `(command, name, value)`.
+pub(crate) fn trial_rows(
+    run: &RunRecord,
+    server_cpu_sec: Option<f64>,
+) -> Vec<(String, &'static str, f64)> {
+    let mut rows = Vec::new();
+    for (name, value) in summary_rows(&run.totals) {
+        rows.push((crate::ALL_COMMANDS.to_string(), name, value));
+    }
+    for (command, summary) in &run.commands {
+        if command == crate::ALL_COMMANDS {
+            continue;
+        }
+        for (name, value) in summary_rows(summary) {
+            rows.push((command.clone(), name, value));
+        }
+    }
+    rows.push((
+        crate::ALL_COMMANDS.to_string(),
+        "client_cpu_sec",
+        run.client_cpu.total_sec(),
+    ));
+    if let Some(cpu) = server_cpu_sec {
+        rows.push((crate::ALL_COMMANDS.to_string(), "server_cpu_sec", cpu));
+        if run.totals.requests > 0 {
+            rows.push((
+                crate::ALL_COMMANDS.to_string(),
+                "server_cpu_us_per_op",
+                cpu * 1e6 / run.totals.requests as f64,
+            ));
+        }
+    }
+    rows.retain(|(_, _, v)| v.is_finite());
+    rows
+}

@@ -1,0 +1,147 @@
+//! Schema and numbered migrations.
+//!
+//! Each migration is a batch of SQL run in its own transaction together with the bump of
+//! `PRAGMA user_version` and a row in `schema_migrations`, so a crash during a migration
+//! leaves the database at the previous version. Migrations are only ever appended: a
+//! released migration never changes, a new need becomes the next number.
+
+use crate::StoreError;
+use rusqlite::Connection;
+use std::path::Path;
+
+/// One schema step.
+#[derive(Debug)]
+pub struct Migration {
+    /// The version the database has after this step.
+    pub version: u32,
+    /// What the step does, stored in `schema_migrations`.
+    pub description: &'static str,
+    /// The SQL of the step.
+    pub sql: &'static str,
+}
+
+/// Every migration, in order. The last version is what this build writes.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "experiments, variants, workloads, trials, metrics, histograms, environments",
+    sql: r#"
+CREATE TABLE experiments (
+    id                  INTEGER PRIMARY KEY,
+    name                TEXT NOT NULL UNIQUE,
+    created_at_unix_ms  INTEGER NOT NULL,
+    seed                INTEGER NOT NULL,
+    rounds              INTEGER NOT NULL,
+    order_kind          TEXT NOT NULL,
+    primary_metric      TEXT NOT NULL,
+    margin              REAL,
+    definition_hash     TEXT NOT NULL,
+    spec_text           TEXT NOT NULL,
+    spec_json           TEXT NOT NULL,
+    state               TEXT NOT NULL DEFAULT 'running',
+    finished_at_unix_ms INTEGER
+);
+CREATE TABLE variants (
+    id            INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    ordinal       INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    spec_json     TEXT NOT NULL,
+    UNIQUE (experiment_id, name)
+);
+CREATE TABLE workloads (
+    id            INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    ordinal       INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    spec_json     TEXT NOT NULL,
+    UNIQUE (experiment_id, name)
+);
+CREATE TABLE environments (
+    id                 INTEGER PRIMARY KEY,
+    fingerprint        TEXT NOT NULL UNIQUE,
+    host_json          TEXT NOT NULL,
+    first_seen_unix_ms INTEGER NOT NULL
+);
+CREATE TABLE trials (
+    id                  INTEGER PRIMARY KEY,
+    experiment_id       INTEGER NOT NULL REFERENCES experiments(id),
+    variant_id          INTEGER NOT NULL REFERENCES variants(id),
+    workload_id         INTEGER NOT NULL REFERENCES workloads(id),
+    round               INTEGER NOT NULL,
+    attempt             INTEGER NOT NULL,
+    position            INTEGER NOT NULL,
+    started_at_unix_ms  INTEGER NOT NULL,
+    finished_at_unix_ms INTEGER NOT NULL,
+    valid               INTEGER NOT NULL,
+    checks_json         TEXT NOT NULL,
+    run_json            TEXT NOT NULL,
+    server_info_json    TEXT NOT NULL,
+    client_cpu_sec      REAL NOT NULL,
+    server_cpu_sec      REAL,
+    environment_id      INTEGER REFERENCES environments(id),
+    UNIQUE (experiment_id, round, attempt, variant_id, workload_id)
+);
+CREATE INDEX trials_by_experiment ON trials (experiment_id, round, attempt);
+CREATE TABLE metrics (
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    command  TEXT NOT NULL,
+    name     TEXT NOT NULL,
+    value    REAL NOT NULL,
+    PRIMARY KEY (trial_id, command, name)
+);
+CREATE TABLE histograms (
+    trial_id INTEGER NOT NULL REFERENCES trials(id),
+    command  TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    hdr_v2   BLOB NOT NULL,
+    PRIMARY KEY (trial_id, command, kind)
+);
+"#,
+}];
+
+/// The schema version this build writes.
+pub fn current_version() -> u32 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+pub(crate) fn user_version(conn: &Connection) -> Result<u32, rusqlite::Error> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0))
+}
+
+/// Brings the database up to [`current_version`].
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let err = |e| StoreError::Sqlite {
+        path: path.display().to_string(),
+        source: e,
+    };
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version            INTEGER PRIMARY KEY,
+             description        TEXT NOT NULL,
+             applied_at_unix_ms INTEGER NOT NULL
+         );",
+    )
+    .map_err(err)?;
+    let found = user_version(conn).map_err(err)?;
+    if found > current_version() {
+        return Err(StoreError::TooNew {
+            path: path.display().to_string(),
+            found,
+            expected: current_version(),
+        });
+    }
+    for m in MIGRATIONS.iter().filter(|m| m.version > found) {
+        let tx = conn.transaction().map_err(err)?;
+        tx.execute_batch(m.sql).map_err(err)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, description, applied_at_unix_ms)
+             VALUES (?1, ?2, ?3)",
+            rusqlite::params![m.version, m.description, crate::write::now_unix_ms()],
+        )
+        .map_err(err)?;
+        tx.pragma_update(None, "user_version", m.version)
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+    }
+    Ok(())
+}

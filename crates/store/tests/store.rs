@@ -1,0 +1,259 @@
+//! Store behaviour against real SQLite files.
+
+use resplab_results::{
+    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, Summary, ToolInfo,
+};
+use resplab_stats::hist::LatencyHistogram;
+use resplab_store::{Check, NewExperiment, NewTrial, RoundState, Store, StoreError};
+use std::collections::BTreeMap;
+
+fn record(ops: f64) -> RunRecord {
+    let mut h = LatencyHistogram::new();
+    for i in 1..100u64 {
+        h.record(i * 1_000);
+    }
+    let summary = Summary {
+        requests: 1000,
+        errors: 0,
+        ops_per_sec: ops,
+        latency_us: LatencyUs {
+            mean: 50.0,
+            p50: 50.0,
+            p90: 90.0,
+            p99: 99.0,
+            p99_9: 99.0,
+            max: 99.0,
+        },
+        bytes_in: 1,
+        bytes_out: 1,
+        histogram: h.to_base64(),
+        error_kinds: BTreeMap::new(),
+    };
+    let mut commands = BTreeMap::new();
+    commands.insert("SET".to_string(), summary.clone());
+    RunRecord {
+        schema_version: 1,
+        tool: ToolInfo {
+            name: "resplab".into(),
+            version: "0".into(),
+            git_revision: None,
+        },
+        started_at_unix_ms: 0,
+        config: serde_json::json!({}),
+        seed: 1,
+        load_model: LoadModel::ClosedLoop {
+            clients: 1,
+            pipeline: 1,
+        },
+        server: BTreeMap::new(),
+        host: HostInfo::default(),
+        warmup_sec: 0.0,
+        duration_sec: 1.0,
+        totals: summary,
+        commands,
+        open_loop: None,
+        series: Vec::new(),
+        connections: ConnectionStats::default(),
+        client_cpu: CpuTime {
+            user_sec: 0.1,
+            system_sec: 0.1,
+        },
+        end: RunEnd::Completed,
+        warnings: Vec::new(),
+    }
+}
+
+fn experiment(name: &str, hash: &str) -> NewExperiment {
+    NewExperiment {
+        name: name.into(),
+        seed: 7,
+        rounds: 2,
+        order_kind: "rmit".into(),
+        primary_metric: "ops_per_sec".into(),
+        margin: Some(0.02),
+        definition_hash: hash.into(),
+        spec_text: "[experiment]\n".into(),
+        spec_json: serde_json::json!({"name": name}),
+        variants: vec![
+            ("a".into(), serde_json::json!({})),
+            ("b".into(), serde_json::json!({})),
+        ],
+        workloads: vec![("w".into(), serde_json::json!({}))],
+    }
+}
+
+fn trial(exp: i64, variant: &str, round: u32, attempt: u32, ok: bool, ops: f64) -> NewTrial {
+    NewTrial {
+        experiment_id: exp,
+        variant: variant.into(),
+        workload: "w".into(),
+        round,
+        attempt,
+        position: 0,
+        started_at_unix_ms: 1,
+        finished_at_unix_ms: 2,
+        run: record(ops),
+        server_info: BTreeMap::new(),
+        server_cpu_sec: Some(0.5),
+        checks: vec![Check {
+            name: "errors".into(),
+            passed: ok,
+            detail: "0 errors".into(),
+        }],
+        host: HostInfo {
+            hostname: "h".into(),
+            ..HostInfo::default()
+        },
+    }
+}
+
+#[test]
+fn migrations_set_user_version_and_reopen_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.schema_version().unwrap(),
+        resplab_store::schema::current_version()
+    );
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 1);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    match Store::open(&path) {
+        Err(StoreError::TooNew { found: 99, .. }) => {}
+        other => panic!("expected TooNew, got {other:?}"),
+    }
+}
+
+#[test]
+fn register_is_idempotent_and_detects_conflicts() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = store.register_experiment(&experiment("e", "h1")).unwrap();
+    assert_eq!(
+        store.register_experiment(&experiment("e", "h1")).unwrap(),
+        id
+    );
+    assert!(matches!(
+        store.register_experiment(&experiment("e", "h2")),
+        Err(StoreError::Conflict { .. })
+    ));
+}
+
+#[test]
+fn trials_are_stored_once_and_invalid_rounds_do_not_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = Store::open(&path).unwrap();
+    let id = store.register_experiment(&experiment("e", "h")).unwrap();
+    // round 0 valid; round 1 attempt 0 has an invalid trial, attempt 1 valid
+    store
+        .insert_trial(&trial(id, "a", 0, 0, true, 100.0))
+        .unwrap();
+    store
+        .insert_trial(&trial(id, "b", 0, 0, true, 110.0))
+        .unwrap();
+    store
+        .insert_trial(&trial(id, "a", 1, 0, false, 1.0))
+        .unwrap();
+    assert!(matches!(
+        store.insert_trial(&trial(id, "a", 1, 0, true, 1.0)),
+        Err(StoreError::DuplicateTrial { .. })
+    ));
+    let st = store.status("e").unwrap();
+    assert_eq!(
+        st.rounds,
+        vec![
+            RoundState::Valid { attempt: 0 },
+            RoundState::Incomplete {
+                attempt: 0,
+                missing: 1
+            }
+        ]
+    );
+    store
+        .insert_trial(&trial(id, "b", 1, 0, true, 2.0))
+        .unwrap();
+    assert_eq!(
+        store.status("e").unwrap().rounds[1],
+        RoundState::Invalid { attempt: 0 }
+    );
+    store
+        .insert_trial(&trial(id, "b", 1, 1, true, 120.0))
+        .unwrap();
+    store
+        .insert_trial(&trial(id, "a", 1, 1, true, 105.0))
+        .unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    let st = store.status("e").unwrap();
+    assert_eq!(st.trials_stored, 6);
+    assert_eq!(st.trials_invalid, 1);
+    assert_eq!(st.valid_rounds(), 2);
+    let obs: Vec<_> = store
+        .observations("e")
+        .unwrap()
+        .into_iter()
+        .filter(|o| o.command == "all" && o.metric == "ops_per_sec")
+        .map(|o| (o.variant, o.round, o.attempt, o.value))
+        .collect();
+    assert_eq!(
+        obs,
+        vec![
+            ("a".to_string(), 0, 0, 100.0),
+            ("b".to_string(), 0, 0, 110.0),
+            ("b".to_string(), 1, 1, 120.0),
+            ("a".to_string(), 1, 1, 105.0),
+        ]
+    );
+    let server_cost = store
+        .observations("e")
+        .unwrap()
+        .into_iter()
+        .find(|o| o.metric == "server_cpu_us_per_op")
+        .unwrap();
+    assert!((server_cost.value - 500.0).abs() < 1e-9);
+
+    // Histograms are stored as raw V2 bytes that decode back.
+    let first = store.trials(st.info.id).unwrap()[0].id;
+    let bytes = store.histogram(first, "SET", "latency").unwrap().unwrap();
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let h = LatencyHistogram::from_base64(&text).unwrap();
+    assert_eq!(h.count(), 99);
+    assert_eq!(store.run_record(first).unwrap().totals.ops_per_sec, 100.0);
+
+    let csv = store.export_csv("e").unwrap();
+    assert!(csv.starts_with("experiment,workload,variant,round"));
+    assert!(csv.contains("e,w,a,1,0,0,false,false,all,ops_per_sec,1\n"));
+    let json = store.export_json("e").unwrap();
+    assert_eq!(json["trials"].as_array().unwrap().len(), 6);
+    assert_eq!(json["trials"][2]["counted"], false);
+    assert_eq!(json["trials"][0]["metrics"]["all"]["ops_per_sec"], 100.0);
+}
+
+#[test]
+fn unknown_names_and_experiments_are_reported() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = store.register_experiment(&experiment("e", "h")).unwrap();
+    let err = store
+        .insert_trial(&trial(id, "zzz", 0, 0, true, 1.0))
+        .unwrap_err();
+    assert!(err.to_string().contains("variant named `zzz`"), "{err}");
+    let err = store.status("nope").unwrap_err();
+    assert!(
+        err.to_string().contains("no experiment named `nope`"),
+        "{err}"
+    );
+    assert_eq!(store.list_experiments().unwrap().len(), 1);
+}
