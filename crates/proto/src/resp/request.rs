@@ -1,0 +1,130 @@
+//! The server side of RESP: splitting a request stream into arguments without copying.
+//!
+//! A server reads requests as multibulk arrays of bulk strings (`*N\r\n$len\r\n...`), or,
+//! from a person typing into telnet, as inline commands (words separated by spaces, ended
+//! by a newline). [`parse_request`] handles both and fills a caller-owned vector with
+//! slices borrowed from the input, so decoding a command allocates nothing once that
+//! vector has grown to the largest argument count seen.
+//!
+//! Inline commands are split on spaces and tabs only; quoted inline arguments (which
+//! would need unescaping into new memory) are rejected with an error that says so.
+
+use super::lex::{self, Len};
+use super::Limits;
+use crate::error::ProtoError;
+
+/// Decodes the request at the start of `buf` into `args` (cleared first); returns the
+/// bytes consumed, or `Ok(None)` when `buf` holds only a prefix of a request.
+///
+/// An empty inline line (a bare CRLF or LF) is consumed with `args` left empty; callers
+/// skip it, as Redis does.
+///
+/// # Errors
+///
+/// A [`ProtoError`] with the byte offset for a malformed request, an argument longer than
+/// `limits.max_bulk_len`, more arguments than `limits.max_aggregate_len`, or a quoted
+/// inline argument.
+#[inline]
+pub fn parse_request<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+) -> Result<Option<usize>, ProtoError> {
+    args.clear();
+    match buf.first() {
+        None => Ok(None),
+        Some(b'*') => parse_multibulk(buf, limits, args),
+        Some(_) => parse_inline(buf, limits, args),
+    }
+}
+
+#[inline]
+fn parse_multibulk<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+) -> Result<Option<usize>, ProtoError> {
+    let (n, mut pos) = match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
+        None => return Ok(None),
+        Some((Len::Some(n), next)) => (n, next),
+        // Redis treats `*-1` and `*0` from a client as nothing; so do we.
+        Some((Len::Nil, next)) => (0, next),
+    };
+    for _ in 0..n {
+        match buf.get(pos) {
+            None => return Ok(None),
+            Some(b'$') => {}
+            Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
+        }
+        let (len, start) =
+            match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")? {
+                None => return Ok(None),
+                Some((Len::Some(l), next)) => (l, next),
+                Some((Len::Nil, next)) => (0, next),
+            };
+        match lex::payload(buf, start, len)? {
+            None => return Ok(None),
+            Some((end, after)) => {
+                // `payload` has checked that end + 2 <= buf.len().
+                args.push(buf.get(start..end).unwrap_or(&[]));
+                pos = after;
+            }
+        }
+    }
+    Ok(Some(pos))
+}
+
+fn parse_inline<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+) -> Result<Option<usize>, ProtoError> {
+    let nl = match memchr::memchr(b'\n', buf) {
+        None => {
+            if buf.len() > limits.max_bulk_len {
+                return Err(ProtoError::new(
+                    0,
+                    format!("an inline command of at most {} bytes", limits.max_bulk_len),
+                    format!("{} bytes without a newline", buf.len()),
+                ));
+            }
+            return Ok(None);
+        }
+        Some(i) => i,
+    };
+    let mut line = buf.get(..nl).unwrap_or(&[]);
+    if let Some(stripped) = line.strip_suffix(b"\r") {
+        line = stripped;
+    }
+    let mut i = 0;
+    while i < line.len() {
+        let b = line.get(i).copied().unwrap_or(b' ');
+        if b == b' ' || b == b'\t' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while let Some(&c) = line.get(i) {
+            if c == b' ' || c == b'\t' {
+                break;
+            }
+            if c == b'"' || c == b'\'' {
+                return Err(ProtoError::byte(
+                    i,
+                    "an unquoted inline argument (quoted inline arguments are not supported; send a multibulk request)",
+                    c,
+                ));
+            }
+            i += 1;
+        }
+        if args.len() >= limits.max_aggregate_len {
+            return Err(ProtoError::new(
+                start,
+                format!("at most {} arguments", limits.max_aggregate_len),
+                "more",
+            ));
+        }
+        args.push(line.get(start..i).unwrap_or(&[]));
+    }
+    Ok(Some(nl + 1))
+}
