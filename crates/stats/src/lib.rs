@@ -3,5 +3,19 @@
 //!
 //! This crate is pure: numbers in, numbers out, no I/O of any kind. Each module states
 //! its method and cost and cites where the method comes from.
+//!
+//! - [`ministat`]: ministat's vitals and Student's t, number for number; Welch's t.
+//! - [`utest`]: the Mann–Whitney U test as benchstat computes it.
+//! - [`quantile_ci`]: benchstat's median and its order-statistic confidence interval.
+//! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
+//! - [`dist`]: normal and Student t distributions.
 
+pub mod describe;
+pub mod dist;
+pub mod error;
 pub mod hist;
+pub mod ministat;
+pub mod quantile_ci;
+pub mod utest;
+
+pub use error::StatsError;

@@ -1,0 +1,131 @@
+//! Descriptive statistics shared by the other modules: mean and variance, the median as
+//! benchstat computes it, the geometric mean, and the median absolute deviation.
+//!
+//! The median follows go-moremath's `Sample.Quantile` (Hyndman & Fan definition 8, the
+//! one benchstat prints): position h = 1/3 + q·(n + 1/3), linear interpolation between
+//! the order statistics around h, evaluated in that floating-point order.
+//!
+//! Cost: `mean_var`, `geomean` O(n); `median_sorted` O(1); `median` and `mad` O(n log n)
+//! (they sort a copy).
+
+use crate::error::{check_finite, StatsError};
+
+/// Mean and sample variance (n − 1 denominator) by two passes. NaN variance for n < 2.
+pub fn mean_var(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let ss: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+    (mean, ss / (n - 1.0))
+}
+
+/// Quantile `q` of an ascending sample by Hyndman & Fan definition 8, as go-moremath's
+/// `Sample.Quantile` computes it. NaN for an empty sample. O(1).
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    if q <= 0.0 {
+        return sorted[0];
+    }
+    if q >= 1.0 {
+        return sorted[sorted.len() - 1];
+    }
+    let n = sorted.len() as f64;
+    let h = 1.0 / 3.0 + q * (n + 1.0 / 3.0);
+    let kf = h.trunc();
+    let frac = h - kf;
+    let k = kf as usize;
+    if k == 0 {
+        sorted[0]
+    } else if k >= sorted.len() {
+        sorted[sorted.len() - 1]
+    } else {
+        sorted[k - 1] + frac * (sorted[k] - sorted[k - 1])
+    }
+}
+
+/// The median of an ascending sample as benchstat computes it. O(1).
+pub fn median_sorted(sorted: &[f64]) -> f64 {
+    quantile_sorted(sorted, 0.5)
+}
+
+/// The median (benchstat's definition) of an unsorted sample. O(n log n).
+///
+/// # Errors
+/// [`StatsError::TooFewValues`] if empty, [`StatsError::NonFinite`] on NaN or infinities.
+pub fn median(xs: &[f64]) -> Result<f64, StatsError> {
+    if xs.is_empty() {
+        return Err(StatsError::TooFewValues {
+            what: "median",
+            needed: 1,
+            found: 0,
+        });
+    }
+    check_finite("median input", xs)?;
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    Ok(median_sorted(&v))
+}
+
+/// Geometric mean exp(mean(ln x)) of positive values, as benchstat's geomean row computes
+/// it. O(n).
+///
+/// # Errors
+/// [`StatsError::TooFewValues`] if empty; [`StatsError::NonPositive`] or
+/// [`StatsError::NonFinite`] on a value that has no logarithm (benchstat then warns and
+/// prints no geomean).
+pub fn geomean(xs: &[f64]) -> Result<f64, StatsError> {
+    if xs.is_empty() {
+        return Err(StatsError::TooFewValues {
+            what: "geomean",
+            needed: 1,
+            found: 0,
+        });
+    }
+    let logs = crate::error::logs("geomean input", xs)?;
+    Ok((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// Median absolute deviation from the median (unscaled; multiply by 1.4826 for a normal
+/// standard deviation). Uses the ordinary middle-average median. O(n log n).
+pub fn mad(xs: &[f64]) -> f64 {
+    let med = plain_median(xs);
+    let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
+    plain_median(&dev)
+}
+
+/// Ordinary median (mean of the two middle values for even n); NaN when empty.
+/// O(n log n).
+pub fn plain_median(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchstat_median_interpolates() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]).unwrap(), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]).unwrap(), 2.5);
+        assert_eq!(median(&[5.0]).unwrap(), 5.0);
+        assert!(median(&[]).is_err());
+    }
+
+    #[test]
+    fn geomean_and_mad() {
+        assert!((geomean(&[1.0, 4.0, 16.0]).unwrap() - 4.0).abs() < 1e-12);
+        assert!(geomean(&[1.0, 0.0]).is_err());
+        assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), 1.0);
+    }
+}
