@@ -1,0 +1,347 @@
+//! Parsers for the workload flags of `resplab bench`.
+//!
+//! The CLI owns argv; these functions own the syntax of each workload flag value, so
+//! that the rules and their error messages live next to the types they produce and are
+//! tested here. Each error names the flag, repeats the value and shows the expected
+//! form, e.g. `invalid --ratio '1-10': expected SET:GET as two whole numbers like 1:10`.
+//!
+//! The forms follow redis-benchmark (`-t`) and memtier_benchmark (`--ratio`,
+//! `--key-pattern`, `--data-size-range`, `--data-size-list`, `--command`,
+//! `--command-key-pattern`).
+
+use crate::catalog;
+use crate::catalog::TestName;
+use crate::error::WorkloadError;
+use crate::keys::KeyPattern;
+use crate::schedule::Arrivals;
+use crate::spec::{CommandSpec, Ratio};
+use crate::template;
+use crate::values::{ValueSize, WeightedSize};
+
+/// Parses `-t`: see [`catalog::parse_tests`].
+///
+/// # Errors
+/// An unknown test name (the message lists the valid ones) or an empty list.
+pub fn parse_tests(value: &str) -> Result<Vec<TestName>, WorkloadError> {
+    catalog::parse_tests(value)
+}
+
+/// Parses `--ratio SET:GET`, e.g. `1:10`.
+///
+/// # Errors
+/// Anything but two whole numbers separated by `:`, or `0:0`.
+pub fn parse_ratio(value: &str) -> Result<Ratio, WorkloadError> {
+    let err = || WorkloadError::new("--ratio", value, "SET:GET as two whole numbers like 1:10");
+    let (s, g) = value.split_once(':').ok_or_else(err)?;
+    let set = parse_u32(s).ok_or_else(err)?;
+    let get = parse_u32(g).ok_or_else(err)?;
+    if set == 0 && get == 0 {
+        return Err(WorkloadError::new(
+            "--ratio",
+            value,
+            "SET:GET with at least one side above 0, like 1:10",
+        ));
+    }
+    Ok(Ratio { set, get })
+}
+
+/// Parses `--key-pattern SET:GET`, each side one of `R` (random), `S` (sequential),
+/// `G` (gaussian), `Z` (zipf), `P` (parallel); e.g. `R:R`, `S:G`.
+///
+/// # Errors
+/// Anything but two such letters separated by `:`.
+pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), WorkloadError> {
+    let err = || {
+        WorkloadError::new(
+            "--key-pattern",
+            value,
+            "SET:GET with each side one of R (random), S (sequential), G (gaussian), \
+             Z (zipf), P (parallel), like R:R",
+        )
+    };
+    let (s, g) = value.split_once(':').ok_or_else(err)?;
+    Ok((letter(s).ok_or_else(err)?, letter(g).ok_or_else(err)?))
+}
+
+/// Parses `--command-key-pattern`: one of `R`, `S`, `G`, `Z`, `P`.
+///
+/// # Errors
+/// Anything but one of those letters.
+pub fn parse_command_key_pattern(value: &str) -> Result<KeyPattern, WorkloadError> {
+    letter(value).ok_or_else(|| {
+        WorkloadError::new(
+            "--command-key-pattern",
+            value,
+            "one of R (random), S (sequential), G (gaussian), Z (zipf), P (parallel)",
+        )
+    })
+}
+
+fn letter(s: &str) -> Option<KeyPattern> {
+    let mut chars = s.trim().chars();
+    let c = chars.next()?;
+    if chars.next().is_some() {
+        return None;
+    }
+    KeyPattern::from_letter(c)
+}
+
+/// Parses `--data-size-range MIN-MAX`, e.g. `32-1024`.
+///
+/// # Errors
+/// Anything but two whole numbers separated by `-` with `MIN <= MAX`, or sizes above
+/// [`crate::values::MAX_VALUE_BYTES`].
+pub fn parse_data_size_range(value: &str) -> Result<ValueSize, WorkloadError> {
+    let err = || {
+        WorkloadError::new(
+            "--data-size-range",
+            value,
+            "MIN-MAX as two whole numbers of bytes like 32-1024",
+        )
+    };
+    let (a, b) = value.split_once('-').ok_or_else(err)?;
+    let min = parse_usize(a).ok_or_else(err)?;
+    let max = parse_usize(b).ok_or_else(err)?;
+    if min > max {
+        return Err(WorkloadError::new(
+            "--data-size-range",
+            value,
+            "MIN-MAX with MIN no larger than MAX, like 32-1024",
+        ));
+    }
+    let size = ValueSize::Range { min, max };
+    size.validate()?;
+    Ok(size)
+}
+
+/// Parses `--data-size-list SIZE:WEIGHT,…`, e.g. `32:7,1024:3`.
+///
+/// # Errors
+/// An item that is not two whole numbers separated by `:`, an empty list, all weights
+/// zero, or a size above [`crate::values::MAX_VALUE_BYTES`].
+pub fn parse_data_size_list(value: &str) -> Result<ValueSize, WorkloadError> {
+    let mut sizes = Vec::new();
+    for item in value.split(',') {
+        let err = || {
+            WorkloadError::new(
+                "--data-size-list",
+                value,
+                format!(
+                    "SIZE:WEIGHT pairs separated by commas like 32:7,1024:3 \
+                     (item '{}' is not two whole numbers)",
+                    item.trim()
+                ),
+            )
+        };
+        let (s, w) = item.split_once(':').ok_or_else(err)?;
+        sizes.push(WeightedSize {
+            bytes: parse_usize(s).ok_or_else(err)?,
+            weight: parse_u32(w).ok_or_else(err)?,
+        });
+    }
+    let size = ValueSize::List { sizes };
+    size.validate().map_err(|e| WorkloadError {
+        value: value.to_string(),
+        ..e
+    })?;
+    Ok(size)
+}
+
+/// Parses one `--command` template (ratio 1, random key pattern; the CLI sets
+/// `--command-ratio` and `--command-key-pattern` on the result).
+///
+/// # Errors
+/// An empty command or a quoting error (with its byte offset).
+pub fn parse_command(value: &str) -> Result<CommandSpec, WorkloadError> {
+    let args = template::split_args(value, "--command")?;
+    if args.is_empty() {
+        return Err(WorkloadError::new(
+            "--command",
+            value,
+            "a command and its arguments, like \"HSET __key__ f __data__\"",
+        ));
+    }
+    Ok(CommandSpec::new(value))
+}
+
+/// Parses `--command-ratio`: a whole number.
+///
+/// # Errors
+/// Anything but a whole number.
+pub fn parse_command_ratio(value: &str) -> Result<u32, WorkloadError> {
+    parse_u32(value)
+        .ok_or_else(|| WorkloadError::new("--command-ratio", value, "a whole number like 1 or 10"))
+}
+
+/// Parses `--arrivals`: `constant` or `poisson`.
+///
+/// # Errors
+/// Anything else.
+pub fn parse_arrivals(value: &str) -> Result<Arrivals, WorkloadError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "constant" => Ok(Arrivals::Constant),
+        "poisson" => Ok(Arrivals::Poisson),
+        _ => Err(WorkloadError::new(
+            "--arrivals",
+            value,
+            "constant or poisson",
+        )),
+    }
+}
+
+/// Parses `--rate`: requests per second, a positive number (fractions allowed).
+///
+/// # Errors
+/// Anything but a positive finite number.
+pub fn parse_rate(value: &str) -> Result<f64, WorkloadError> {
+    match value.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(WorkloadError::new(
+            "--rate",
+            value,
+            "a positive number of requests per second, like 50000",
+        )),
+    }
+}
+
+fn parse_u32(s: &str) -> Option<u32> {
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn parse_usize(s: &str) -> Option<usize> {
+    let s = s.trim();
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg<T: std::fmt::Debug>(r: Result<T, WorkloadError>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn ratio() {
+        assert_eq!(parse_ratio("1:10").unwrap(), Ratio { set: 1, get: 10 });
+        assert_eq!(parse_ratio("0:1").unwrap(), Ratio { set: 0, get: 1 });
+        assert_eq!(
+            msg(parse_ratio("1-10")),
+            "invalid --ratio '1-10': expected SET:GET as two whole numbers like 1:10"
+        );
+        for bad in [
+            "",
+            ":",
+            "1:",
+            "a:b",
+            "-1:2",
+            "1:2:3",
+            "1.5:2",
+            "99999999999:1",
+        ] {
+            assert!(parse_ratio(bad).is_err(), "{bad}");
+        }
+        assert!(msg(parse_ratio("0:0")).contains("at least one side above 0"));
+    }
+
+    #[test]
+    fn key_pattern() {
+        assert_eq!(
+            parse_key_pattern("R:R").unwrap(),
+            (KeyPattern::Random, KeyPattern::Random)
+        );
+        assert_eq!(
+            parse_key_pattern("s:g").unwrap(),
+            (KeyPattern::Sequential, KeyPattern::Gaussian)
+        );
+        assert_eq!(
+            parse_key_pattern("Z:P").unwrap(),
+            (KeyPattern::Zipf, KeyPattern::Parallel)
+        );
+        assert!(msg(parse_key_pattern("RR"))
+            .starts_with("invalid --key-pattern 'RR': expected SET:GET"));
+        assert!(parse_key_pattern("R:X").is_err());
+        assert!(parse_key_pattern("RS:R").is_err());
+        assert_eq!(
+            parse_command_key_pattern("G").unwrap(),
+            KeyPattern::Gaussian
+        );
+        assert!(msg(parse_command_key_pattern("Q")).contains("one of R (random)"));
+    }
+
+    #[test]
+    fn data_size_range() {
+        assert_eq!(
+            parse_data_size_range("32-1024").unwrap(),
+            ValueSize::Range { min: 32, max: 1024 }
+        );
+        assert_eq!(
+            msg(parse_data_size_range("32:1024")),
+            "invalid --data-size-range '32:1024': expected MIN-MAX as two whole numbers of bytes like 32-1024"
+        );
+        assert!(msg(parse_data_size_range("10-5")).contains("MIN no larger than MAX"));
+        assert!(parse_data_size_range("1-999999999999").is_err());
+    }
+
+    #[test]
+    fn data_size_list() {
+        assert_eq!(
+            parse_data_size_list("32:7, 1024:3").unwrap(),
+            ValueSize::List {
+                sizes: vec![
+                    WeightedSize {
+                        bytes: 32,
+                        weight: 7
+                    },
+                    WeightedSize {
+                        bytes: 1024,
+                        weight: 3
+                    }
+                ]
+            }
+        );
+        let m = msg(parse_data_size_list("32:7,x:1"));
+        assert!(m.starts_with("invalid --data-size-list '32:7,x:1': expected SIZE:WEIGHT"));
+        assert!(m.contains("item 'x:1'"));
+        assert!(parse_data_size_list("").is_err());
+        assert!(msg(parse_data_size_list("32:0")).contains("weight above 0"));
+    }
+
+    #[test]
+    fn command_and_ratio() {
+        let c = parse_command("HSET __key__ \"a b\" __data__").unwrap();
+        assert_eq!(c.template, "HSET __key__ \"a b\" __data__");
+        assert_eq!(c.ratio, 1);
+        assert!(msg(parse_command("  ")).contains("a command and its arguments"));
+        assert!(msg(parse_command("SET 'x")).contains("at byte 4"));
+        assert_eq!(parse_command_ratio("3").unwrap(), 3);
+        assert!(parse_command_ratio("-3").is_err());
+    }
+
+    #[test]
+    fn arrivals_and_rate() {
+        assert_eq!(parse_arrivals("Poisson").unwrap(), Arrivals::Poisson);
+        assert_eq!(parse_arrivals("constant").unwrap(), Arrivals::Constant);
+        assert_eq!(
+            msg(parse_arrivals("uniform")),
+            "invalid --arrivals 'uniform': expected constant or poisson"
+        );
+        assert_eq!(parse_rate("2500.5").unwrap(), 2500.5);
+        for bad in ["0", "-1", "inf", "NaN", "fast"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tests_flag() {
+        assert_eq!(parse_tests("set").unwrap(), [TestName::Set]);
+        assert!(msg(parse_tests("foo")).contains("expected one of ping_inline"));
+    }
+}

@@ -1,0 +1,387 @@
+//! [`WorkloadSpec`]: the resolved, serializable description of what a run sends.
+//!
+//! The CLI turns flags (or an experiment file) into one `WorkloadSpec`; the engine
+//! compiles it with [`crate::Workload::new`]; the result file stores it verbatim as part
+//! of the resolved configuration, so a run can be repeated from its record. The spec is
+//! plain data with public fields and serde derives; all checking happens in
+//! [`WorkloadSpec::validate`], which `Workload::new` calls.
+//!
+//! Three kinds of workload exist, mirroring the tools people already use:
+//!
+//! - [`TestsSpec`]: redis-benchmark's catalog (`-t`, `-r`, `-d`), one phase per test.
+//! - [`MixSpec`]: memtier_benchmark's SET:GET mix (`--ratio`, `--key-pattern`, …),
+//!   one phase.
+//! - [`CommandsSpec`]: arbitrary command templates (`--command`, `--command-ratio`,
+//!   `--command-key-pattern`), one phase.
+//!
+//! [`WorkloadSpec::default`] is redis-benchmark with no flags: the default test list,
+//! no `-r`, 3-byte payload, seed 0.
+
+use crate::catalog::TestName;
+use crate::error::WorkloadError;
+use crate::keys::{KeyPattern, KeySpace};
+use crate::template;
+use crate::values::ValueSize;
+use serde::{Deserialize, Serialize};
+
+/// Longest ratio cycle (sum of a mix's or command list's ratio numbers) accepted; the
+/// cycle is stored as a table, one entry per request of a cycle.
+pub const MAX_RATIO_CYCLE: u64 = 1_000_000;
+
+/// Everything needed to generate a run's requests.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// The master seed; every random stream of the run is derived from it.
+    pub seed: u64,
+    /// What to send.
+    pub kind: WorkloadKind,
+    /// Commands sent once, unmeasured, before the first phase (for example
+    /// `"DEL mylist"`), in template syntax. Empty by default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_commands: Vec<String>,
+}
+
+/// The three kinds of workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// redis-benchmark's test catalog: one phase per test, run in order.
+    Tests(TestsSpec),
+    /// A memtier-style SET:GET mix: one phase.
+    Mix(MixSpec),
+    /// Arbitrary command templates: one phase.
+    Commands(CommandsSpec),
+}
+
+/// redis-benchmark-style tests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestsSpec {
+    /// The tests, run in this order (see [`crate::catalog::parse_tests`] for the order
+    /// redis-benchmark uses).
+    pub tests: Vec<TestName>,
+    /// `-r`: `__rand_int__` becomes a random number below this; `None` leaves the
+    /// placeholder as literal text, as redis-benchmark does without `-r`.
+    pub random_keyspace: Option<u64>,
+    /// `-d`: payload size in bytes (default 3).
+    pub data_size: usize,
+}
+
+impl Default for TestsSpec {
+    fn default() -> Self {
+        TestsSpec {
+            tests: TestName::default_list(),
+            random_keyspace: None,
+            data_size: 3,
+        }
+    }
+}
+
+/// A SET:GET ratio, memtier's `--ratio`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// SETs per cycle.
+    pub set: u32,
+    /// GETs per cycle.
+    pub get: u32,
+}
+
+impl Default for Ratio {
+    /// memtier's default, 1:10.
+    fn default() -> Self {
+        Ratio { set: 1, get: 10 }
+    }
+}
+
+/// A memtier-style SET:GET mix.
+///
+/// Each stream sends `ratio.set` SETs, then `ratio.get` GETs, and again (memtier's
+/// sequence, not a random choice per request).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MixSpec {
+    /// SET:GET ratio (default 1:10).
+    pub ratio: Ratio,
+    /// Key pattern of the SETs (default random).
+    pub set_pattern: KeyPattern,
+    /// Key pattern of the GETs (default random).
+    pub get_pattern: KeyPattern,
+    /// Key names and range.
+    pub keys: KeySpace,
+    /// Value sizes of the SETs (default 32 bytes).
+    pub values: ValueSize,
+}
+
+impl Default for MixSpec {
+    fn default() -> Self {
+        MixSpec {
+            ratio: Ratio::default(),
+            set_pattern: KeyPattern::Random,
+            get_pattern: KeyPattern::Random,
+            keys: KeySpace::default(),
+            values: ValueSize::default(),
+        }
+    }
+}
+
+/// One command template of a [`CommandsSpec`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    /// The command line with placeholders, e.g. `HSET __key__ f __data__`.
+    pub template: String,
+    /// How many of this command per cycle (`--command-ratio`, default 1).
+    pub ratio: u32,
+    /// How `__key__` is chosen (`--command-key-pattern`, default random).
+    pub key_pattern: KeyPattern,
+}
+
+impl CommandSpec {
+    /// A template with ratio 1 and the random key pattern.
+    pub fn new(template: impl Into<String>) -> Self {
+        CommandSpec {
+            template: template.into(),
+            ratio: 1,
+            key_pattern: KeyPattern::Random,
+        }
+    }
+}
+
+/// Arbitrary commands, memtier's `--command`.
+///
+/// Each stream sends the first command `ratio` times, then the second, and so on,
+/// cycling; a command with ratio 0 is never sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandsSpec {
+    /// The commands, at least one.
+    pub commands: Vec<CommandSpec>,
+    /// Key names and range for `__key__`.
+    pub keys: KeySpace,
+    /// Value sizes for `__data__`.
+    pub values: ValueSize,
+    /// Range of `__rand_int__` (`-r`); `None` leaves it literal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_keyspace: Option<u64>,
+}
+
+impl Default for WorkloadSpec {
+    /// redis-benchmark's defaults: the default test list, no `-r`, `-d 3`, seed 0.
+    fn default() -> Self {
+        WorkloadSpec::redis_benchmark_default()
+    }
+}
+
+impl WorkloadSpec {
+    /// redis-benchmark's defaults: the default test list, no `-r`, `-d 3`, seed 0.
+    pub fn redis_benchmark_default() -> Self {
+        WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Tests(TestsSpec::default()),
+            setup_commands: Vec::new(),
+        }
+    }
+
+    /// redis-benchmark tests `tests` with the other defaults.
+    pub fn tests(tests: Vec<TestName>) -> Self {
+        WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Tests(TestsSpec {
+                tests,
+                ..TestsSpec::default()
+            }),
+            setup_commands: Vec::new(),
+        }
+    }
+
+    /// memtier_benchmark's defaults: SET:GET 1:10, random keys `memtier-0` …
+    /// `memtier-10000000`, 32-byte values, seed 0.
+    pub fn memtier_default() -> Self {
+        WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Mix(MixSpec::default()),
+            setup_commands: Vec::new(),
+        }
+    }
+
+    /// Checks every field.
+    ///
+    /// # Errors
+    /// The first problem found, naming the flag or field, its value and what was
+    /// expected: an empty test or command list, a zero `-r`, a ratio of 0:0 or a cycle
+    /// longer than [`MAX_RATIO_CYCLE`], bad key-space or value-size parameters, or a
+    /// command template that does not parse.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        match &self.kind {
+            WorkloadKind::Tests(t) => {
+                if t.tests.is_empty() {
+                    return Err(WorkloadError::new(
+                        "-t",
+                        "",
+                        "at least one test name".to_string(),
+                    ));
+                }
+                check_keyspace_len(t.random_keyspace)?;
+                ValueSize::Fixed { bytes: t.data_size }
+                    .validate()
+                    .map_err(|e| WorkloadError {
+                        field: "-d".into(),
+                        ..e
+                    })?;
+            }
+            WorkloadKind::Mix(m) => {
+                if m.ratio.set == 0 && m.ratio.get == 0 {
+                    return Err(WorkloadError::new(
+                        "--ratio",
+                        "0:0",
+                        "SET:GET with at least one side above 0, like 1:10",
+                    ));
+                }
+                if u64::from(m.ratio.set) + u64::from(m.ratio.get) > MAX_RATIO_CYCLE {
+                    return Err(WorkloadError::new(
+                        "--ratio",
+                        format!("{}:{}", m.ratio.set, m.ratio.get),
+                        format!("SET and GET adding up to at most {MAX_RATIO_CYCLE}"),
+                    ));
+                }
+                m.keys.validate()?;
+                m.values.validate()?;
+            }
+            WorkloadKind::Commands(c) => {
+                if c.commands.is_empty() {
+                    return Err(WorkloadError::new(
+                        "--command",
+                        "",
+                        "at least one command, like \"SET __key__ __data__\"",
+                    ));
+                }
+                for cmd in &c.commands {
+                    template::compile(&cmd.template, "--command", false)?;
+                }
+                let total: u64 = c.commands.iter().map(|c| u64::from(c.ratio)).sum();
+                if total == 0 || total > MAX_RATIO_CYCLE {
+                    let ratios: Vec<String> =
+                        c.commands.iter().map(|c| c.ratio.to_string()).collect();
+                    return Err(WorkloadError::new(
+                        "--command-ratio",
+                        ratios.join(","),
+                        format!(
+                            "ratios with at least one above 0, adding up to at most {MAX_RATIO_CYCLE}"
+                        ),
+                    ));
+                }
+                check_keyspace_len(c.random_keyspace)?;
+                c.keys.validate()?;
+                c.values.validate()?;
+            }
+        }
+        for s in &self.setup_commands {
+            template::compile(s, "setup command", false)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_keyspace_len(r: Option<u64>) -> Result<(), WorkloadError> {
+    match r {
+        Some(0) => Err(WorkloadError::new(
+            "-r",
+            "0",
+            "a key space length of at least 1",
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_round_trip_through_json() {
+        for spec in [WorkloadSpec::default(), WorkloadSpec::memtier_default()] {
+            spec.validate().unwrap();
+            let json = serde_json::to_string(&spec).unwrap();
+            let back: WorkloadSpec = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, spec);
+        }
+        let json = serde_json::to_value(WorkloadSpec::tests(vec![TestName::Set])).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "seed": 0,
+                "kind": {"kind": "tests", "tests": ["set"], "random_keyspace": null, "data_size": 3}
+            })
+        );
+    }
+
+    #[test]
+    fn commands_spec_round_trips() {
+        let spec = WorkloadSpec {
+            seed: 9,
+            kind: WorkloadKind::Commands(CommandsSpec {
+                commands: vec![CommandSpec::new("HSET __key__ f __data__")],
+                keys: KeySpace::default(),
+                values: ValueSize::Range { min: 1, max: 9 },
+                random_keyspace: Some(100),
+            }),
+            setup_commands: vec!["DEL x".into()],
+        };
+        spec.validate().unwrap();
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(serde_json::from_str::<WorkloadSpec>(&json).unwrap(), spec);
+    }
+
+    #[test]
+    fn validation_errors() {
+        let mut s = WorkloadSpec::memtier_default();
+        if let WorkloadKind::Mix(m) = &mut s.kind {
+            m.ratio = Ratio { set: 0, get: 0 };
+        }
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--ratio '0:0'"));
+
+        let s = WorkloadSpec::tests(vec![]);
+        assert!(s.validate().is_err());
+
+        let mut s = WorkloadSpec::default();
+        if let WorkloadKind::Tests(t) = &mut s.kind {
+            t.random_keyspace = Some(0);
+        }
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("invalid -r '0'"));
+
+        let s = WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Commands(CommandsSpec {
+                commands: vec![CommandSpec::new("SET \"unterminated")],
+                keys: KeySpace::default(),
+                values: ValueSize::default(),
+                random_keyspace: None,
+            }),
+            setup_commands: vec![],
+        };
+        assert!(s.validate().unwrap_err().to_string().contains("closing"));
+
+        let s = WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Commands(CommandsSpec {
+                commands: vec![CommandSpec {
+                    ratio: 0,
+                    ..CommandSpec::new("PING")
+                }],
+                keys: KeySpace::default(),
+                values: ValueSize::default(),
+                random_keyspace: None,
+            }),
+            setup_commands: vec![],
+        };
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--command-ratio '0'"));
+    }
+}

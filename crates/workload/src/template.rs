@@ -1,0 +1,351 @@
+//! Command templates: `"HSET __key__ f __data__"` → compiled argument pieces.
+//!
+//! Both the redis-benchmark catalog ([`crate::catalog`]) and user-given `--command`
+//! lines are written as one line of text with placeholders:
+//!
+//! - `__key__` — the request's key: key prefix + a number drawn by the command's key
+//!   pattern ([`crate::keys`]). Every `__key__` of one request gets the same key.
+//! - `__data__` — the request's value ([`crate::values`]).
+//! - `__rand_int__` — redis-benchmark's placeholder: with a random range `N` (its `-r`)
+//!   each occurrence becomes its own random number in `0..N` written as 12 zero-padded
+//!   digits; without a range it is left as literal text, as redis-benchmark does.
+//!
+//! Placeholders may sit anywhere inside an argument (`user:__key__:name`).
+//!
+//! [`split_args`] tokenizes a line the way `redis-cli` and redis-benchmark split a
+//! quoted command line: whitespace separates arguments; `"…"` quotes with the escapes
+//! `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\a` and `\xHH`; `'…'` quotes with only `\'`;
+//! a closing quote must be followed by whitespace or the end of the line.
+//!
+//! Compiling turns each argument into a list of [`Piece`]s once, so that
+//! [`crate::Generator`] only copies literal bytes and writes numbers per request.
+
+use crate::error::WorkloadError;
+
+/// The placeholder for the request's key.
+pub const KEY: &str = "__key__";
+/// The placeholder for the request's value.
+pub const DATA: &str = "__data__";
+/// redis-benchmark's random-number placeholder.
+pub const RAND_INT: &str = "__rand_int__";
+
+/// One part of an argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Bytes copied as they are.
+    Lit(Box<[u8]>),
+    /// A 12-digit zero-padded random number below the random range.
+    RandInt,
+    /// The request's key.
+    Key,
+    /// The request's value.
+    Data,
+}
+
+/// One argument of a compiled command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ArgTemplate {
+    /// An argument with no placeholder: copied as it is.
+    Fixed(Box<[u8]>),
+    /// An argument built from pieces per request.
+    Pieces(Box<[Piece]>),
+}
+
+/// A command compiled from a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CompiledTemplate {
+    /// The arguments, command name first.
+    pub args: Vec<ArgTemplate>,
+    /// Whether any argument needs the key.
+    pub uses_key: bool,
+    /// Whether any argument needs the value.
+    pub uses_data: bool,
+}
+
+/// Splits a command line into arguments, honouring quotes (see the module docs).
+///
+/// # Errors
+/// An unterminated quote, a closing quote followed by something other than whitespace,
+/// or a malformed `\x` escape; the error names the byte offset in `field`'s `line`.
+pub fn split_args(line: &str, field: &str) -> Result<Vec<Vec<u8>>, WorkloadError> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let err =
+        |at: usize, what: &str| WorkloadError::new(field, line, format!("{what} (at byte {at})"));
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            return Ok(out);
+        }
+        let mut arg = Vec::new();
+        // Inside one argument: unquoted runs and quoted sections may alternate until
+        // whitespace ends it.
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            match b[i] {
+                b'"' => {
+                    let open = i;
+                    i += 1;
+                    loop {
+                        match b.get(i) {
+                            None => {
+                                return Err(err(open, "a closing \" for the quote opened here"))
+                            }
+                            Some(b'"') => {
+                                i += 1;
+                                break;
+                            }
+                            Some(b'\\') => {
+                                let (byte, used) = unescape(&b[i..])
+                                    .ok_or_else(|| err(i, "a valid escape such as \\n or \\x41"))?;
+                                arg.push(byte);
+                                i += used;
+                            }
+                            Some(&c) => {
+                                arg.push(c);
+                                i += 1;
+                            }
+                        }
+                    }
+                    check_after_quote(b, i).map_err(|at| {
+                        err(
+                            at,
+                            "whitespace or the end of the line after a closing quote",
+                        )
+                    })?;
+                }
+                b'\'' => {
+                    let open = i;
+                    i += 1;
+                    loop {
+                        match b.get(i) {
+                            None => return Err(err(open, "a closing ' for the quote opened here")),
+                            Some(b'\'') => {
+                                i += 1;
+                                break;
+                            }
+                            Some(b'\\') if b.get(i + 1) == Some(&b'\'') => {
+                                arg.push(b'\'');
+                                i += 2;
+                            }
+                            Some(&c) => {
+                                arg.push(c);
+                                i += 1;
+                            }
+                        }
+                    }
+                    check_after_quote(b, i).map_err(|at| {
+                        err(
+                            at,
+                            "whitespace or the end of the line after a closing quote",
+                        )
+                    })?;
+                }
+                c => {
+                    arg.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out.push(arg);
+    }
+}
+
+fn check_after_quote(b: &[u8], i: usize) -> Result<(), usize> {
+    match b.get(i) {
+        None => Ok(()),
+        Some(c) if c.is_ascii_whitespace() => Ok(()),
+        Some(_) => Err(i),
+    }
+}
+
+/// Decodes the escape starting at `s[0] == b'\\'`: the byte and how many input bytes
+/// it used.
+fn unescape(s: &[u8]) -> Option<(u8, usize)> {
+    let c = *s.get(1)?;
+    Some(match c {
+        b'n' => (b'\n', 2),
+        b'r' => (b'\r', 2),
+        b't' => (b'\t', 2),
+        b'b' => (0x08, 2),
+        b'a' => (0x07, 2),
+        b'x' => {
+            let hi = hex(*s.get(2)?)?;
+            let lo = hex(*s.get(3)?)?;
+            (hi * 16 + lo, 4)
+        }
+        other => (other, 2),
+    })
+}
+
+fn hex(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Compiles a command line. `rand_int` is whether `__rand_int__` is substituted (a
+/// random range was given); without it the placeholder stays literal text.
+///
+/// # Errors
+/// What [`split_args`] reports, and an empty line.
+pub(crate) fn compile(
+    line: &str,
+    field: &str,
+    rand_int: bool,
+) -> Result<CompiledTemplate, WorkloadError> {
+    let args = split_args(line, field)?;
+    if args.is_empty() {
+        return Err(WorkloadError::new(
+            field,
+            line,
+            "a command and its arguments, like \"SET __key__ __data__\"",
+        ));
+    }
+    let mut uses_key = false;
+    let mut uses_data = false;
+    let compiled = args
+        .into_iter()
+        .map(|arg| {
+            let pieces = split_pieces(&arg, rand_int);
+            match pieces.as_slice() {
+                [] => ArgTemplate::Fixed(Box::from(&b""[..])),
+                [Piece::Lit(l)] => ArgTemplate::Fixed(l.clone()),
+                _ => {
+                    uses_key |= pieces.contains(&Piece::Key);
+                    uses_data |= pieces.contains(&Piece::Data);
+                    ArgTemplate::Pieces(pieces.into_boxed_slice())
+                }
+            }
+        })
+        .collect();
+    Ok(CompiledTemplate {
+        args: compiled,
+        uses_key,
+        uses_data,
+    })
+}
+
+/// Splits one argument into literal runs and placeholders.
+fn split_pieces(arg: &[u8], rand_int: bool) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut lit: Vec<u8> = Vec::new();
+    let mut i = 0;
+    while i < arg.len() {
+        let rest = &arg[i..];
+        let found = if rest.starts_with(KEY.as_bytes()) {
+            Some((Piece::Key, KEY.len()))
+        } else if rest.starts_with(DATA.as_bytes()) {
+            Some((Piece::Data, DATA.len()))
+        } else if rand_int && rest.starts_with(RAND_INT.as_bytes()) {
+            Some((Piece::RandInt, RAND_INT.len()))
+        } else {
+            None
+        };
+        match found {
+            Some((piece, len)) => {
+                if !lit.is_empty() {
+                    pieces.push(Piece::Lit(std::mem::take(&mut lit).into_boxed_slice()));
+                }
+                pieces.push(piece);
+                i += len;
+            }
+            None => {
+                lit.push(arg[i]);
+                i += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        pieces.push(Piece::Lit(lit.into_boxed_slice()));
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<String> {
+        split_args(s, "--command")
+            .unwrap()
+            .into_iter()
+            .map(|a| String::from_utf8(a).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn splits_plain_and_quoted_arguments() {
+        assert_eq!(split("  SET  k   v "), ["SET", "k", "v"]);
+        assert_eq!(split("SET \"a b\" 'c d'"), ["SET", "a b", "c d"]);
+        assert_eq!(split("SET \"\" ''"), ["SET", "", ""]);
+        assert_eq!(
+            split(r#"SET "a\"b\\c\n\x41" 'it\'s'"#),
+            ["SET", "a\"b\\c\nA", "it's"]
+        );
+        assert_eq!(split("SET pre\"fix x\" y"), ["SET", "prefix x", "y"]);
+        assert!(split_args("SET \"x\"post", "--command").is_err());
+        assert_eq!(split(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn reports_bad_quotes_with_offsets() {
+        let e = split_args("SET \"abc", "--command").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid --command 'SET \"abc': expected a closing \" for the quote opened here (at byte 4)"
+        );
+        let e = split_args("SET 'a'b", "--command").unwrap_err();
+        assert!(e.to_string().contains("after a closing quote (at byte 7)"));
+        let e = split_args("SET \"\\xZZ\"", "--command").unwrap_err();
+        assert!(e.to_string().contains("valid escape"));
+    }
+
+    #[test]
+    fn compiles_placeholders_inside_arguments() {
+        let c = compile("HSET user:__key__:x f __data__", "--command", false).unwrap();
+        assert!(c.uses_key && c.uses_data);
+        assert_eq!(c.args[0], ArgTemplate::Fixed(Box::from(&b"HSET"[..])));
+        assert_eq!(
+            c.args[1],
+            ArgTemplate::Pieces(
+                vec![
+                    Piece::Lit(Box::from(&b"user:"[..])),
+                    Piece::Key,
+                    Piece::Lit(Box::from(&b":x"[..]))
+                ]
+                .into_boxed_slice()
+            )
+        );
+        assert_eq!(
+            c.args[3],
+            ArgTemplate::Pieces(vec![Piece::Data].into_boxed_slice())
+        );
+    }
+
+    #[test]
+    fn rand_int_is_literal_without_a_range() {
+        let c = compile("GET key:__rand_int__", "-t", false).unwrap();
+        assert_eq!(
+            c.args[1],
+            ArgTemplate::Fixed(Box::from(&b"key:__rand_int__"[..]))
+        );
+        let c = compile("GET key:__rand_int__", "-t", true).unwrap();
+        assert_eq!(
+            c.args[1],
+            ArgTemplate::Pieces(
+                vec![Piece::Lit(Box::from(&b"key:"[..])), Piece::RandInt].into_boxed_slice()
+            )
+        );
+    }
+
+    #[test]
+    fn empty_command_is_an_error() {
+        assert!(compile("   ", "--command", false).is_err());
+    }
+}

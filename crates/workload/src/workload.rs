@@ -1,0 +1,432 @@
+//! [`Workload`], [`Phase`] and [`Generator`]: a validated spec compiled for the hot path.
+//!
+//! [`Workload::new`] checks a [`WorkloadSpec`] and compiles it into phases. A phase is
+//! a stretch of the run with its own request budget and its own results:
+//! redis-benchmark's `-t set,get` is two phases run one after the other (`SET`, then
+//! `GET`), while a memtier-style mix or a `--command` list is one phase in which several
+//! commands interleave. [`Phase::commands`] names the commands of a phase; results are
+//! kept per command name.
+//!
+//! The engine asks for one [`Generator`] per (phase, stream) — typically one stream per
+//! connection. A generator owns its random generator (seeded from the master seed, the
+//! phase and the stream, see [`crate::seed`]) and its key cursors, shares the compiled
+//! templates and value pool of its phase read-only, and fills a caller-owned
+//! [`Request`] with each call to [`Generator::next`]. After the request buffer has grown
+//! to the workload's largest request, `next` allocates nothing.
+//!
+//! Generators are `Send`, so each worker thread can own the generators of its
+//! connections; nothing is shared mutably between them.
+
+use crate::catalog::payload;
+use crate::error::WorkloadError;
+use crate::keys::{write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace};
+use crate::request::Request;
+use crate::seed::{derive_seed, stream_rng, SeedPurpose};
+use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::template::{self, ArgTemplate, CompiledTemplate, Piece};
+use crate::values::ValueSource;
+use rand::distributions::{Distribution, Uniform};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::Arc;
+
+/// One stretch of a run with its own budget and results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Short, stable name (`"SET"`, `"LRANGE_100"`, `"MIX"`, `"COMMANDS"`).
+    pub name: String,
+    /// What redis-benchmark prints for the phase (`"LRANGE_100 (first 100 elements)"`,
+    /// the `--csv` "test" column), or a readable description of a mix or command list.
+    pub title: String,
+    /// The commands of the phase; [`Generator::next`] returns an index into this list.
+    /// Names are unique within a phase (a repeated command gets `#2`, `#3`, …).
+    pub commands: Vec<String>,
+}
+
+/// A validated, compiled workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    spec: WorkloadSpec,
+    phases: Vec<Phase>,
+    compiled: Vec<Arc<CompiledPhase>>,
+    setup: Vec<Request>,
+}
+
+/// The shared, read-only part of a phase.
+#[derive(Debug)]
+struct CompiledPhase {
+    index: u64,
+    seed: u64,
+    commands: Vec<CompiledCommand>,
+    /// Command indices of one ratio cycle, in sending order.
+    cycle: Box<[u32]>,
+    keys: KeySpace,
+    values: ValueSource,
+    rand_range: Option<u64>,
+}
+
+#[derive(Debug)]
+struct CompiledCommand {
+    template: CompiledTemplate,
+    pattern: KeyPattern,
+    inline: bool,
+}
+
+impl Workload {
+    /// Validates and compiles `spec`.
+    ///
+    /// # Errors
+    /// Whatever [`WorkloadSpec::validate`] reports.
+    pub fn new(spec: &WorkloadSpec) -> Result<Workload, WorkloadError> {
+        spec.validate()?;
+        let seed = spec.seed;
+        let mut phases = Vec::new();
+        let mut compiled = Vec::new();
+        match &spec.kind {
+            WorkloadKind::Tests(t) => {
+                let data: Arc<[u8]> = payload(t.data_size).into();
+                let random = t.random_keyspace.is_some();
+                for (i, test) in t.tests.iter().enumerate() {
+                    let tpl = template::compile(test.template(random), "-t", random)?;
+                    phases.push(Phase {
+                        name: test.name().to_string(),
+                        title: test.title().to_string(),
+                        commands: vec![test.name().to_string()],
+                    });
+                    compiled.push(Arc::new(CompiledPhase {
+                        index: i as u64,
+                        seed,
+                        commands: vec![CompiledCommand {
+                            template: tpl,
+                            pattern: KeyPattern::Random,
+                            inline: test.is_inline(),
+                        }],
+                        cycle: Box::new([0]),
+                        keys: KeySpace::default(),
+                        values: ValueSource::Fixed(data.clone()),
+                        rand_range: t.random_keyspace,
+                    }));
+                }
+            }
+            WorkloadKind::Mix(m) => {
+                let set = template::compile("SET __key__ __data__", "--ratio", false)?;
+                let get = template::compile("GET __key__", "--ratio", false)?;
+                let mut cycle = vec![0u32; m.ratio.set as usize];
+                cycle.resize(cycle.len() + m.ratio.get as usize, 1u32);
+                phases.push(Phase {
+                    name: "MIX".to_string(),
+                    title: format!(
+                        "SET:GET {}:{} (keys {}:{})",
+                        m.ratio.set,
+                        m.ratio.get,
+                        m.set_pattern.letter(),
+                        m.get_pattern.letter()
+                    ),
+                    commands: vec!["SET".to_string(), "GET".to_string()],
+                });
+                compiled.push(Arc::new(CompiledPhase {
+                    index: 0,
+                    seed,
+                    commands: vec![
+                        CompiledCommand {
+                            template: set,
+                            pattern: m.set_pattern,
+                            inline: false,
+                        },
+                        CompiledCommand {
+                            template: get,
+                            pattern: m.get_pattern,
+                            inline: false,
+                        },
+                    ],
+                    cycle: cycle.into_boxed_slice(),
+                    keys: m.keys.clone(),
+                    values: ValueSource::pool(
+                        &m.values,
+                        derive_seed(seed, SeedPurpose::Values, 0, 0),
+                    ),
+                    rand_range: None,
+                }));
+            }
+            WorkloadKind::Commands(c) => {
+                let rand = c.random_keyspace.is_some();
+                let mut commands = Vec::new();
+                let mut names: Vec<String> = Vec::new();
+                let mut cycle = Vec::new();
+                for (i, cmd) in c.commands.iter().enumerate() {
+                    let tpl = template::compile(&cmd.template, "--command", rand)?;
+                    names.push(unique_name(&names, &command_name(&tpl)));
+                    cycle.resize(cycle.len() + cmd.ratio as usize, i as u32);
+                    commands.push(CompiledCommand {
+                        template: tpl,
+                        pattern: cmd.key_pattern,
+                        inline: false,
+                    });
+                }
+                let title: Vec<&str> = c.commands.iter().map(|c| c.template.as_str()).collect();
+                phases.push(Phase {
+                    name: "COMMANDS".to_string(),
+                    title: title.join("; "),
+                    commands: names,
+                });
+                compiled.push(Arc::new(CompiledPhase {
+                    index: 0,
+                    seed,
+                    commands,
+                    cycle: cycle.into_boxed_slice(),
+                    keys: c.keys.clone(),
+                    values: ValueSource::pool(
+                        &c.values,
+                        derive_seed(seed, SeedPurpose::Values, 0, 0),
+                    ),
+                    rand_range: c.random_keyspace,
+                }));
+            }
+        }
+        let mut setup = Vec::new();
+        for line in &spec.setup_commands {
+            let mut req = Request::new();
+            for arg in template::split_args(line, "setup command")? {
+                req.push_arg(&arg);
+            }
+            setup.push(req);
+        }
+        Ok(Workload {
+            spec: spec.clone(),
+            phases,
+            compiled,
+            setup,
+        })
+    }
+
+    /// The spec this workload was compiled from.
+    pub fn spec(&self) -> &WorkloadSpec {
+        &self.spec
+    }
+
+    /// The master seed.
+    pub fn seed(&self) -> u64 {
+        self.spec.seed
+    }
+
+    /// The phases, in the order they run.
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+
+    /// Requests to send once, unmeasured, before `phase` starts: the spec's
+    /// `setup_commands` (sent as written, placeholders not substituted) before phase 0,
+    /// nothing before the others. redis-benchmark's own preparation step, the LPUSH
+    /// that fills the list for the LRANGE tests, is a measured phase of its own
+    /// ([`crate::TestName::LpushForLrange`]), as redis-benchmark reports it.
+    pub fn setup_requests(&self, phase: usize) -> &[Request] {
+        if phase == 0 {
+            &self.setup
+        } else {
+            &[]
+        }
+    }
+
+    /// A generator for stream `stream` of `phase`, the only stream of the parallel key
+    /// pattern's split (use [`Workload::generator_partitioned`] when several streams
+    /// should share out a key range with the `P` pattern).
+    ///
+    /// A `phase` past the last one is taken modulo the number of phases.
+    pub fn generator(&self, phase: usize, stream: u64) -> Generator {
+        self.generator_partitioned(phase, stream, 1)
+    }
+
+    /// A generator for stream `stream` of `streams` of `phase`. Streams only differ in
+    /// their random seeds, except under the parallel (`P`) key pattern, where stream
+    /// `stream` walks slice `stream` of `streams` of the key range.
+    pub fn generator_partitioned(&self, phase: usize, stream: u64, streams: u64) -> Generator {
+        let phase = Arc::clone(&self.compiled[phase % self.compiled.len()]);
+        let samplers = phase
+            .commands
+            .iter()
+            .map(|c| KeySampler::new(c.pattern, &phase.keys, stream, streams))
+            .collect();
+        let rand_int = phase.rand_range.map(|n| Uniform::new(0, n.max(1)));
+        let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, stream);
+        Generator {
+            phase,
+            rng,
+            samplers,
+            rand_int,
+            cycle_pos: 0,
+        }
+    }
+}
+
+/// Upper-case first word of a template: the command's name.
+fn command_name(t: &CompiledTemplate) -> String {
+    match t.args.first() {
+        Some(ArgTemplate::Fixed(b)) => String::from_utf8_lossy(b).to_ascii_uppercase(),
+        _ => "COMMAND".to_string(),
+    }
+}
+
+fn unique_name(existing: &[String], base: &str) -> String {
+    if !existing.iter().any(|n| n == base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|i| format!("{base}#{i}"))
+        .find(|n| !existing.contains(n))
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// Makes the requests of one stream of one phase. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Generator {
+    phase: Arc<CompiledPhase>,
+    rng: Xoshiro256PlusPlus,
+    samplers: Vec<KeySampler>,
+    rand_int: Option<Uniform<u64>>,
+    cycle_pos: usize,
+}
+
+impl Generator {
+    /// Clears `req`, fills it with the next request of this stream, and returns the
+    /// index of its command in the phase's [`Phase::commands`].
+    #[inline]
+    pub fn next(&mut self, req: &mut Request) -> usize {
+        let Generator {
+            phase,
+            rng,
+            samplers,
+            rand_int,
+            cycle_pos,
+        } = self;
+        let idx = match phase.cycle.len() {
+            0 | 1 => phase.cycle.first().copied().unwrap_or(0) as usize,
+            len => {
+                let i = phase.cycle[*cycle_pos] as usize;
+                *cycle_pos += 1;
+                if *cycle_pos == len {
+                    *cycle_pos = 0;
+                }
+                i
+            }
+        };
+        req.clear();
+        let Some(cmd) = phase.commands.get(idx) else {
+            return idx;
+        };
+        req.set_inline(cmd.inline);
+        let key = if cmd.template.uses_key {
+            samplers.get_mut(idx).map_or(0, |s| s.next(rng))
+        } else {
+            0
+        };
+        for arg in &cmd.template.args {
+            match arg {
+                ArgTemplate::Fixed(bytes) => req.push_arg(bytes),
+                ArgTemplate::Pieces(pieces) => req.push_arg_with(|w| {
+                    let out = w.buffer();
+                    for piece in pieces.iter() {
+                        match piece {
+                            Piece::Lit(bytes) => out.extend_from_slice(bytes),
+                            Piece::Key => {
+                                out.extend_from_slice(phase.keys.prefix.as_bytes());
+                                write_decimal(out, key);
+                            }
+                            Piece::Data => phase.values.write(out, rng),
+                            Piece::RandInt => {
+                                let n = rand_int.as_ref().map_or(0, |u| u.sample(rng));
+                                write_rand_int(out, n);
+                            }
+                        }
+                    }
+                }),
+            }
+        }
+        idx
+    }
+
+    /// Number of commands in the generator's phase.
+    pub fn command_count(&self) -> usize {
+        self.phase.commands.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::parse_tests;
+    use crate::spec::{CommandSpec, CommandsSpec, MixSpec, Ratio, TestsSpec};
+    use crate::values::ValueSize;
+
+    fn args(req: &Request) -> Vec<String> {
+        req.args()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn set_get_tests_are_two_phases() {
+        let w = Workload::new(&WorkloadSpec::tests(parse_tests("get,set").unwrap())).unwrap();
+        let names: Vec<&str> = w.phases().iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
+        assert_eq!(w.phases()[0].commands, ["SET"]);
+        let mut req = Request::new();
+        let mut g = w.generator(0, 0);
+        assert_eq!(g.next(&mut req), 0);
+        assert_eq!(args(&req), ["SET", "key:__rand_int__", "VXK"]);
+        let mut g = w.generator(1, 0);
+        g.next(&mut req);
+        assert_eq!(args(&req), ["GET", "key:__rand_int__"]);
+    }
+
+    #[test]
+    fn mix_follows_memtier_ratio_sequence() {
+        let spec = WorkloadSpec {
+            seed: 1,
+            kind: WorkloadKind::Mix(MixSpec {
+                ratio: Ratio { set: 2, get: 3 },
+                ..MixSpec::default()
+            }),
+            setup_commands: vec![],
+        };
+        let w = Workload::new(&spec).unwrap();
+        assert_eq!(w.phases()[0].commands, ["SET", "GET"]);
+        let mut g = w.generator(0, 0);
+        let mut req = Request::new();
+        let seq: Vec<usize> = (0..10).map(|_| g.next(&mut req)).collect();
+        assert_eq!(seq, [0, 0, 1, 1, 1, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn command_names_are_unique() {
+        let spec = WorkloadSpec {
+            seed: 1,
+            kind: WorkloadKind::Commands(CommandsSpec {
+                commands: vec![
+                    CommandSpec::new("hset __key__ f __data__"),
+                    CommandSpec::new("HSET __key__ g __data__"),
+                    CommandSpec::new("GET __key__"),
+                ],
+                keys: KeySpace::default(),
+                values: ValueSize::default(),
+                random_keyspace: None,
+            }),
+            setup_commands: vec!["FLUSHALL".into()],
+        };
+        let w = Workload::new(&spec).unwrap();
+        assert_eq!(w.phases()[0].commands, ["HSET", "HSET#2", "GET"]);
+        assert_eq!(args(&w.setup_requests(0)[0]), ["FLUSHALL"]);
+        assert!(w.setup_requests(1).is_empty());
+    }
+
+    #[test]
+    fn tests_spec_is_validated() {
+        let spec = WorkloadSpec {
+            seed: 0,
+            kind: WorkloadKind::Tests(TestsSpec {
+                tests: vec![],
+                ..TestsSpec::default()
+            }),
+            setup_commands: vec![],
+        };
+        assert!(Workload::new(&spec).is_err());
+    }
+}
