@@ -119,6 +119,13 @@ impl Request {
     pub fn capacity(&self) -> (usize, usize) {
         (self.bytes.capacity(), self.ends.capacity())
     }
+
+    /// Makes room for at least `bytes` argument bytes and `args` arguments in total, so
+    /// that requests up to that size never allocate.
+    pub fn reserve_total(&mut self, bytes: usize, args: usize) {
+        self.bytes.reserve(bytes.saturating_sub(self.bytes.len()));
+        self.ends.reserve(args.saturating_sub(self.ends.len()));
+    }
 }
 
 impl fmt::Debug for Request {

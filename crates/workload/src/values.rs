@@ -199,6 +199,23 @@ impl ValueSource {
         }
     }
 
+    /// The longest value this source writes.
+    pub(crate) fn max_len(&self) -> usize {
+        match self {
+            ValueSource::Fixed(bytes) => bytes.len(),
+            ValueSource::Pool { pool, sizes } => {
+                let most = match sizes {
+                    SizeDist::Fixed(n) => *n,
+                    // Uniform::new_inclusive keeps no public bound; the pool is
+                    // POOL_WINDOW longer than the largest size.
+                    SizeDist::Range(_) => pool.len().saturating_sub(POOL_WINDOW),
+                    SizeDist::List { sizes, .. } => sizes.iter().copied().max().unwrap_or(0),
+                };
+                most.min(pool.len())
+            }
+        }
+    }
+
     /// Appends the next value to `out`.
     #[inline]
     pub(crate) fn write<R: Rng>(&self, out: &mut Vec<u8>, rng: &mut R) {

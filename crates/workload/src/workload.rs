@@ -343,6 +343,41 @@ impl Generator {
         idx
     }
 
+    /// The largest request this generator can produce: (argument bytes, arguments).
+    pub fn max_request_size(&self) -> (usize, usize) {
+        let phase = &self.phase;
+        let max_value = phase.values.max_len();
+        let mut most = (0, 0);
+        for cmd in &phase.commands {
+            let mut bytes = 0usize;
+            for arg in &cmd.template.args {
+                bytes = bytes.saturating_add(match arg {
+                    ArgTemplate::Fixed(b) => b.len(),
+                    ArgTemplate::Pieces(pieces) => pieces
+                        .iter()
+                        .map(|p| match p {
+                            Piece::Lit(b) => b.len(),
+                            // u64::MAX has 20 decimal digits.
+                            Piece::Key => phase.keys.prefix.len() + 20,
+                            Piece::Data => max_value,
+                            Piece::RandInt => 12,
+                        })
+                        .fold(0usize, usize::saturating_add),
+                });
+            }
+            most.0 = most.0.max(bytes);
+            most.1 = most.1.max(cmd.template.args.len());
+        }
+        most
+    }
+
+    /// Grows `req` to [`Generator::max_request_size`], so that no later call to
+    /// [`Generator::next`] with it allocates, even for the largest request.
+    pub fn reserve(&self, req: &mut Request) {
+        let (bytes, args) = self.max_request_size();
+        req.reserve_total(bytes, args);
+    }
+
     /// Number of commands in the generator's phase.
     pub fn command_count(&self) -> usize {
         self.phase.commands.len()
