@@ -14,3 +14,5 @@
 pub mod run;
 
 pub use run::*;
+pub mod import;
+pub mod sample;
