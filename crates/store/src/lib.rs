@@ -32,7 +32,9 @@ use resplab_results::RunRecord;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
-pub use read::{ExperimentInfo, ExperimentStatus, Observation, RoundState, TrialRow, ALL_COMMANDS};
+pub use read::{
+    round_states, ExperimentInfo, ExperimentStatus, Observation, RoundState, TrialRow, ALL_COMMANDS,
+};
 pub use write::{Check, NewExperiment, NewTrial, ServerInfo};
 
 /// Default file name of the store, relative to the working directory.

@@ -1,0 +1,336 @@
+//! Server executions and shell hooks.
+//!
+//! A spawned variant runs its own command (any binary: a patched build, valkey-server,
+//! another implementation), with `{port}` replaced by a free loopback port and `{dir}` by
+//! a fresh working directory, optionally under `taskset -c` for pinning. The runner owns
+//! the process: it reads the server's output from a log file (its last lines are shown
+//! when the server does not start), waits until it answers `PING`, and stops it with
+//! `SHUTDOWN NOSAVE`, killing it if it lingers. An address variant is only checked with
+//! `PING`.
+//!
+//! Hooks are `sh -c` commands with a timeout; their output is kept to show when they
+//! fail. They see `RESPLAB_PORT`, `RESPLAB_HOST`, `RESPLAB_VARIANT` and the variant's
+//! `env`.
+//!
+//! Client pinning: the load generator's threads are pinned by running
+//! `taskset -a -p -c LIST <own pid>` on this process for the duration of a trial (all
+//! threads, including worker threads started later, which inherit the mask), and the
+//! original mask is restored afterwards. This needs no unsafe code.
+
+use crate::client::Client;
+use std::fs;
+use std::io::{self, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// Why a server or hook failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("variant `{variant}`: server command `{command}` did not start: {reason}\nlast lines of its output:\n{tail}")]
+    Server {
+        variant: String,
+        command: String,
+        reason: String,
+        tail: String,
+    },
+    #[error("variant `{variant}`: server at {address} does not answer PING: {reason}")]
+    Address {
+        variant: String,
+        address: String,
+        reason: String,
+    },
+    #[error("variant `{variant}`: {hook} hook `{command}` {reason}\nits output:\n{output}")]
+    Hook {
+        variant: String,
+        hook: String,
+        command: String,
+        reason: String,
+        output: String,
+    },
+    #[error("variant `{variant}`: {what} failed: {reason}")]
+    Control {
+        variant: String,
+        what: String,
+        reason: String,
+    },
+}
+
+/// A server process started for one execution.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub command: String,
+}
+
+fn free_port() -> io::Result<u16> {
+    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port())
+}
+
+/// Answers whether `host:port` replies `PONG`.
+pub fn ping(host: &str, port: u16, timeout: Duration) -> Result<(), String> {
+    let mut c = Client::connect(host, port, timeout).map_err(|e| e.to_string())?;
+    match c.call(&["PING"]) {
+        Ok(r) if r.text() == "PONG" => Ok(()),
+        Ok(r) => Err(format!("expected PONG, found {:?}", r.text())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+impl ServerProcess {
+    /// Starts `command` (words with `{port}`/`{dir}` placeholders) and waits for `PING`.
+    ///
+    /// # Errors
+    /// [`LaunchError::Server`] with the command and the last lines of its output.
+    pub fn start(
+        variant: &str,
+        command: &[String],
+        env: &[(String, String)],
+        cpus: Option<&str>,
+        ready_timeout: Duration,
+    ) -> Result<ServerProcess, LaunchError> {
+        let mut last = None;
+        // A port found free can be taken before the server binds it: retry a few times.
+        for _ in 0..3 {
+            match Self::try_start(variant, command, env, cpus, ready_timeout) {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| LaunchError::Server {
+            variant: variant.into(),
+            command: command.join(" "),
+            reason: "no attempt was made".into(),
+            tail: String::new(),
+        }))
+    }
+
+    fn try_start(
+        variant: &str,
+        command: &[String],
+        env: &[(String, String)],
+        cpus: Option<&str>,
+        ready_timeout: Duration,
+    ) -> Result<ServerProcess, LaunchError> {
+        let fail = |command: String, reason: String, tail: String| LaunchError::Server {
+            variant: variant.into(),
+            command,
+            reason,
+            tail,
+        };
+        let port =
+            free_port().map_err(|e| fail(command.join(" "), e.to_string(), String::new()))?;
+        let dir = std::env::temp_dir().join(format!(
+            "resplab-exp-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        let port_s = port.to_string();
+        let dir_s = dir.display().to_string();
+        let mut words: Vec<String> = command
+            .iter()
+            .map(|w| crate::words::substitute(w, &[("port", &port_s), ("dir", &dir_s)]))
+            .collect();
+        if let Some(c) = cpus {
+            words.splice(0..0, ["taskset".to_string(), "-c".into(), c.to_string()]);
+        }
+        let shown = words.join(" ");
+        fs::create_dir_all(&dir).map_err(|e| fail(shown.clone(), e.to_string(), String::new()))?;
+        let log = fs::File::create(dir.join("server.log"))
+            .and_then(|l| Ok((l.try_clone()?, l)))
+            .map_err(|e| fail(shown.clone(), e.to_string(), String::new()))?;
+        let child = Command::new(&words[0])
+            .args(&words[1..])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(log.0)
+            .stderr(log.1)
+            .spawn();
+        let child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(fail(
+                    shown,
+                    format!("cannot run {}: {e}", words[0]),
+                    String::new(),
+                ));
+            }
+        };
+        let mut server = ServerProcess {
+            child: Some(child),
+            port,
+            dir,
+            command: shown,
+        };
+        let deadline = Instant::now() + ready_timeout;
+        let mut reason;
+        loop {
+            if let Some(Ok(Some(status))) = server.child.as_mut().map(|c| c.try_wait()) {
+                server.child = None;
+                reason = format!("it exited with {status}");
+                break;
+            }
+            match ping("127.0.0.1", port, Duration::from_millis(300)) {
+                Ok(()) => return Ok(server),
+                Err(e) => reason = e,
+            }
+            if Instant::now() >= deadline {
+                reason = format!(
+                    "no PONG within {:.1} s (last: {reason})",
+                    ready_timeout.as_secs_f64()
+                );
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let tail = server.log_tail(20);
+        Err(fail(server.command.clone(), reason, tail))
+    }
+
+    /// The process id, while it runs (the `taskset` wrapper execs the server, so the
+    /// pid is the server's).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The last `n` lines of the server's output.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+
+    /// Stops the server: `SHUTDOWN NOSAVE`, then a kill after 3 s. Idempotent.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Ok(mut c) = Client::connect("127.0.0.1", self.port, Duration::from_millis(500)) {
+            let _ = c.call(&["SHUTDOWN", "NOSAVE"]);
+        }
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs a hook with `sh -c`, killing it after `timeout`.
+///
+/// # Errors
+/// [`LaunchError::Hook`] when it exits non-zero, cannot start, or times out; the error
+/// carries its output.
+pub fn run_hook(
+    variant: &str,
+    hook: &str,
+    command: &str,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), LaunchError> {
+    let out_path = std::env::temp_dir().join(format!(
+        "resplab-hook-{}-{}.log",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fail = |reason: String, output: String| LaunchError::Hook {
+        variant: variant.into(),
+        hook: hook.into(),
+        command: command.into(),
+        reason,
+        output,
+    };
+    let file = fs::File::create(&out_path)
+        .and_then(|f| Ok((f.try_clone()?, f)))
+        .map_err(|e| fail(format!("cannot start: {e}"), String::new()))?;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(file.0)
+        .stderr(file.1)
+        .spawn();
+    let mut child = child.map_err(|e| fail(format!("cannot start: {e}"), String::new()))?;
+    let deadline = Instant::now() + timeout;
+    let result = loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break Ok(()),
+            Ok(Some(status)) => break Err(format!("failed ({status})")),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!(
+                    "timed out after {:.1} s and was killed",
+                    timeout.as_secs_f64()
+                ));
+            }
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let mut output = String::new();
+    if let Ok(mut f) = fs::File::open(&out_path) {
+        let mut buf = Vec::new();
+        let _ = f.by_ref().take(1 << 20).read_to_end(&mut buf);
+        output = String::from_utf8_lossy(&buf).into_owned();
+    }
+    let _ = fs::remove_file(&out_path);
+    let lines: Vec<&str> = output.lines().collect();
+    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    result.map_err(|reason| fail(reason, tail))
+}
+
+/// The CPU list this process may run on now (`Cpus_allowed_list`), if readable.
+pub fn own_cpu_list() -> Option<String> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|s| s.trim().to_string())
+}
+
+/// Pins every thread of this process to `cpus` with `taskset -a -p -c`.
+///
+/// # Errors
+/// A message with `taskset`'s output when it is missing or refuses.
+pub fn pin_self(cpus: &str) -> Result<(), String> {
+    let out = Command::new("taskset")
+        .args(["-a", "-p", "-c", cpus, &std::process::id().to_string()])
+        .output()
+        .map_err(|e| format!("cannot run taskset (util-linux): {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "taskset -a -p -c {cpus} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}

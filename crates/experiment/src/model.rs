@@ -1,0 +1,198 @@
+//! The validated experiment: what [`crate::resolve`] produces from a file and what the
+//! planner and runner consume. Nothing here is optional "because the file may not say":
+//! defaults are applied during resolution, so the runner never guesses.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How much load one trial runs per test phase.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialBudget {
+    /// A request count per phase.
+    Requests(u64),
+    /// A measured duration per phase.
+    TestTime(#[serde(with = "secs")] Duration),
+}
+
+/// The order of trials inside a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Randomized multiple interleaved trials: a fresh seeded shuffle every round.
+    Rmit,
+    /// Counterbalanced: rounds alternate between file order and its reverse.
+    Abba,
+}
+
+impl Order {
+    /// `"rmit"` or `"abba"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Rmit => "rmit",
+            Order::Abba => "abba",
+        }
+    }
+}
+
+/// Where a variant's server comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServerSource {
+    /// Started fresh for each execution from these words (`{port}`, `{dir}` still to be
+    /// substituted).
+    Spawn { command: Vec<String> },
+    /// Managed elsewhere; only checked with `PING`.
+    Address { host: String, port: u16 },
+    /// A hot-toggle variant: runs inside the server execution of variant `of`.
+    Toggle {
+        of: String,
+        on: Option<String>,
+        off: Option<String>,
+        #[serde(with = "secs")]
+        guard: Duration,
+    },
+}
+
+/// Shell hooks of a variant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Hooks {
+    /// Once before the variant's first trial of a run of `resplab experiment`.
+    pub setup: Option<String>,
+    /// Before each trial, after the server answers and config is applied.
+    pub before_trial: Option<String>,
+    /// After each trial, before the server stops.
+    pub after_trial: Option<String>,
+    /// Once when the experiment ends (or is interrupted).
+    pub teardown: Option<String>,
+    /// Limit for each hook; a hook over it is killed and fails the trial.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+}
+
+/// One variant, after `[params]` expansion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    pub name: String,
+    pub server: ServerSource,
+    /// Environment variables for the server and the hooks.
+    pub env: Vec<(String, String)>,
+    /// `CONFIG SET` pairs applied after the server answers (for toggle variants: at
+    /// switch-on, with the previous values restored at switch-off).
+    pub config: Vec<(String, String)>,
+    pub hooks: Hooks,
+    /// `taskset -c` list for the server process.
+    pub server_cpus: Option<String>,
+    /// `taskset -c` list for the load generator during this variant's trials.
+    pub client_cpus: Option<String>,
+    /// The `[params]` values this variant was expanded with.
+    pub params: Vec<(String, String)>,
+}
+
+/// A deterministic data set written before measuring.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Preload {
+    pub keys: u64,
+    pub value_size: u64,
+    pub key_prefix: String,
+}
+
+/// One workload, in `resplab bench` vocabulary (strings as the matching bench flags
+/// take them, already checked by the workload crate's parsers).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub name: String,
+    /// redis-benchmark test names (`-t`), empty when `commands` is used.
+    pub tests: Vec<String>,
+    /// `--command` templates, empty when `tests` is used.
+    pub commands: Vec<String>,
+    pub ratio: Option<String>,
+    pub key_pattern: Option<String>,
+    pub keyspace: Option<u64>,
+    pub data_size: Option<u64>,
+    pub data_size_range: Option<String>,
+    pub data_size_list: Option<String>,
+    pub pipeline: u32,
+    pub clients: u32,
+    pub threads: u32,
+    /// Open-loop rate in requests per second; `None` is closed loop.
+    pub rate: Option<f64>,
+    /// `"constant"` or `"poisson"` (open loop only).
+    pub arrivals: String,
+    pub budget: TrialBudget,
+    pub preload: Option<Preload>,
+}
+
+/// A whole validated experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    pub name: String,
+    pub rounds: u32,
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    pub order: Order,
+    pub seed: u64,
+    pub primary_metric: String,
+    /// Equivalence margin as a fraction (0.02 = ±2 %).
+    pub margin: Option<f64>,
+    /// How many times a round with an invalid trial is run again.
+    pub max_reruns: u32,
+    /// A trial is invalid when the load generator used more than this fraction of the
+    /// CPUs it may run on.
+    pub client_cpu_limit: f64,
+    /// Open loop: a trial is invalid when send lag p99.9 exceeds this.
+    #[serde(with = "secs")]
+    pub send_lag_limit: Duration,
+    /// How long a started server may take to answer `PING`.
+    #[serde(with = "secs")]
+    pub ready_timeout: Duration,
+    /// Variants, baseline first.
+    pub variants: Vec<Variant>,
+    pub workloads: Vec<Workload>,
+}
+
+impl Experiment {
+    /// The baseline variant (the first).
+    pub fn baseline(&self) -> &Variant {
+        &self.variants[0]
+    }
+
+    /// The variant index of a name.
+    pub fn variant_index(&self, name: &str) -> Option<usize> {
+        self.variants.iter().position(|v| v.name == name)
+    }
+
+    /// The resolved definition as JSON (what the store keeps and hashes).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Reads back a definition written by [`Experiment::to_json`] (what `resume` uses).
+    ///
+    /// # Errors
+    /// A message when the stored JSON does not describe an experiment.
+    pub fn from_json(value: &serde_json::Value) -> Result<Experiment, String> {
+        serde_json::from_value(value.clone())
+            .map_err(|e| format!("stored experiment definition does not parse: {e}"))
+    }
+
+    /// A fingerprint of the resolved definition: equal for the same experiment.
+    pub fn definition_hash(&self) -> String {
+        resplab_store::write::fingerprint(self.to_json().to_string().as_bytes())
+    }
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        crate::words::seconds(v)
+            .ok_or_else(|| serde::de::Error::custom(format!("expected seconds >= 0, found {v}")))
+    }
+}

@@ -1,0 +1,251 @@
+//! The order trials run in: randomized interleaved rounds.
+//!
+//! A round runs every (variant, workload) cell once. Running one variant's trials as a
+//! block lets machine drift (thermal state, other tenants, page cache) masquerade as a
+//! difference between variants; interleaving makes drift hit every variant alike and
+//! lets trials pair by round (METHOD.md §5–6.1). Inside a round the order is either:
+//!
+//! - `rmit`: shuffled afresh for every round and attempt, from the experiment seed, so
+//!   no variant always runs first (a fixed order is itself biased under a trend);
+//! - `abba`: file order on even rounds and its reverse on odd rounds (counterbalanced).
+//!
+//! A unit of the order is an *execution*: one server process. Ordinary variants get one
+//! execution per trial (a fresh server each time). A hot-toggle variant shares the
+//! execution of the variant it toggles: per round and workload, that server runs the
+//! base trial and each toggle trial back to back, in shuffled order.
+//!
+//! The plan is a pure function of the experiment and the round, so `resume` recomputes
+//! it and skips what the store already holds; [`next_execution`] is that decision.
+
+use crate::model::{Experiment, Order, ServerSource, TrialBudget};
+use resplab_store::{round_states, RoundState, TrialRow};
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// One trial's place in the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrialSlot {
+    pub round: u32,
+    /// 0 for the first run of the round, n for its n-th rerun.
+    pub attempt: u32,
+    /// Place in the round's order (0-based).
+    pub position: u32,
+    /// Index into [`Experiment::variants`].
+    pub variant: usize,
+    /// Index into [`Experiment::workloads`].
+    pub workload: usize,
+}
+
+/// One server execution and the trials it runs, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Execution {
+    pub round: u32,
+    pub attempt: u32,
+    /// The variant whose server (or address) this execution uses.
+    pub server_variant: usize,
+    pub workload: usize,
+    pub trials: Vec<TrialSlot>,
+}
+
+/// A small, fixed PRNG (SplitMix64) so that the order depends on the seed alone, not on
+/// the version of a random-number crate.
+#[derive(Debug)]
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0), by widening multiplication.
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next()) * n as u128) >> 64) as usize
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+}
+
+fn round_rng(seed: u64, round: u32, attempt: u32) -> SplitMix {
+    let mut m = SplitMix(seed ^ 0x5265_7370_6c61_6221);
+    let a = m.next();
+    let mut m = SplitMix(a ^ (u64::from(round) << 32 | u64::from(attempt)));
+    m.next();
+    m
+}
+
+/// The executions of one round attempt, in the order they run, with positions.
+pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> {
+    let mut rng = round_rng(exp.seed, round, attempt);
+    let reverse = exp.order == Order::Abba && (round + attempt) % 2 == 1;
+    let mut execs = Vec::new();
+    for (w, _) in exp.workloads.iter().enumerate() {
+        for (v, variant) in exp.variants.iter().enumerate() {
+            if matches!(variant.server, ServerSource::Toggle { .. }) {
+                continue;
+            }
+            let mut members = vec![v];
+            members.extend(exp.variants.iter().enumerate().filter_map(|(t, tv)| {
+                matches!(&tv.server, ServerSource::Toggle { of, .. } if *of == variant.name)
+                    .then_some(t)
+            }));
+            execs.push((v, w, members));
+        }
+    }
+    match exp.order {
+        Order::Rmit => {
+            rng.shuffle(&mut execs);
+            for e in &mut execs {
+                rng.shuffle(&mut e.2);
+            }
+        }
+        Order::Abba if reverse => {
+            execs.reverse();
+            for e in &mut execs {
+                e.2.reverse();
+            }
+        }
+        Order::Abba => {}
+    }
+    let mut position = 0;
+    execs
+        .into_iter()
+        .map(|(server_variant, workload, members)| Execution {
+            round,
+            attempt,
+            server_variant,
+            workload,
+            trials: members
+                .into_iter()
+                .map(|variant| {
+                    let slot = TrialSlot {
+                        round,
+                        attempt,
+                        position,
+                        variant,
+                        workload,
+                    };
+                    position += 1;
+                    slot
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The whole first pass: every round's attempt 0.
+pub fn full_plan(exp: &Experiment) -> Vec<Execution> {
+    (0..exp.rounds)
+        .flat_map(|r| round_plan(exp, r, 0))
+        .collect()
+}
+
+/// What is left to do, given what is stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Run this execution (its `trials` are only those not yet stored).
+    Run(Execution),
+    /// Every round is valid, or out of reruns.
+    Done {
+        /// Rounds that stayed invalid after `max_reruns` reruns.
+        given_up: Vec<u32>,
+    },
+}
+
+/// Decides the next execution: first every round's missing trials in round order, then
+/// a rerun of each round whose latest attempt holds an invalid trial (up to
+/// `max_reruns` per round).
+pub fn next_execution(exp: &Experiment, stored: &[TrialRow]) -> Next {
+    let have: HashSet<(u32, u32, &str, &str)> = stored
+        .iter()
+        .map(|t| (t.round, t.attempt, t.variant.as_str(), t.workload.as_str()))
+        .collect();
+    let cells = exp.variants.len() * exp.workloads.len();
+    let states = round_states(stored, exp.rounds, cells);
+    let missing = |round: u32, attempt: u32| -> Option<Execution> {
+        round_plan(exp, round, attempt)
+            .into_iter()
+            .find_map(|mut e| {
+                e.trials.retain(|s| {
+                    !have.contains(&(
+                        s.round,
+                        s.attempt,
+                        exp.variants[s.variant].name.as_str(),
+                        exp.workloads[s.workload].name.as_str(),
+                    ))
+                });
+                (!e.trials.is_empty()).then_some(e)
+            })
+    };
+    for (round, state) in states.iter().enumerate().take(exp.rounds as usize) {
+        let round = round as u32;
+        let attempt = match *state {
+            RoundState::NotStarted => 0,
+            RoundState::Incomplete { attempt, .. } => attempt,
+            _ => continue,
+        };
+        if let Some(e) = missing(round, attempt) {
+            return Next::Run(e);
+        }
+    }
+    let mut given_up = Vec::new();
+    for (round, state) in states.iter().enumerate().take(exp.rounds as usize) {
+        if let RoundState::Invalid { attempt } = *state {
+            if attempt < exp.max_reruns {
+                if let Some(e) = missing(round as u32, attempt + 1) {
+                    return Next::Run(e);
+                }
+            } else {
+                given_up.push(round as u32);
+            }
+        }
+    }
+    Next::Done { given_up }
+}
+
+/// Throughput assumed for request budgets when estimating durations.
+pub const ASSUMED_OPS_PER_SEC: f64 = 50_000.0;
+
+/// A rough wall-clock estimate of one trial of (variant, workload), excluding the
+/// server start.
+pub fn estimate_trial(exp: &Experiment, workload: usize) -> Duration {
+    let w = &exp.workloads[workload];
+    let phases = if w.tests.is_empty() {
+        1.0
+    } else {
+        w.tests.len() as f64
+    };
+    let per_phase = match w.budget {
+        TrialBudget::TestTime(d) => d.as_secs_f64(),
+        TrialBudget::Requests(n) => n as f64 / w.rate.unwrap_or(ASSUMED_OPS_PER_SEC),
+    };
+    let preload = w
+        .preload
+        .as_ref()
+        .map_or(0.0, |p| p.keys as f64 / 200_000.0);
+    Duration::from_secs_f64(phases * (per_phase + exp.warmup.as_secs_f64()) + preload)
+}
+
+/// A rough estimate of the whole first pass: trials plus one server start (about
+/// 0.3 s) per execution and the guard time of each toggle switch.
+pub fn estimate_total(exp: &Experiment) -> Duration {
+    let mut total = Duration::ZERO;
+    for e in full_plan(exp) {
+        total += Duration::from_millis(300);
+        for s in &e.trials {
+            total += estimate_trial(exp, s.workload);
+            if let ServerSource::Toggle { guard, .. } = &exp.variants[s.variant].server {
+                total += *guard * 2;
+            }
+        }
+    }
+    total
+}

@@ -1,0 +1,747 @@
+//! Running an experiment: the loop over executions, each trial's life cycle, validity
+//! checks, and the commit of each finished trial.
+//!
+//! Per execution: start the server (or check the address), apply `config`. Per trial:
+//! pin the client if asked, run `before_trial`, switch a toggle on (with its guard
+//! time), flush and preload when the workload has a preload, snapshot `INFO cpu`,
+//! measure through the engine (warm-up included in the engine's run), snapshot `INFO`
+//! again, run `after_trial`, switch the toggle off, check validity, and store the trial.
+//!
+//! The loop asks [`plan::next_execution`] what to do next after every execution, from
+//! what the store holds, so `run` and `resume` are the same code: an interrupted
+//! experiment continues from its first missing trial, and a `kill -9` loses only the
+//! trial in progress. A server that does not start, a failing hook, or an engine error
+//! stops the run with an error; trials already stored stay stored.
+//!
+//! Validity checks (METHOD.md §6.1): zero errors and no protocol errors; the run
+//! completed; the load generator used less than `client_cpu_limit` of the CPUs it could
+//! use (its threads, at most the CPUs it may run on), otherwise it, not the server, may
+//! have been the bottleneck; for open loop, send lag p99.9 within `send_lag_limit` and
+//! nothing left unsent. A failed check invalidates the round, which is rerun at the end.
+
+use crate::client::{parse_info, Client};
+use crate::launch::{self, LaunchError, ServerProcess};
+use crate::model::{Experiment, ServerSource, TrialBudget, Variant};
+use crate::plan::{self, Execution, Next, TrialSlot};
+use resplab_engine::{Budget, EngineError, OpenLoop, Progress, RunConfig, StopToken, Target};
+use resplab_results::{RunEnd, RunRecord};
+use resplab_store::{Check, NewExperiment, NewTrial, ServerInfo, Store, StoreError, ALL_COMMANDS};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// Why a run stopped with an error (stored trials are kept in every case).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("variant `{variant}`, workload `{workload}`: {source}")]
+    Engine {
+        variant: String,
+        workload: String,
+        #[source]
+        source: EngineError,
+    },
+    #[error("{0}")]
+    Workload(String),
+}
+
+/// The primary metric of every counted round so far, per compared pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    pub workload: String,
+    pub variant: String,
+    /// (round, baseline value, variant value) of the primary metric.
+    pub pairs: Vec<(u32, f64, f64)>,
+}
+
+/// What the runner reports as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The run begins: how many trials the first pass has and how many are stored.
+    Start {
+        planned: usize,
+        stored: usize,
+        estimate: Duration,
+    },
+    /// A hook or toggle step, for verbose displays.
+    Step { variant: &'a str, what: String },
+    /// A trial begins.
+    Trial {
+        slot: TrialSlot,
+        variant: &'a str,
+        workload: &'a str,
+        /// Trials stored so far (all attempts).
+        stored: usize,
+    },
+    /// Once per second of measurement.
+    Progress(&'a Progress),
+    /// A trial was committed.
+    Stored {
+        slot: TrialSlot,
+        variant: &'a str,
+        workload: &'a str,
+        trial_id: i64,
+        valid: bool,
+        failed: Vec<Check>,
+        primary: Option<f64>,
+    },
+    /// Paired primary-metric values of counted rounds, after each stored trial.
+    Standing(&'a [Standing]),
+    /// A round will be rerun because a trial in it failed a check.
+    Rerun { round: u32, attempt: u32 },
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub experiment_id: i64,
+    /// Trials stored by this call.
+    pub trials_run: usize,
+    pub invalid: usize,
+    /// Rounds that stayed invalid after every allowed rerun.
+    pub given_up: Vec<u32>,
+    /// The stop token fired; the trial in progress was discarded.
+    pub interrupted: bool,
+}
+
+/// Registers the experiment (or finds it, for a resume) and returns its id.
+///
+/// # Errors
+/// [`StoreError::Conflict`] when the name is taken by a different definition.
+pub fn register(store: &mut Store, exp: &Experiment, spec_text: &str) -> Result<i64, StoreError> {
+    store.register_experiment(&NewExperiment {
+        name: exp.name.clone(),
+        seed: exp.seed,
+        rounds: exp.rounds,
+        order_kind: exp.order.name().into(),
+        primary_metric: exp.primary_metric.clone(),
+        margin: exp.margin,
+        definition_hash: exp.definition_hash(),
+        spec_text: spec_text.into(),
+        spec_json: exp.to_json(),
+        variants: exp
+            .variants
+            .iter()
+            .map(|v| (v.name.clone(), serde_json::to_value(v).unwrap_or_default()))
+            .collect(),
+        workloads: exp
+            .workloads
+            .iter()
+            .map(|w| (w.name.clone(), serde_json::to_value(w).unwrap_or_default()))
+            .collect(),
+    })
+}
+
+struct Runner<'a> {
+    exp: &'a Experiment,
+    store: &'a mut Store,
+    id: i64,
+    stop: &'a StopToken,
+    on_event: &'a mut dyn FnMut(Event<'_>),
+    setup_done: BTreeSet<usize>,
+    original_cpus: Option<String>,
+    host: resplab_results::HostInfo,
+    cores: usize,
+}
+
+/// Runs (or resumes) an experiment until every round is valid or out of reruns, the
+/// stop token fires, or something fails.
+///
+/// # Errors
+/// [`RunError`]; trials stored before the error stay stored.
+pub fn run(
+    exp: &Experiment,
+    spec_text: &str,
+    store: &mut Store,
+    stop: &StopToken,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Outcome, RunError> {
+    let id = register(store, exp, spec_text)?;
+    store.set_state(id, "running")?;
+    let stored = store.trials(id)?.len();
+    let planned = plan::full_plan(exp).iter().map(|e| e.trials.len()).sum();
+    on_event(Event::Start {
+        planned,
+        stored,
+        estimate: plan::estimate_total(exp),
+    });
+    let mut r = Runner {
+        exp,
+        store,
+        id,
+        stop,
+        on_event,
+        setup_done: BTreeSet::new(),
+        original_cpus: launch::own_cpu_list(),
+        host: resplab_engine::host::detect(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let mut outcome = Outcome {
+        experiment_id: id,
+        trials_run: 0,
+        invalid: 0,
+        given_up: Vec::new(),
+        interrupted: false,
+    };
+    let result = r.run_all(&mut outcome);
+    r.teardown();
+    if let Some(c) = &r.original_cpus {
+        let _ = launch::pin_self(c);
+    }
+    match &result {
+        Ok(()) if !outcome.interrupted => r.store.set_state(id, "finished")?,
+        Ok(()) => {}
+        Err(_) => {
+            let _ = r.store.set_state(id, "failed");
+        }
+    }
+    result.map(|()| outcome)
+}
+
+impl Runner<'_> {
+    fn run_all(&mut self, outcome: &mut Outcome) -> Result<(), RunError> {
+        let mut announced: BTreeSet<(u32, u32)> = BTreeSet::new();
+        loop {
+            if self.stop.is_stopped() {
+                outcome.interrupted = true;
+                return Ok(());
+            }
+            let stored = self.store.trials(self.id)?;
+            match plan::next_execution(self.exp, &stored) {
+                Next::Done { given_up } => {
+                    outcome.given_up = given_up;
+                    return Ok(());
+                }
+                Next::Run(exec) => {
+                    if exec.attempt > 0 && announced.insert((exec.round, exec.attempt)) {
+                        (self.on_event)(Event::Rerun {
+                            round: exec.round,
+                            attempt: exec.attempt,
+                        });
+                    }
+                    self.run_execution(&exec, stored.len(), outcome)?;
+                }
+            }
+        }
+    }
+
+    fn run_execution(
+        &mut self,
+        exec: &Execution,
+        mut stored: usize,
+        outcome: &mut Outcome,
+    ) -> Result<(), RunError> {
+        let exp = self.exp;
+        let base = &exp.variants[exec.server_variant];
+        for slot in &exec.trials {
+            self.ensure_setup(slot.variant)?;
+        }
+        let mut process = None;
+        let (host, port) = match &base.server {
+            ServerSource::Spawn { command } => {
+                let p = ServerProcess::start(
+                    &base.name,
+                    command,
+                    &base.env,
+                    base.server_cpus.as_deref(),
+                    exp.ready_timeout,
+                )?;
+                let port = p.port;
+                process = Some(p);
+                ("127.0.0.1".to_string(), port)
+            }
+            ServerSource::Address { host, port } => {
+                launch::ping(host, *port, exp.ready_timeout).map_err(|reason| {
+                    LaunchError::Address {
+                        variant: base.name.clone(),
+                        address: format!("{host}:{port}"),
+                        reason,
+                    }
+                })?;
+                (host.clone(), *port)
+            }
+            ServerSource::Toggle { .. } => {
+                return Err(RunError::Workload(format!(
+                    "variant `{}` is a toggle and has no server of its own",
+                    base.name
+                )))
+            }
+        };
+        let mut ctl = self.control(base, &host, port)?;
+        config_set(&mut ctl, base, &base.config)?;
+        for slot in &exec.trials {
+            if self.stop.is_stopped() {
+                outcome.interrupted = true;
+                break;
+            }
+            let variant = &exp.variants[slot.variant];
+            let workload = &exp.workloads[slot.workload];
+            (self.on_event)(Event::Trial {
+                slot: *slot,
+                variant: &variant.name,
+                workload: &workload.name,
+                stored,
+            });
+            let Some(trial) =
+                self.run_trial(slot, base, &host, port, &mut ctl, process.as_ref())?
+            else {
+                outcome.interrupted = true;
+                break;
+            };
+            let valid = trial.is_valid();
+            let failed: Vec<Check> = trial.checks.iter().filter(|c| !c.passed).cloned().collect();
+            let primary = primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec);
+            let trial_id = self.store.insert_trial(&trial)?;
+            stored += 1;
+            outcome.trials_run += 1;
+            if !valid {
+                outcome.invalid += 1;
+            }
+            (self.on_event)(Event::Stored {
+                slot: *slot,
+                variant: &variant.name,
+                workload: &workload.name,
+                trial_id,
+                valid,
+                failed,
+                primary,
+            });
+            let standing = self.standing()?;
+            (self.on_event)(Event::Standing(&standing));
+        }
+        drop(ctl);
+        if let Some(mut p) = process {
+            p.stop();
+        }
+        Ok(())
+    }
+
+    fn control(&self, v: &Variant, host: &str, port: u16) -> Result<Client, RunError> {
+        Client::connect(host, port, Duration::from_secs(10)).map_err(|e| {
+            RunError::Launch(LaunchError::Control {
+                variant: v.name.clone(),
+                what: format!("connecting to {host}:{port}"),
+                reason: e.to_string(),
+            })
+        })
+    }
+
+    fn hook_env(&self, v: &Variant, host: &str, port: u16) -> Vec<(String, String)> {
+        let mut env = v.env.clone();
+        env.push(("RESPLAB_HOST".into(), host.into()));
+        env.push(("RESPLAB_PORT".into(), port.to_string()));
+        env.push(("RESPLAB_VARIANT".into(), v.name.clone()));
+        env.push(("RESPLAB_EXPERIMENT".into(), self.exp.name.clone()));
+        env
+    }
+
+    fn ensure_setup(&mut self, variant: usize) -> Result<(), RunError> {
+        if !self.setup_done.insert(variant) {
+            return Ok(());
+        }
+        let v = &self.exp.variants[variant];
+        if let Some(cmd) = &v.hooks.setup {
+            (self.on_event)(Event::Step {
+                variant: &v.name,
+                what: format!("setup: {cmd}"),
+            });
+            launch::run_hook(
+                &v.name,
+                "setup",
+                cmd,
+                &self.hook_env(v, "", 0),
+                v.hooks.timeout,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) {
+        for &i in &self.setup_done {
+            let v = &self.exp.variants[i];
+            if let Some(cmd) = &v.hooks.teardown {
+                let _ = launch::run_hook(
+                    &v.name,
+                    "teardown",
+                    cmd,
+                    &self.hook_env(v, "", 0),
+                    v.hooks.timeout,
+                );
+            }
+        }
+    }
+
+    /// One trial; `None` when the stop token fired during it (nothing is stored).
+    fn run_trial(
+        &mut self,
+        slot: &TrialSlot,
+        base: &Variant,
+        host: &str,
+        port: u16,
+        ctl: &mut Client,
+        process: Option<&ServerProcess>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let variant = &exp.variants[slot.variant];
+        let env = self.hook_env(variant, host, port);
+        let pin = variant
+            .client_cpus
+            .as_deref()
+            .or(base.client_cpus.as_deref());
+        if let Some(cpus) = pin {
+            launch::pin_self(cpus).map_err(|reason| LaunchError::Control {
+                variant: variant.name.clone(),
+                what: "pinning the load generator".into(),
+                reason,
+            })?;
+        }
+        let result = self.measure(slot, variant, base, host, port, ctl, &env, process);
+        if pin.is_some() {
+            if let Some(c) = &self.original_cpus {
+                let _ = launch::pin_self(c);
+            }
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn measure(
+        &mut self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        base: &Variant,
+        host: &str,
+        port: u16,
+        ctl: &mut Client,
+        env: &[(String, String)],
+        process: Option<&ServerProcess>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let timeout = variant.hooks.timeout;
+        if let Some(cmd) = &variant.hooks.before_trial {
+            launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
+        }
+        let mut restore = Vec::new();
+        if let ServerSource::Toggle { on, guard, .. } = &variant.server {
+            for (k, _) in &variant.config {
+                let old = ctl
+                    .call(&["CONFIG", "GET", k])
+                    .map_err(|e| control_err(variant, "CONFIG GET", e))?;
+                if let crate::client::Reply::Array(Some(items)) = old {
+                    if let Some(v) = items.get(1) {
+                        restore.push((k.clone(), v.text()));
+                    }
+                }
+            }
+            config_set(ctl, variant, &variant.config)?;
+            if let Some(cmd) = on {
+                launch::run_hook(&variant.name, "toggle_on", cmd, env, timeout)?;
+            }
+            std::thread::sleep(*guard);
+        }
+        if let Some(p) = &workload.preload {
+            preload(ctl, variant, workload, p)?;
+        }
+        let cpu_before = server_cpu(ctl);
+        let spec = crate::workload::to_spec(workload, trial_seed(exp.seed, slot))
+            .map_err(RunError::Workload)?;
+        let compiled = resplab_workload::Workload::new(&spec)
+            .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
+        let mut cfg = RunConfig::new(Target::Tcp {
+            host: host.to_string(),
+            port,
+        });
+        cfg.threads = workload.threads;
+        cfg.clients = workload.clients;
+        cfg.pipeline = workload.pipeline;
+        cfg.budget = match workload.budget {
+            TrialBudget::Requests(n) => Budget::Requests(n),
+            TrialBudget::TestTime(d) => Budget::Duration(d),
+        };
+        cfg.warmup = exp.warmup;
+        cfg.seed = spec.seed;
+        cfg.open_loop = workload.rate.map(|rate| OpenLoop {
+            rate_per_sec: rate,
+            arrivals: if workload.arrivals == "constant" {
+                resplab_engine::Arrivals::Constant
+            } else {
+                resplab_engine::Arrivals::Poisson
+            },
+        });
+        let started = resplab_store::write::now_unix_ms();
+        let t0 = Instant::now();
+        let on_event = &mut self.on_event;
+        let mut run = resplab_engine::run(&cfg, &compiled, self.stop, &mut |p| {
+            on_event(Event::Progress(p))
+        })
+        .map_err(|source| RunError::Engine {
+            variant: variant.name.clone(),
+            workload: workload.name.clone(),
+            source,
+        })?;
+        let _ = t0;
+        if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
+            return Ok(None);
+        }
+        let cpu_after = server_cpu(ctl);
+        let mut info = ServerInfo::new();
+        for section in ["server", "memory", "stats", "cpu"] {
+            if let Ok(r) = ctl.call(&["INFO", section]) {
+                info.extend(parse_info(&r.text()));
+            }
+        }
+        if let Some(p) = process {
+            if let Some(pid) = p.pid() {
+                info.entry("resplab".into())
+                    .or_default()
+                    .insert("server_pid".into(), pid.to_string());
+            }
+            info.entry("resplab".into())
+                .or_default()
+                .insert("server_command".into(), p.command.clone());
+        }
+        if let Some(cmd) = &variant.hooks.after_trial {
+            launch::run_hook(&variant.name, "after_trial", cmd, env, timeout)?;
+        }
+        if let ServerSource::Toggle { off, guard, .. } = &variant.server {
+            if let Some(cmd) = off {
+                launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
+            }
+            config_set(ctl, variant, &restore)?;
+            std::thread::sleep(*guard);
+        }
+        let _ = base;
+        run.config = serde_json::json!({
+            "engine": run.config,
+            "workload": spec,
+            "experiment": exp.name,
+            "variant": variant.name,
+            "workload_name": workload.name,
+            "round": slot.round,
+            "attempt": slot.attempt,
+            "position": slot.position,
+        });
+        run.host = self.host.clone();
+        let server_cpu_sec = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        let checks = self.checks(
+            &run,
+            workload.threads,
+            variant
+                .client_cpus
+                .as_deref()
+                .or(base.client_cpus.as_deref()),
+        );
+        Ok(Some(NewTrial {
+            experiment_id: self.id,
+            variant: variant.name.clone(),
+            workload: workload.name.clone(),
+            round: slot.round,
+            attempt: slot.attempt,
+            position: slot.position,
+            started_at_unix_ms: started,
+            finished_at_unix_ms: resplab_store::write::now_unix_ms(),
+            host: self.host.clone(),
+            run,
+            server_info: info,
+            server_cpu_sec,
+            checks,
+        }))
+    }
+
+    fn checks(&self, run: &RunRecord, threads: u32, client_cpus: Option<&str>) -> Vec<Check> {
+        let mut checks = Vec::new();
+        let errors = run.totals.errors + run.connections.protocol_errors;
+        checks.push(Check {
+            name: "errors".into(),
+            passed: errors == 0,
+            detail: format!(
+                "{} error replies, {} protocol errors (expected 0)",
+                run.totals.errors, run.connections.protocol_errors
+            ),
+        });
+        let end_ok = run.end == RunEnd::Completed;
+        checks.push(Check {
+            name: "run_end".into(),
+            passed: end_ok,
+            detail: match &run.end {
+                RunEnd::Completed => "completed".into(),
+                RunEnd::Interrupted => "interrupted".into(),
+                RunEnd::ServerLost { message } => format!("server lost: {message}"),
+            },
+        });
+        let allowed = client_cpus
+            .and_then(|c| crate::words::cpu_list_len(c).ok())
+            .unwrap_or(self.cores);
+        let usable = (threads as usize).min(allowed).max(1) as f64;
+        let busy = if run.duration_sec > 0.0 {
+            run.client_cpu.total_sec() / (run.duration_sec * usable)
+        } else {
+            0.0
+        };
+        checks.push(Check {
+            name: "client_cpu".into(),
+            passed: busy < self.exp.client_cpu_limit,
+            detail: format!(
+                "load generator used {:.0} % of {} CPU(s) (limit {:.0} %)",
+                busy * 100.0,
+                usable,
+                self.exp.client_cpu_limit * 100.0
+            ),
+        });
+        if let Some(ol) = &run.open_loop {
+            let limit_us = self.exp.send_lag_limit.as_secs_f64() * 1e6;
+            let lag = ol.send_lag_us.p99_9;
+            checks.push(Check {
+                name: "send_lag".into(),
+                passed: lag <= limit_us && ol.unsent == 0 && !ol.generator_behind,
+                detail: format!(
+                    "send lag p99.9 {lag:.0} us (limit {limit_us:.0} us), {} unsent",
+                    ol.unsent
+                ),
+            });
+        }
+        checks
+    }
+
+    fn standing(&self) -> Result<Vec<Standing>, RunError> {
+        let obs = self.store.observations(&self.exp.name)?;
+        let metric = &self.exp.primary_metric;
+        let base = &self.exp.baseline().name;
+        let mut out = Vec::new();
+        for w in &self.exp.workloads {
+            let value = |variant: &str, round: u32| {
+                obs.iter()
+                    .find(|o| {
+                        o.workload == w.name
+                            && o.variant == variant
+                            && o.round == round
+                            && o.command == ALL_COMMANDS
+                            && &o.metric == metric
+                    })
+                    .map(|o| o.value)
+            };
+            let rounds: BTreeSet<u32> = obs.iter().map(|o| o.round).collect();
+            for v in self.exp.variants.iter().skip(1) {
+                let pairs = rounds
+                    .iter()
+                    .filter_map(|&r| Some((r, value(base, r)?, value(&v.name, r)?)))
+                    .collect();
+                out.push(Standing {
+                    workload: w.name.clone(),
+                    variant: v.name.clone(),
+                    pairs,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn control_err(v: &Variant, what: &str, e: std::io::Error) -> RunError {
+    RunError::Launch(LaunchError::Control {
+        variant: v.name.clone(),
+        what: what.into(),
+        reason: e.to_string(),
+    })
+}
+
+fn config_set(ctl: &mut Client, v: &Variant, pairs: &[(String, String)]) -> Result<(), RunError> {
+    for (k, val) in pairs {
+        let r = ctl
+            .call(&["CONFIG", "SET", k, val])
+            .map_err(|e| control_err(v, &format!("CONFIG SET {k} {val}"), e))?;
+        if let crate::client::Reply::Error(e) = r {
+            return Err(RunError::Launch(LaunchError::Control {
+                variant: v.name.clone(),
+                what: format!("CONFIG SET {k} {val}"),
+                reason: e,
+            }));
+        }
+    }
+    Ok(())
+}
+
+fn preload(
+    ctl: &mut Client,
+    v: &Variant,
+    w: &crate::model::Workload,
+    p: &crate::model::Preload,
+) -> Result<(), RunError> {
+    let err = |e| control_err(v, "preload", e);
+    let r = ctl.call(&["FLUSHALL"]).map_err(err)?;
+    if let crate::client::Reply::Error(e) = r {
+        return Err(RunError::Launch(LaunchError::Control {
+            variant: v.name.clone(),
+            what: "FLUSHALL before preload".into(),
+            reason: e,
+        }));
+    }
+    let value = vec![b'x'; p.value_size as usize];
+    ctl.set_timeout(Duration::from_secs(60)).map_err(err)?;
+    let mut i = 0;
+    while i < p.keys {
+        let n = (p.keys - i).min(1000);
+        let mut buf = Vec::with_capacity(n as usize * (p.value_size as usize + 48));
+        for k in i..i + n {
+            let key = crate::workload::preload_key(w, &p.key_prefix, k);
+            Client::encode(&mut buf, &[b"SET", key.as_bytes(), &value]);
+        }
+        if let Some(e) = ctl.pipeline(&buf, n as usize).map_err(err)? {
+            return Err(RunError::Launch(LaunchError::Control {
+                variant: v.name.clone(),
+                what: "preload SET".into(),
+                reason: e,
+            }));
+        }
+        i += n;
+    }
+    ctl.set_timeout(Duration::from_secs(10)).map_err(err)?;
+    Ok(())
+}
+
+/// `used_cpu_sys + used_cpu_user` of the server, from `INFO cpu`.
+fn server_cpu(ctl: &mut Client) -> Option<f64> {
+    let text = ctl.call(&["INFO", "cpu"]).ok()?.text();
+    let info = parse_info(&text);
+    let cpu = info.get("cpu")?;
+    let f = |k: &str| cpu.get(k).and_then(|v| v.parse::<f64>().ok());
+    Some(f("used_cpu_sys")? + f("used_cpu_user")?)
+}
+
+/// The seed of a trial's request stream: the same for every variant of a round and
+/// workload, so paired trials send identical requests.
+pub fn trial_seed(seed: u64, slot: &TrialSlot) -> u64 {
+    let mut z = seed
+        ^ (u64::from(slot.round) << 40)
+        ^ (u64::from(slot.attempt) << 24)
+        ^ slot.workload as u64;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn primary_value(run: &RunRecord, metric: &str, server_cpu: Option<f64>) -> Option<f64> {
+    let s = &run.totals;
+    let l = &s.latency_us;
+    Some(match metric {
+        "ops_per_sec" => s.ops_per_sec,
+        "mean_us" => l.mean,
+        "p50_us" => l.p50,
+        "p90_us" => l.p90,
+        "p99_us" => l.p99,
+        "p99_9_us" => l.p99_9,
+        "max_us" => l.max,
+        "requests" => s.requests as f64,
+        "errors" => s.errors as f64,
+        "client_cpu_sec" => run.client_cpu.total_sec(),
+        "server_cpu_sec" => server_cpu?,
+        "server_cpu_us_per_op" => server_cpu? * 1e6 / (s.requests.max(1) as f64),
+        _ => return None,
+    })
+}

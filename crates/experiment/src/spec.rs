@@ -1,0 +1,137 @@
+//! The raw shape of `experiment.toml`, exactly as written.
+//!
+//! These types mirror the file one key per field and refuse unknown keys; they hold the
+//! values as the user wrote them (durations as `"5s"` or a number of seconds, test lists
+//! as `"set,get"`), wrapped in [`Spanned`] where a later check needs to point back at the
+//! line. [`crate::resolve`] turns them into the validated [`crate::Experiment`]. Every key
+//! is documented in `docs/experiment.md` and in the annotated files under `examples/`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    pub experiment: ExperimentSpec,
+    #[serde(default, rename = "variant")]
+    pub variants: Vec<VariantSpec>,
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<WorkloadSpecToml>,
+    /// Parameter matrix: name → values, substituted as `{name}` into variants.
+    #[serde(default)]
+    pub params: BTreeMap<String, Spanned<Vec<toml::Value>>>,
+}
+
+/// A duration: a number of seconds or a string such as `"500ms"`, `"5s"`, `"2m"`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum DurationValue {
+    Seconds(f64),
+    Text(String),
+}
+
+/// `[experiment]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    pub name: Spanned<String>,
+    pub rounds: Option<Spanned<u32>>,
+    pub test_time: Option<Spanned<DurationValue>>,
+    pub requests: Option<Spanned<u64>>,
+    pub warmup: Option<Spanned<DurationValue>>,
+    pub order: Option<Spanned<String>>,
+    pub seed: Option<u64>,
+    pub primary_metric: Option<Spanned<String>>,
+    pub margin: Option<Spanned<f64>>,
+    pub max_reruns: Option<u32>,
+    pub client_cpu_limit: Option<Spanned<f64>>,
+    pub send_lag_limit: Option<Spanned<DurationValue>>,
+    pub ready_timeout: Option<Spanned<DurationValue>>,
+    pub baseline: Option<Spanned<String>>,
+}
+
+/// `[variant.hooks]`: shell commands around the variant's trials.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HooksSpec {
+    pub setup: Option<String>,
+    pub before_trial: Option<String>,
+    pub after_trial: Option<String>,
+    pub teardown: Option<String>,
+    pub timeout: Option<DurationValue>,
+}
+
+/// `[[variant]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    pub name: Spanned<String>,
+    pub server: Option<Spanned<String>>,
+    pub address: Option<Spanned<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub config: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    pub hooks: HooksSpec,
+    pub server_cpus: Option<Spanned<String>>,
+    pub client_cpus: Option<Spanned<String>>,
+    pub toggle_of: Option<Spanned<String>>,
+    pub toggle_on: Option<String>,
+    pub toggle_off: Option<String>,
+    pub guard: Option<Spanned<DurationValue>>,
+}
+
+/// `[workload.preload]`: a deterministic data set written before measuring.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PreloadSpec {
+    /// Number of keys, written as `{key_prefix}{index:012}` for index `0..keys`.
+    pub keys: u64,
+    /// Bytes per value.
+    pub value_size: Option<u64>,
+    pub key_prefix: Option<String>,
+}
+
+/// `[[workload]]`: the `resplab bench` vocabulary.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpecToml {
+    pub name: Spanned<String>,
+    pub tests: Option<Spanned<StringOrList>>,
+    pub command: Option<Spanned<StringOrList>>,
+    pub ratio: Option<Spanned<String>>,
+    pub key_pattern: Option<Spanned<String>>,
+    pub keyspace: Option<Spanned<u64>>,
+    pub data_size: Option<Spanned<u64>>,
+    pub data_size_range: Option<Spanned<String>>,
+    pub data_size_list: Option<Spanned<String>>,
+    pub pipeline: Option<Spanned<u32>>,
+    pub clients: Option<Spanned<u32>>,
+    pub threads: Option<Spanned<u32>>,
+    pub rate: Option<Spanned<f64>>,
+    pub arrivals: Option<Spanned<String>>,
+    pub test_time: Option<Spanned<DurationValue>>,
+    pub requests: Option<Spanned<u64>>,
+    pub preload: Option<PreloadSpec>,
+}
+
+/// `"set,get"` or `["set", "get"]`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum StringOrList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl StringOrList {
+    /// The items, a single string split on commas for test lists.
+    pub fn items(&self) -> Vec<String> {
+        match self {
+            StringOrList::One(s) => vec![s.clone()],
+            StringOrList::Many(v) => v.clone(),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Small text helpers for experiment files: shell-like word splitting of server
+//! commands, `{name}` placeholder substitution, durations and CPU lists.
+//!
+//! Server commands are split into words here rather than handed to a shell so that the
+//! runner owns the server process itself (its pid is the server's pid, a kill reaches
+//! it, and its CPU time can be read) and so that quoting mistakes are reported with the
+//! offending command instead of surfacing as a confusing start-up failure.
+
+use std::time::Duration;
+
+/// Splits a command line into words the way a POSIX shell would for the simple cases:
+/// blanks separate words, `'…'` is literal, `"…"` allows `\"` and `\\`, a backslash
+/// outside quotes escapes the next character. `''` is an empty word.
+///
+/// # Errors
+/// A message naming the unclosed quote or trailing backslash.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(ch) => cur.push(ch),
+                        None => return Err(format!("unclosed single quote in `{line}`")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(ch @ ('"' | '\\' | '$' | '`')) => cur.push(ch),
+                            Some(ch) => {
+                                cur.push('\\');
+                                cur.push(ch);
+                            }
+                            None => return Err(format!("unclosed double quote in `{line}`")),
+                        },
+                        Some(ch) => cur.push(ch),
+                        None => return Err(format!("unclosed double quote in `{line}`")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(ch) => {
+                    cur.push(ch);
+                    in_word = true;
+                }
+                None => return Err(format!("trailing backslash in `{line}`")),
+            },
+            _ => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// The `{name}` placeholders in `text`, in order of appearance, without duplicates.
+/// `{{` and `}}` are not placeholders.
+pub fn placeholders(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        if let Some(stripped) = after.strip_prefix('{') {
+            rest = stripped;
+            continue;
+        }
+        match after.find('}') {
+            Some(end) => {
+                let name = &after[..end];
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    && !out.iter().any(|n| n == name)
+                {
+                    out.push(name.to_string());
+                }
+                rest = &after[end + 1..];
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Replaces `{name}` with `value` for each pair.
+pub fn substitute(text: &str, pairs: &[(&str, &str)]) -> String {
+    let mut out = text.to_string();
+    for (name, value) in pairs {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}
+
+/// Parses `"500ms"`, `"5s"`, `"1.5s"`, `"2m"`, `"1h"`, `"250us"` or a bare number of
+/// seconds.
+///
+/// # Errors
+/// A message naming the text and the accepted forms.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        format!("expected a duration such as \"500ms\", \"5s\" or \"2m\", found \"{text}\"")
+    })?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit \"{other}\" in \"{text}\"; use us, ms, s, m or h"
+            ))
+        }
+    };
+    seconds(value * scale).ok_or_else(|| format!("duration \"{text}\" is out of range"))
+}
+
+/// A non-negative finite number of seconds as a [`Duration`].
+pub fn seconds(value: f64) -> Option<Duration> {
+    (value.is_finite() && (0.0..=1e9).contains(&value)).then(|| Duration::from_secs_f64(value))
+}
+
+/// Checks a `taskset -c` CPU list such as `"0"`, `"0-3"`, `"0,2,4-5"` and returns the
+/// number of CPUs it names.
+///
+/// # Errors
+/// A message naming the list and the accepted form.
+pub fn cpu_list_len(list: &str) -> Result<usize, String> {
+    let bad = || format!("expected a CPU list such as \"0\", \"0-3\" or \"0,2\", found \"{list}\"");
+    let mut n = 0usize;
+    for part in list.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: usize = a.trim().parse().map_err(|_| bad())?;
+                let b: usize = b.trim().parse().map_err(|_| bad())?;
+                if b < a {
+                    return Err(bad());
+                }
+                n += b - a + 1;
+            }
+            None => {
+                part.parse::<usize>().map_err(|_| bad())?;
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        assert_eq!(
+            split_words("redis-server --port {port} --save '' --x \"a b\" c\\ d").unwrap(),
+            vec![
+                "redis-server",
+                "--port",
+                "{port}",
+                "--save",
+                "",
+                "--x",
+                "a b",
+                "c d"
+            ]
+        );
+        assert!(split_words("a 'b").is_err());
+        assert!(split_words("a \"b").is_err());
+        assert!(split_words("a \\").is_err());
+        assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn placeholder_names() {
+        assert_eq!(
+            placeholders("a {port} {x} {{lit}} {x} {"),
+            vec!["port", "x"]
+        );
+        assert_eq!(substitute("-p {port}", &[("port", "7")]), "-p 7");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list_len("0").unwrap(), 1);
+        assert_eq!(cpu_list_len("0-3,6").unwrap(), 5);
+        assert!(cpu_list_len("3-1").is_err());
+        assert!(cpu_list_len("a").is_err());
+    }
+}

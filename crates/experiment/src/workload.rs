@@ -1,0 +1,142 @@
+//! From an experiment's `[[workload]]` to the workload crate's [`WorkloadSpec`].
+//!
+//! The file uses the words of `resplab bench` (`tests`, `ratio`, `key_pattern`,
+//! `data_size_range`, …) and each value is checked by the same parser the bench flag
+//! uses, so a value valid on the command line is valid in a file and the messages match.
+//! Three kinds follow from which keys are present, as in `bench`: `tests` → the
+//! redis-benchmark catalog; `command` → command templates; otherwise a memtier-style
+//! SET:GET mix (`ratio`, `key_pattern`, sizes).
+//!
+//! Preload keys are written under the names the workload's requests will use:
+//! `key:` plus 12 zero-padded digits for catalog tests (redis-benchmark's `-r` form),
+//! `memtier-` plus the decimal number for mixes, so GETs hit the preloaded data.
+
+use crate::model::Workload;
+use resplab_workload::flags;
+use resplab_workload::spec::{CommandsSpec, MixSpec, TestsSpec, WorkloadKind};
+use resplab_workload::{KeySpace, ValueSize, WorkloadSpec};
+
+pub(crate) fn check_tests(v: &str) -> Result<(), String> {
+    flags::parse_tests(v).map(|_| ()).map_err(|e| e.to_string())
+}
+pub(crate) fn check_command(v: &str) -> Result<(), String> {
+    flags::parse_command(v)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+pub(crate) fn check_ratio(v: &str) -> Result<(), String> {
+    flags::parse_ratio(v).map(|_| ()).map_err(|e| e.to_string())
+}
+pub(crate) fn check_key_pattern(v: &str) -> Result<(), String> {
+    // `S:G` for a SET:GET mix, one letter for command templates
+    if v.contains(':') {
+        flags::parse_key_pattern(v)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    } else {
+        flags::parse_command_key_pattern(v)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+pub(crate) fn check_size_range(v: &str) -> Result<(), String> {
+    flags::parse_data_size_range(v)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+pub(crate) fn check_size_list(v: &str) -> Result<(), String> {
+    flags::parse_data_size_list(v)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// True when the workload is a memtier-style mix (no `tests`, no `command`).
+pub fn is_mix(w: &Workload) -> bool {
+    w.tests.is_empty() && w.commands.is_empty()
+}
+
+/// Builds the workload crate's spec for one trial.
+///
+/// # Errors
+/// A message from the workload crate's parsers or [`WorkloadSpec::validate`]; values
+/// were checked when the file was read, so this only fails on combinations.
+pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
+    let e = |x: resplab_workload::WorkloadError| format!("workload \"{}\": {x}", w.name);
+    let values = if let Some(r) = &w.data_size_range {
+        flags::parse_data_size_range(r).map_err(e)?
+    } else if let Some(l) = &w.data_size_list {
+        flags::parse_data_size_list(l).map_err(e)?
+    } else {
+        ValueSize::Fixed {
+            bytes: w.data_size.unwrap_or(if is_mix(w) { 32 } else { 3 }) as usize,
+        }
+    };
+    let keys = KeySpace {
+        maximum: w
+            .keyspace
+            .map_or(KeySpace::default().maximum, |k| k.saturating_sub(1)),
+        ..KeySpace::default()
+    };
+    let kind = if !w.tests.is_empty() {
+        WorkloadKind::Tests(TestsSpec {
+            tests: flags::parse_tests(&w.tests.join(",")).map_err(e)?,
+            random_keyspace: w.keyspace,
+            data_size: w.data_size.unwrap_or(3) as usize,
+        })
+    } else if !w.commands.is_empty() {
+        let mut commands = Vec::new();
+        for c in &w.commands {
+            let mut spec = flags::parse_command(c).map_err(e)?;
+            if let Some(p) = &w.key_pattern {
+                spec.key_pattern = flags::parse_command_key_pattern(p).map_err(e)?;
+            }
+            commands.push(spec);
+        }
+        WorkloadKind::Commands(CommandsSpec {
+            commands,
+            keys,
+            values,
+            random_keyspace: w.keyspace,
+        })
+    } else {
+        let mut mix = MixSpec {
+            keys,
+            values,
+            ..MixSpec::default()
+        };
+        if let Some(r) = &w.ratio {
+            mix.ratio = flags::parse_ratio(r).map_err(e)?;
+        }
+        if let Some(p) = &w.key_pattern {
+            let (s, g) = flags::parse_key_pattern(p).map_err(e)?;
+            mix.set_pattern = s;
+            mix.get_pattern = g;
+        }
+        WorkloadKind::Mix(mix)
+    };
+    let spec = WorkloadSpec {
+        seed,
+        kind,
+        setup_commands: Vec::new(),
+    };
+    spec.validate().map_err(e)?;
+    Ok(spec)
+}
+
+/// The name of preload key `index` for workload `w`.
+pub fn preload_key(w: &Workload, prefix: &str, index: u64) -> String {
+    if w.tests.is_empty() {
+        format!("{prefix}{index}")
+    } else {
+        format!("{prefix}{index:012}")
+    }
+}
+
+/// The default preload key prefix for a workload's kind.
+pub fn default_prefix(w: &Workload) -> &'static str {
+    if w.tests.is_empty() {
+        "memtier-"
+    } else {
+        "key:"
+    }
+}

@@ -1,0 +1,237 @@
+//! Experiment files: parsing, errors with places and suggestions, params, plans.
+
+use resplab_experiment::plan::{self, Next};
+use resplab_experiment::{resolve, Order, Overrides, ServerSource, TrialBudget};
+
+const BASIC: &str = r#"
+[experiment]
+name = "aof"
+rounds = 4
+requests = 2000
+seed = 42
+
+[[variant]]
+name = "no-aof"
+server = "redis-server --port {port} --save '' --appendonly no"
+
+[[variant]]
+name = "aof-always"
+server = "redis-server --port {port} --save '' --appendonly yes --appendfsync always"
+config = { maxmemory = "1gb" }
+
+[[workload]]
+name = "set"
+tests = "set"
+clients = 4
+"#;
+
+fn parse(text: &str) -> Result<resplab_experiment::Experiment, resplab_experiment::SpecError> {
+    resolve::parse("exp.toml", text, &Overrides::default())
+}
+
+#[test]
+fn basic_file_resolves_with_defaults() {
+    let e = parse(BASIC).unwrap();
+    assert_eq!(e.name, "aof");
+    assert_eq!(e.rounds, 4);
+    assert_eq!(e.order, Order::Rmit);
+    assert_eq!(e.primary_metric, "ops_per_sec");
+    assert_eq!(e.workloads[0].budget, TrialBudget::Requests(2000));
+    assert_eq!(e.workloads[0].clients, 4);
+    assert_eq!(
+        e.variants[1].config,
+        vec![("maxmemory".into(), "1gb".into())]
+    );
+    match &e.variants[0].server {
+        ServerSource::Spawn { command } => assert_eq!(command[4], ""),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unknown_key_names_place_and_suggestion() {
+    let text = BASIC.replace("rounds = 4", "rounds = 4\ntest_tme = \"5s\"");
+    let err = parse(&text).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("exp.toml:5:1: key `experiment.test_tme`"),
+        "{msg}"
+    );
+    assert!(msg.contains("did you mean `test_time`?"), "{msg}");
+
+    let text = BASIC.replace("clients = 4", "client = 4");
+    let msg = parse(&text).unwrap_err().to_string();
+    assert!(msg.contains("workload[0].client"), "{msg}");
+    assert!(msg.contains("did you mean `clients`?"), "{msg}");
+}
+
+#[test]
+fn type_errors_and_bad_values_name_line_and_key() {
+    let text = BASIC.replace("rounds = 4", "rounds = \"four\"");
+    let err = parse(&text).unwrap_err();
+    assert_eq!(err.line, Some(4));
+    assert_eq!(err.key.as_deref(), Some("experiment.rounds"));
+
+    let text = BASIC.replace("seed = 42", "seed = 42\norder = \"abab\"");
+    let err = parse(&text).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected \"rmit\" or \"abba\", found \"abab\""),
+        "{err}"
+    );
+    assert_eq!(err.line, Some(7));
+
+    let text = BASIC.replace("tests = \"set\"", "tests = \"set,gett\"");
+    let err = parse(&text).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("workload[0].tests"));
+
+    let text = BASIC.replace("--port {port}", "--port {prot}");
+    let err = parse(&text).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown placeholder {prot}"),
+        "{err}"
+    );
+
+    let text = BASIC.replace("seed = 42", "seed = 42\nprimary_metric = \"p99\"");
+    let err = parse(&text).unwrap_err();
+    assert!(err.to_string().contains("unknown metric \"p99\""), "{err}");
+
+    let err = parse("[experiment]\nname = \"x\"\n").unwrap_err();
+    assert!(
+        err.to_string().contains("at least two [[variant]]"),
+        "{err}"
+    );
+
+    let err = parse("[experiment\nname = 1").unwrap_err();
+    assert_eq!(err.line, Some(1));
+}
+
+#[test]
+fn params_expand_into_variants() {
+    let text = r#"
+[experiment]
+name = "sweep"
+requests = 100
+[params]
+threshold = [1000, 0]
+[[variant]]
+name = "baseline"
+[[variant]]
+name = "slowlog-{threshold}"
+server = "redis-server --port {port} --save '' --slowlog-log-slower-than {threshold}"
+[[workload]]
+name = "w"
+"#;
+    let e = parse(text).unwrap();
+    let names: Vec<&str> = e.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["baseline", "slowlog-1000", "slowlog-0"]);
+    match &e.variants[2].server {
+        ServerSource::Spawn { command } => assert_eq!(command.last().unwrap(), "0"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(e.workloads[0].tests, ["set", "get"]);
+}
+
+#[test]
+fn toggle_variants_share_the_base_execution() {
+    let text = r#"
+[experiment]
+name = "t"
+requests = 100
+rounds = 3
+[[variant]]
+name = "base"
+[[variant]]
+name = "on"
+toggle_of = "base"
+config = { "lazyfree-lazy-user-del" = "yes" }
+guard = "200ms"
+[[workload]]
+name = "w"
+"#;
+    let e = parse(text).unwrap();
+    let p = plan::round_plan(&e, 0, 0);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].trials.len(), 2);
+    let bad = text.replace("toggle_of = \"base\"", "toggle_of = \"nope\"");
+    assert!(parse(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("no variant named \"nope\""));
+}
+
+#[test]
+fn rmit_order_is_reproducible_and_varies_between_rounds() {
+    let text = BASIC.replace("rounds = 4", "rounds = 20").replace(
+        "[[workload]]",
+        "[[variant]]\nname = \"c\"\n[[variant]]\nname = \"d\"\n\n[[workload]]",
+    );
+    let e = parse(&text).unwrap();
+    let order = |e: &resplab_experiment::Experiment, r| -> Vec<usize> {
+        plan::round_plan(e, r, 0)
+            .iter()
+            .flat_map(|x| x.trials.iter().map(|t| t.variant))
+            .collect()
+    };
+    let orders: Vec<Vec<usize>> = (0..20).map(|r| order(&e, r)).collect();
+    // same seed → same plan
+    let again: Vec<Vec<usize>> = (0..20).map(|r| order(&e, r)).collect();
+    assert_eq!(orders, again);
+    // every round holds every variant once
+    for o in &orders {
+        let mut s = o.clone();
+        s.sort();
+        assert_eq!(s, vec![0, 1, 2, 3]);
+    }
+    // rounds differ, and the first variant is not always the same
+    let distinct: std::collections::HashSet<_> = orders.iter().collect();
+    assert!(
+        distinct.len() >= 8,
+        "only {} distinct orders",
+        distinct.len()
+    );
+    let firsts: std::collections::HashSet<_> = orders.iter().map(|o| o[0]).collect();
+    assert!(firsts.len() >= 3);
+    // another seed → another plan
+    let other = parse(&text.replace("seed = 42", "seed = 43")).unwrap();
+    let other_orders: Vec<Vec<usize>> = (0..20).map(|r| order(&other, r)).collect();
+    assert_ne!(orders, other_orders);
+    // reruns get their own order
+    let rerun: Vec<Vec<usize>> = (0..20)
+        .map(|r| {
+            plan::round_plan(&e, r, 1)
+                .iter()
+                .flat_map(|x| x.trials.iter().map(|t| t.variant))
+                .collect()
+        })
+        .collect();
+    assert_ne!(orders, rerun);
+}
+
+#[test]
+fn abba_alternates() {
+    let e = parse(&BASIC.replace("seed = 42", "seed = 42\norder = \"abba\"")).unwrap();
+    let v = |r| -> Vec<usize> {
+        plan::round_plan(&e, r, 0)
+            .iter()
+            .map(|x| x.trials[0].variant)
+            .collect()
+    };
+    assert_eq!(v(0), [0, 1]);
+    assert_eq!(v(1), [1, 0]);
+    assert_eq!(v(2), [0, 1]);
+}
+
+#[test]
+fn next_execution_starts_at_round_zero() {
+    let e = parse(BASIC).unwrap();
+    match plan::next_execution(&e, &[]) {
+        Next::Run(x) => {
+            assert_eq!((x.round, x.attempt), (0, 0));
+            assert_eq!(x.trials[0].position, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(plan::full_plan(&e).len(), 8);
+    assert!(plan::estimate_total(&e).as_secs_f64() > 0.0);
+}
