@@ -1,1 +1,51 @@
-//! resplab-engine.
+//! The load engine of resplab: worker threads, connections, pipelining, pacing and
+//! measurement.
+//!
+//! [`run`] takes a validated [`RunConfig`], a [`resplab_workload::Workload`] and a
+//! [`StopToken`], and returns a [`resplab_results::RunRecord`]. It is the only crate that
+//! knows both the operations of a workload and the wire: requests come from the workload
+//! generators, are encoded by `resplab-proto` straight into connection buffers, and the
+//! replies are delimited by the proto scanner and timed into per-thread HdrHistograms.
+//!
+//! How it is put together:
+//!
+//! - [`config`]: the typed run configuration and its validation.
+//! - `connect`: opening sockets and the connection set-up (`HELLO`, `AUTH`, `SELECT`).
+//! - `conn`: one connection's socket, buffers and ring of in-flight requests.
+//! - `worker`: the per-thread event loop (closed and open loop), with the timing rules.
+//! - `tally`: per-thread counters and how they merge into summaries.
+//! - [`run()`]: the coordinator; phases, progress, the result record.
+//! - [`server`]: a throwaway `redis-server` for runs without a target.
+//! - [`host`]: host facts and the process's CPU time.
+//!
+//! Load models (see the `worker` module for the details):
+//!
+//! - **Closed loop** (default): every connection keeps `pipeline` requests in flight.
+//!   Latency then restates throughput (Little's law), and results say "closed loop".
+//! - **Open loop** (`open_loop: Some(..)`): requests follow a global schedule of intended
+//!   send times; latency is timed from the intended time, so a stalled server cannot hide
+//!   behind a stalled client (no coordinated omission). Service time and send lag are
+//!   kept as well, and a run whose generator fell behind says so.
+//!
+//! The event loop is `mio` (epoll). An io_uring loop was not built: with about two system
+//! calls per request and fewer with pipelining, the remaining client cost is mostly the
+//! kernel's TCP work, which io_uring does not remove.
+
+pub mod config;
+mod conn;
+mod connect;
+pub mod error;
+pub mod host;
+mod run;
+pub mod server;
+pub mod stop;
+mod tally;
+mod worker;
+
+pub use config::{
+    Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
+};
+pub use error::EngineError;
+pub use run::{run, Progress};
+pub use server::{ServerError, ServerOptions, ThrowawayServer};
+pub use stop::StopToken;

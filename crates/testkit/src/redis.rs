@@ -114,10 +114,11 @@ impl RedisServer {
                 }
             }
             if let Ok(mut c) = Client::connect(&self.addr()) {
-                if let Ok(Reply::Simple(s)) = c.cmd(&["PING"]) {
-                    if s == "PONG" {
-                        return Ok(());
-                    }
+                match c.cmd(&["PING"]) {
+                    Ok(Reply::Simple(s)) if s == "PONG" => return Ok(()),
+                    // A server with a password answers, just not to PING.
+                    Ok(Reply::Error(e)) if e.starts_with("NOAUTH") => return Ok(()),
+                    _ => {}
                 }
             }
             if Instant::now() > deadline {
@@ -175,10 +176,16 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let mut refused = false;
             if let Ok(mut c) = self.client() {
-                let _ = c.cmd(&["SHUTDOWN", "NOSAVE"]);
+                // A password-protected server refuses SHUTDOWN: kill it instead.
+                refused = matches!(c.cmd(&["SHUTDOWN", "NOSAVE"]), Ok(Reply::Error(_)));
             }
-            let deadline = Instant::now() + Duration::from_secs(3);
+            let deadline = if refused {
+                Instant::now()
+            } else {
+                Instant::now() + Duration::from_secs(3)
+            };
             loop {
                 match child.try_wait() {
                     Ok(Some(_)) => break,

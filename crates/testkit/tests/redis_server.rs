@@ -5,7 +5,10 @@ use resplab_testkit::redis::RedisServer;
 fn starts_answers_and_stops() {
     let server = RedisServer::start().unwrap();
     let mut c = server.client().unwrap();
-    assert_eq!(c.cmd(&["SET", "k", "v"]).unwrap(), Reply::Simple("OK".into()));
+    assert_eq!(
+        c.cmd(&["SET", "k", "v"]).unwrap(),
+        Reply::Simple("OK".into())
+    );
     assert_eq!(c.cmd(&["DBSIZE"]).unwrap().as_int(), Some(1));
     let addr = server.addr();
     drop(server);

@@ -1,0 +1,349 @@
+//! [`RunConfig`]: the typed, validated description of one load run.
+//!
+//! The command line (or an experiment file) is resolved into a `RunConfig` by the `cli`
+//! crate; the engine never sees a raw flag. Every field has a type that rules out most
+//! nonsense (a [`Target`] is a TCP address or a socket path, a [`Budget`] is a request
+//! count or a duration, never both), and [`RunConfig::validate`] checks the ranges that
+//! types cannot express. [`crate::run`] validates again before it starts, so a config
+//! built by hand cannot bypass the checks.
+//!
+//! Credentials are held in [`Credentials`], whose `Debug` output is redacted and which is
+//! not serializable. [`RunConfig::to_public_json`] is the form that goes into result files:
+//! it says whether authentication was used, never with what.
+
+use crate::error::EngineError;
+use serde_json::json;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A TCP address; `host` is a name or an IP address.
+    Tcp { host: String, port: u16 },
+    /// A Unix domain socket.
+    Unix { path: PathBuf },
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
+            Target::Tcp { host, port } => write!(f, "{host}:{port}"),
+            Target::Unix { path } => write!(f, "unix:{}", path.display()),
+        }
+    }
+}
+
+/// User name and password for `AUTH` (or `HELLO 3 AUTH`). Never printed or serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// ACL user; `None` authenticates as the default user with a password only.
+    pub user: Option<String>,
+    /// The password.
+    pub password: String,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Credentials { <redacted> }")
+    }
+}
+
+/// The protocol version spoken after connecting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2; no handshake beyond `AUTH`/`SELECT`.
+    #[default]
+    Resp2,
+    /// RESP3, negotiated with `HELLO 3` (carrying `AUTH` when credentials are given).
+    Resp3,
+}
+
+/// How much load each phase of the workload runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Budget {
+    /// This many requests per phase (`-n`), split exactly over the connections.
+    Requests(u64),
+    /// This long per phase (`--test-time`), measured part only (warm-up comes on top).
+    Duration(Duration),
+}
+
+/// Arrival process of an open-loop schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Equal gaps of 1/rate.
+    Constant,
+    /// Exponential gaps with mean 1/rate, drawn from the run's seed.
+    Poisson,
+}
+
+impl Arrivals {
+    /// `"constant"` or `"poisson"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Constant => "constant",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+}
+
+/// Open-loop load: a global schedule of intended send times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpenLoop {
+    /// Requests per second over all connections.
+    pub rate_per_sec: f64,
+    pub arrivals: Arrivals,
+}
+
+/// What to do when a connection drops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReconnectPolicy {
+    /// Wait before the first attempt; doubled after each failed attempt.
+    pub initial_backoff: Duration,
+    /// Longest wait between attempts.
+    pub max_backoff: Duration,
+    /// Without a successful reconnect for this long, the server counts as lost and the
+    /// run ends with its partial results.
+    pub give_up_after: Duration,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(500),
+            give_up_after: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Everything the engine needs to run a workload against a server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    pub target: Target,
+    pub credentials: Option<Credentials>,
+    /// `SELECT` this database after connecting (None: stay on the server's default).
+    pub db: Option<u32>,
+    pub protocol: Protocol,
+    /// Worker threads, each with its own event loop (at most `clients`).
+    pub threads: u32,
+    /// Connections in total, spread as evenly as possible over the threads.
+    pub clients: u32,
+    /// Most requests in flight per connection.
+    pub pipeline: u32,
+    pub budget: Budget,
+    /// Load before each phase's measured part that is not recorded.
+    pub warmup: Duration,
+    /// `Some` for open loop; `None` for closed loop.
+    pub open_loop: Option<OpenLoop>,
+    /// The master seed every random stream is derived from.
+    pub seed: u64,
+    /// Limit for establishing a connection and its set-up.
+    pub connect_timeout: Duration,
+    /// A request without a reply for this long counts as an error and resets its
+    /// connection (a server that stops answering cannot hang a run).
+    pub request_timeout: Duration,
+    pub reconnect: ReconnectPolicy,
+}
+
+impl RunConfig {
+    /// A closed-loop configuration with redis-benchmark's defaults: 50 connections,
+    /// one thread, no pipelining, 100 000 requests per phase, no warm-up.
+    pub fn new(target: Target) -> Self {
+        RunConfig {
+            target,
+            credentials: None,
+            db: None,
+            protocol: Protocol::Resp2,
+            threads: 1,
+            clients: 50,
+            pipeline: 1,
+            budget: Budget::Requests(100_000),
+            warmup: Duration::ZERO,
+            open_loop: None,
+            seed: 0,
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            reconnect: ReconnectPolicy::default(),
+        }
+    }
+
+    /// Threads actually used: never more than there are connections.
+    pub fn effective_threads(&self) -> u32 {
+        self.threads.min(self.clients).max(1)
+    }
+
+    /// Checks ranges and combinations that the types cannot express.
+    ///
+    /// # Errors
+    /// [`EngineError::InvalidConfig`] naming the field, its value and what was expected.
+    pub fn validate(&self) -> Result<(), EngineError> {
+        fn bad(field: &'static str, expected: &str, found: impl fmt::Display) -> EngineError {
+            EngineError::InvalidConfig {
+                field,
+                expected: expected.to_string(),
+                found: found.to_string(),
+            }
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return Err(bad("threads", "1 to 1024", self.threads));
+        }
+        if self.clients == 0 || self.clients > 100_000 {
+            return Err(bad("clients", "1 to 100000", self.clients));
+        }
+        if self.pipeline == 0 || self.pipeline > 1_000_000 {
+            return Err(bad("pipeline", "1 to 1000000", self.pipeline));
+        }
+        match self.budget {
+            Budget::Requests(0) => return Err(bad("requests", "at least 1", 0)),
+            Budget::Duration(d) if d.is_zero() => {
+                return Err(bad("test time", "more than 0 seconds", "0"))
+            }
+            _ => {}
+        }
+        if let Some(ol) = &self.open_loop {
+            if !(ol.rate_per_sec.is_finite() && ol.rate_per_sec > 0.0) {
+                return Err(bad(
+                    "rate",
+                    "a positive number of requests per second",
+                    ol.rate_per_sec,
+                ));
+            }
+            if ol.rate_per_sec > 1e9 {
+                return Err(bad(
+                    "rate",
+                    "at most 1e9 requests per second",
+                    ol.rate_per_sec,
+                ));
+            }
+        }
+        if let Target::Tcp { host, .. } = &self.target {
+            if host.is_empty() {
+                return Err(bad("host", "a host name or IP address", "an empty string"));
+            }
+        }
+        for (field, d) in [
+            ("connect timeout", self.connect_timeout),
+            ("request timeout", self.request_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(bad(field, "more than 0 seconds", "0"));
+            }
+        }
+        if self.reconnect.give_up_after.is_zero() || self.reconnect.initial_backoff.is_zero() {
+            return Err(bad(
+                "reconnect policy",
+                "a non-zero backoff and give-up time",
+                format!("{:?}", self.reconnect),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The configuration as it goes into result files: everything but the credentials
+    /// (only whether there were any).
+    pub fn to_public_json(&self) -> serde_json::Value {
+        let target = match &self.target {
+            Target::Tcp { host, port } => json!({"kind": "tcp", "host": host, "port": port}),
+            Target::Unix { path } => json!({"kind": "unix", "path": path.display().to_string()}),
+        };
+        let budget = match self.budget {
+            Budget::Requests(n) => json!({"requests": n}),
+            Budget::Duration(d) => json!({"test_time_sec": d.as_secs_f64()}),
+        };
+        let load = match &self.open_loop {
+            None => json!({"kind": "closed_loop"}),
+            Some(ol) => json!({
+                "kind": "open_loop",
+                "rate_per_sec": ol.rate_per_sec,
+                "arrivals": ol.arrivals.name(),
+            }),
+        };
+        json!({
+            "target": target,
+            "auth": self.credentials.is_some(),
+            "db": self.db,
+            "resp": match self.protocol { Protocol::Resp2 => 2, Protocol::Resp3 => 3 },
+            "threads": self.effective_threads(),
+            "clients": self.clients,
+            "pipeline": self.pipeline,
+            "budget": budget,
+            "warmup_sec": self.warmup.as_secs_f64(),
+            "load": load,
+            "seed": self.seed,
+            "connect_timeout_sec": self.connect_timeout.as_secs_f64(),
+            "request_timeout_sec": self.request_timeout.as_secs_f64(),
+            "reconnect": {
+                "initial_backoff_ms": self.reconnect.initial_backoff.as_secs_f64() * 1e3,
+                "max_backoff_ms": self.reconnect.max_backoff.as_secs_f64() * 1e3,
+                "give_up_after_sec": self.reconnect.give_up_after.as_secs_f64(),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RunConfig {
+        RunConfig::new(Target::Tcp {
+            host: "127.0.0.1".into(),
+            port: 6379,
+        })
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        cfg().validate().unwrap();
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_field() {
+        let mut c = cfg();
+        c.pipeline = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("pipeline") && e.contains("1 to 1000000"), "{e}");
+        let mut c = cfg();
+        c.open_loop = Some(OpenLoop {
+            rate_per_sec: f64::NAN,
+            arrivals: Arrivals::Constant,
+        });
+        assert!(c.validate().unwrap_err().to_string().contains("rate"));
+        let mut c = cfg();
+        c.budget = Budget::Requests(0);
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn secrets_never_leave() {
+        let mut c = cfg();
+        c.credentials = Some(Credentials {
+            user: Some("alice".into()),
+            password: "hunter2-secret".into(),
+        });
+        let text = format!("{c:?} {}", c.to_public_json());
+        assert!(!text.contains("hunter2-secret"), "{text}");
+        assert!(!text.contains("alice"), "{text}");
+        assert_eq!(c.to_public_json()["auth"], true);
+    }
+
+    #[test]
+    fn threads_never_exceed_clients() {
+        let mut c = cfg();
+        c.clients = 2;
+        c.threads = 8;
+        assert_eq!(c.effective_threads(), 2);
+    }
+
+    #[test]
+    fn target_display() {
+        assert_eq!(cfg().target.to_string(), "127.0.0.1:6379");
+        let t = Target::Unix {
+            path: "/tmp/r.sock".into(),
+        };
+        assert_eq!(t.to_string(), "unix:/tmp/r.sock");
+    }
+}

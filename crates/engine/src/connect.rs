@@ -1,0 +1,285 @@
+//! Opening connections and the connection set-up (`HELLO`, `AUTH`, `SELECT`).
+//!
+//! Set-up is done with blocking sockets and timeouts, before a connection joins a worker's
+//! event loop: it happens once per connection (and once per reconnect), so the simplicity
+//! of request–reply code is worth more than not blocking. After set-up the socket is
+//! switched to non-blocking mode and handed to `mio`.
+//!
+//! The same code serves the control connection that fetches `INFO server` when a run
+//! starts. Error messages name the step that failed and the server's reply; they never
+//! contain the credentials.
+
+use crate::config::{Protocol, RunConfig, Target};
+use crate::error::EngineError;
+use resplab_proto::resp::value::{decode, Value};
+use resplab_proto::resp::{encode, Limits};
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// A connected blocking socket of either kind.
+#[derive(Debug)]
+pub(crate) enum StdStream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl StdStream {
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            StdStream::Tcp(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+            StdStream::Unix(s) => {
+                s.set_read_timeout(t)?;
+                s.set_write_timeout(t)
+            }
+        }
+    }
+
+    /// Converts into a non-blocking `mio` stream.
+    pub(crate) fn into_mio(self) -> io::Result<crate::conn::MioStream> {
+        self.set_timeouts(None)?;
+        match self {
+            StdStream::Tcp(s) => {
+                s.set_nonblocking(true)?;
+                Ok(crate::conn::MioStream::Tcp(mio::net::TcpStream::from_std(
+                    s,
+                )))
+            }
+            StdStream::Unix(s) => {
+                s.set_nonblocking(true)?;
+                Ok(crate::conn::MioStream::Unix(
+                    mio::net::UnixStream::from_std(s),
+                ))
+            }
+        }
+    }
+}
+
+impl Read for StdStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            StdStream::Tcp(s) => s.read(buf),
+            StdStream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for StdStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            StdStream::Tcp(s) => s.write(buf),
+            StdStream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Why a connection could not be set up.
+#[derive(Debug)]
+pub(crate) enum SetupError {
+    /// The socket could not be opened or broke during set-up.
+    Io(io::Error),
+    /// The server answered a set-up step with an error.
+    Refused { step: &'static str, reply: String },
+}
+
+impl SetupError {
+    pub(crate) fn into_engine(self, target: &Target) -> EngineError {
+        match self {
+            SetupError::Io(source) => EngineError::Connect {
+                target: target.to_string(),
+                source,
+            },
+            SetupError::Refused { step, reply } => EngineError::Handshake {
+                target: target.to_string(),
+                step,
+                reply,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Io(e) => write!(f, "{e}"),
+            SetupError::Refused { step, reply } => write!(f, "{step} answered {reply}"),
+        }
+    }
+}
+
+impl From<io::Error> for SetupError {
+    fn from(e: io::Error) -> Self {
+        SetupError::Io(e)
+    }
+}
+
+/// Opens a socket to the target, with `timeout` for connecting and for each set-up step.
+pub(crate) fn open(target: &Target, timeout: Duration) -> io::Result<StdStream> {
+    let stream = match target {
+        Target::Tcp { host, port } => {
+            let mut last = None;
+            let mut found = None;
+            for addr in (host.as_str(), *port).to_socket_addrs()? {
+                match TcpStream::connect_timeout(&addr, timeout) {
+                    Ok(s) => {
+                        found = Some(s);
+                        break;
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            let s = match found {
+                Some(s) => s,
+                None => {
+                    return Err(last.unwrap_or_else(|| {
+                        io::Error::new(
+                            io::ErrorKind::NotFound,
+                            format!("{host} resolves to no address"),
+                        )
+                    }))
+                }
+            };
+            s.set_nodelay(true)?;
+            StdStream::Tcp(s)
+        }
+        Target::Unix { path } => StdStream::Unix(UnixStream::connect(path)?),
+    };
+    stream.set_timeouts(Some(timeout))?;
+    Ok(stream)
+}
+
+/// Sends one command and reads its complete reply.
+pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> {
+    let mut out = Vec::with_capacity(64);
+    encode::write_command(&mut out, args);
+    stream.write_all(&out)?;
+    let limits = Limits::default();
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        match decode(&buf, &limits) {
+            Ok(Some((value, _))) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("malformed reply: {e}"),
+                ))
+            }
+        }
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection during set-up",
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The text of an error reply, or `None` for any other reply.
+pub(crate) fn error_text(v: &Value) -> Option<String> {
+    match v {
+        Value::SimpleError(t) | Value::BlobError(t) => {
+            Some(String::from_utf8_lossy(t).into_owned())
+        }
+        Value::Attribute { value, .. } => error_text(value),
+        _ => None,
+    }
+}
+
+fn step(stream: &mut StdStream, name: &'static str, args: &[&[u8]]) -> Result<Value, SetupError> {
+    let reply = call(stream, args)?;
+    match error_text(&reply) {
+        Some(text) => Err(SetupError::Refused {
+            step: name,
+            reply: text,
+        }),
+        None => Ok(reply),
+    }
+}
+
+/// Opens a connection and runs the set-up the configuration asks for: `HELLO 3` (with
+/// `AUTH` inside when credentials are given) or `AUTH`, then `SELECT`.
+pub(crate) fn open_ready(cfg: &RunConfig, timeout: Duration) -> Result<StdStream, SetupError> {
+    let mut s = open(&cfg.target, timeout)?;
+    match (cfg.protocol, &cfg.credentials) {
+        (Protocol::Resp3, None) => {
+            step(&mut s, "HELLO 3", &[b"HELLO", b"3"])?;
+        }
+        (Protocol::Resp3, Some(c)) => {
+            let user = c.user.as_deref().unwrap_or("default");
+            step(
+                &mut s,
+                "HELLO 3 AUTH",
+                &[
+                    b"HELLO",
+                    b"3",
+                    b"AUTH",
+                    user.as_bytes(),
+                    c.password.as_bytes(),
+                ],
+            )?;
+        }
+        (Protocol::Resp2, Some(c)) => match &c.user {
+            Some(user) => {
+                step(
+                    &mut s,
+                    "AUTH",
+                    &[b"AUTH", user.as_bytes(), c.password.as_bytes()],
+                )?;
+            }
+            None => {
+                step(&mut s, "AUTH", &[b"AUTH", c.password.as_bytes()])?;
+            }
+        },
+        (Protocol::Resp2, None) => {}
+    }
+    if let Some(db) = cfg.db {
+        step(&mut s, "SELECT", &[b"SELECT", db.to_string().as_bytes()])?;
+    }
+    Ok(s)
+}
+
+/// Fetches `INFO server` and parses its `key:value` lines. A server without `INFO` (or
+/// one that answers with an error) yields an empty map: it is provenance, not a
+/// requirement.
+pub(crate) fn server_info(stream: &mut StdStream) -> BTreeMap<String, String> {
+    let text = match call(stream, &[b"INFO", b"server"]) {
+        Ok(Value::Blob(b)) | Ok(Value::Verbatim { text: b, .. }) => b,
+        _ => return BTreeMap::new(),
+    };
+    parse_info(&String::from_utf8_lossy(&text))
+}
+
+/// Parses the text of an `INFO` reply into a map (section headers and blank lines skipped).
+pub(crate) fn parse_info(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_parsing_skips_headers() {
+        let m = parse_info("# Server\r\nredis_version:7.0.15\r\nos:Linux 6.1 x86_64\r\n\r\n");
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["redis_version"], "7.0.15");
+        assert_eq!(m["os"], "Linux 6.1 x86_64");
+    }
+}

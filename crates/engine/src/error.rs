@@ -1,0 +1,42 @@
+//! [`EngineError`]: why a run could not start or could not go on.
+//!
+//! Failures of single requests (error replies, protocol errors, dropped connections) are
+//! not errors of the run: they are counted in the [`resplab_results::RunRecord`]. An
+//! `EngineError` means there is nothing to measure: the configuration is inconsistent,
+//! the target refuses connections or authentication from the start, or a worker thread
+//! could not be started. A server that disappears *during* a run is not an error either:
+//! the run ends with `RunEnd::ServerLost` and its partial results.
+
+use std::io;
+
+/// Why a run could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A configuration value is out of range or two values conflict.
+    #[error("invalid run configuration: {field} is {found}, expected {expected}")]
+    InvalidConfig {
+        field: &'static str,
+        expected: String,
+        found: String,
+    },
+    /// The first connection to the target failed.
+    #[error("cannot connect to {target}: {source}")]
+    Connect {
+        target: String,
+        #[source]
+        source: io::Error,
+    },
+    /// The server refused the connection set-up (AUTH, HELLO or SELECT).
+    #[error("{target} refused the connection set-up: {step} answered {reply}")]
+    Handshake {
+        target: String,
+        step: &'static str,
+        reply: String,
+    },
+    /// The workload cannot be run as configured.
+    #[error("workload: {0}")]
+    Workload(String),
+    /// A worker thread could not be started or ended abnormally.
+    #[error("worker thread failed: {0}")]
+    Worker(String),
+}

@@ -1,0 +1,475 @@
+//! [`run`]: the coordinator that turns a [`RunConfig`] and a workload into a
+//! [`RunRecord`].
+//!
+//! A run fetches `INFO server` on a control connection, then runs the workload's phases
+//! one after another (redis-benchmark's `-t set,get` is two phases). For each phase it
+//! starts the worker threads, waits until every connection is set up, gives all workers
+//! one common epoch, and then only listens: workers send one interval snapshot per second
+//! and their full tallies when they finish. The coordinator merges those (histogram
+//! merges are exact), calls the progress callback once per completed second, and builds
+//! the record.
+//!
+//! The run ends early, with the partial results, when the stop token is triggered
+//! (`RunEnd::Interrupted`) or when a connection cannot be re-established within the
+//! reconnect policy's give-up time (`RunEnd::ServerLost`). Only failures before anything
+//! could be measured are `Err`.
+
+use crate::config::RunConfig;
+use crate::connect;
+use crate::error::EngineError;
+use crate::host;
+use crate::stop::StopToken;
+use crate::tally::{latency_us, summarize, CmdTally, OpenLoopTally};
+use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult};
+use resplab_results::{
+    ConnectionStats, CpuTime, LoadModel, OpenLoopStats, RunEnd, RunRecord, SecondSample, ToolInfo,
+    Warning, SCHEMA_VERSION,
+};
+use resplab_stats::hist::LatencyHistogram;
+use resplab_workload::Workload;
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What the progress callback sees, once per completed second of a measured part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Index and name of the phase running.
+    pub phase: usize,
+    pub phase_name: String,
+    /// Seconds of the phase's measured part so far (0 while warming up).
+    pub elapsed_sec: f64,
+    /// True while the warm-up runs (nothing is recorded yet).
+    pub warming_up: bool,
+    /// Replies received in the phase's measured part so far.
+    pub requests: u64,
+    /// Errors in the phase so far.
+    pub errors: u64,
+    /// Requests per second in the last second.
+    pub ops_per_sec_now: f64,
+    /// Requests per second since the measured part began.
+    pub ops_per_sec_overall: f64,
+    /// 99th percentile latency of the last second, microseconds.
+    pub p99_us_now: f64,
+}
+
+/// What one phase produced.
+#[derive(Debug, Default)]
+struct PhaseOutcome {
+    cmds: Vec<CmdTally>,
+    open: OpenLoopTally,
+    duration_sec: f64,
+    series: Vec<SecondSample>,
+    connections: ConnectionStats,
+    cpu: CpuTime,
+    lost: Option<String>,
+}
+
+/// Runs `workload` against the configured target and returns what was measured.
+///
+/// `progress` is called on the calling thread about once per second. The record's
+/// `config` is [`RunConfig::to_public_json`] and its `host` comes from
+/// [`crate::host::detect`]; callers may replace both (for example to add the workload
+/// specification to `config`).
+///
+/// # Errors
+/// [`EngineError::InvalidConfig`] for an invalid configuration, [`EngineError::Workload`]
+/// for a workload without phases, [`EngineError::Connect`] or
+/// [`EngineError::Handshake`] when the first connections cannot be made or are refused,
+/// and [`EngineError::Worker`] when a thread cannot be started. Once measuring began,
+/// failures are data: the run returns `Ok` with `end` saying why it stopped.
+pub fn run(
+    cfg: &RunConfig,
+    workload: &Workload,
+    stop: &StopToken,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<RunRecord, EngineError> {
+    cfg.validate()?;
+    let phases = workload.phases();
+    if phases.is_empty() {
+        return Err(EngineError::Workload("the workload has no phases".into()));
+    }
+    for p in phases {
+        if p.commands.is_empty() || p.commands.len() > usize::from(u16::MAX) {
+            return Err(EngineError::Workload(format!(
+                "phase {:?} has {} commands, expected 1 to {}",
+                p.name,
+                p.commands.len(),
+                u16::MAX
+            )));
+        }
+    }
+    let server = {
+        let mut ctl = connect::open_ready(cfg, cfg.connect_timeout)
+            .map_err(|e| e.into_engine(&cfg.target))?;
+        let info = connect::server_info(&mut ctl);
+        for req in workload.setup_requests(0) {
+            let args: Vec<&[u8]> = req.args().collect();
+            let reply = connect::call(&mut ctl, &args).map_err(|source| EngineError::Connect {
+                target: cfg.target.to_string(),
+                source,
+            })?;
+            if let Some(text) = connect::error_text(&reply) {
+                return Err(EngineError::Workload(format!(
+                    "set-up command {req:?} failed: {text}"
+                )));
+            }
+        }
+        info
+    };
+    let started_at_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+
+    let mut by_name: BTreeMap<String, (CmdTally, f64)> = BTreeMap::new();
+    let mut open = OpenLoopTally::default();
+    let mut series = Vec::new();
+    let mut connections = ConnectionStats::default();
+    let mut cpu = CpuTime::default();
+    let mut duration_sec = 0.0;
+    let mut end = RunEnd::Completed;
+    for (p, phase) in phases.iter().enumerate() {
+        if stop.is_stopped() {
+            end = RunEnd::Interrupted;
+            break;
+        }
+        let out = run_phase(cfg, workload, p, stop, duration_sec, progress)?;
+        for (k, t) in out.cmds.iter().enumerate() {
+            let name = phase
+                .commands
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| phase.name.clone());
+            let entry = by_name.entry(name).or_default();
+            if !phase_has_seen(&phase.commands, k) {
+                entry.1 += out.duration_sec;
+            }
+            entry.0.merge(t);
+        }
+        open.merge(&out.open);
+        series.extend(out.series);
+        connections.opened += out.connections.opened;
+        connections.reconnects += out.connections.reconnects;
+        connections.protocol_errors += out.connections.protocol_errors;
+        cpu.user_sec += out.cpu.user_sec;
+        cpu.system_sec += out.cpu.system_sec;
+        duration_sec += out.duration_sec;
+        if let Some(message) = out.lost {
+            end = RunEnd::ServerLost { message };
+            break;
+        }
+        if stop.is_stopped() {
+            end = RunEnd::Interrupted;
+            break;
+        }
+    }
+
+    let mut total = CmdTally::default();
+    let mut commands = BTreeMap::new();
+    for (name, (t, secs)) in &by_name {
+        total.merge(t);
+        commands.insert(name.clone(), summarize(t, *secs));
+    }
+    let totals = summarize(&total, duration_sec);
+    let load_model = match cfg.open_loop {
+        None => LoadModel::ClosedLoop {
+            clients: cfg.clients,
+            pipeline: cfg.pipeline,
+        },
+        Some(ol) => LoadModel::OpenLoop {
+            rate_per_sec: ol.rate_per_sec,
+            arrivals: ol.arrivals.name().to_string(),
+            clients: cfg.clients,
+            pipeline: cfg.pipeline,
+        },
+    };
+    let open_loop = cfg.open_loop.map(|ol| {
+        // Each connection follows 1/clients of the schedule.
+        let per_conn_interval_us = 1e6 * f64::from(cfg.clients) / ol.rate_per_sec;
+        let limit_us = (0.05 * per_conn_interval_us).max(50.0);
+        let lag_p999_us = open.lag.percentile_ns(99.9) as f64 / 1e3;
+        OpenLoopStats {
+            service_time_us: latency_us(&open.service),
+            service_time_histogram: open.service.to_base64(),
+            send_lag_us: latency_us(&open.lag),
+            send_lag_histogram: open.lag.to_base64(),
+            unsent: open.unsent,
+            generator_behind: lag_p999_us > limit_us || open.unsent > 0,
+            send_lag_limit_us: limit_us,
+        }
+    });
+    let warnings = warnings_for(&totals, &connections, open_loop.as_ref());
+    Ok(RunRecord {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "resplab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: None,
+        },
+        started_at_unix_ms,
+        config: cfg.to_public_json(),
+        seed: cfg.seed,
+        load_model,
+        server,
+        host: host::detect(),
+        warmup_sec: cfg.warmup.as_secs_f64(),
+        duration_sec,
+        totals,
+        commands,
+        open_loop,
+        series,
+        connections,
+        client_cpu: cpu,
+        end,
+        warnings,
+    })
+}
+
+/// True when command `k` of a phase repeats an earlier command name of the same phase
+/// (its phase duration is then already counted for that name).
+fn phase_has_seen(commands: &[String], k: usize) -> bool {
+    commands[..k.min(commands.len())]
+        .iter()
+        .any(|c| Some(c) == commands.get(k))
+}
+
+fn warnings_for(
+    totals: &resplab_results::Summary,
+    conns: &ConnectionStats,
+    open: Option<&OpenLoopStats>,
+) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if totals.errors > 0 {
+        let kinds: Vec<String> = totals
+            .error_kinds
+            .iter()
+            .map(|(k, v)| format!("{k} x{v}"))
+            .collect();
+        w.push(Warning {
+            kind: "errors".into(),
+            message: format!(
+                "{} of {} requests failed ({}); check the commands and the server log",
+                totals.errors,
+                totals.requests,
+                kinds.join(", ")
+            ),
+        });
+    }
+    if conns.reconnects > 0 || conns.protocol_errors > 0 {
+        w.push(Warning {
+            kind: "reconnects".into(),
+            message: format!(
+                "connections were reset {} times ({} protocol errors); latency around the resets is not representative",
+                conns.reconnects, conns.protocol_errors
+            ),
+        });
+    }
+    if let Some(ol) = open {
+        if ol.generator_behind {
+            w.push(Warning {
+                kind: "schedule_lag".into(),
+                message: format!(
+                    "the load generator fell behind its schedule (send lag p99.9 {:.0} us, limit {:.0} us, {} requests unsent); lower --rate, or raise --threads, --clients or --pipeline",
+                    ol.send_lag_us.p99_9, ol.send_lag_limit_us, ol.unsent
+                ),
+            });
+        }
+    }
+    w
+}
+
+/// Runs phase `p` on fresh connections.
+fn run_phase(
+    cfg: &RunConfig,
+    workload: &Workload,
+    p: usize,
+    stop: &StopToken,
+    series_offset_sec: f64,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<PhaseOutcome, EngineError> {
+    let phase = &workload.phases()[p];
+    let threads = cfg.effective_threads() as usize;
+    let clients = cfg.clients as usize;
+    let shared = Shared::default();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    std::thread::scope(|s| {
+        let mut starts: Vec<mpsc::Sender<Option<Instant>>> = Vec::with_capacity(threads);
+        let mut first = 0;
+        for w in 0..threads {
+            let n = clients / threads + usize::from(w < clients % threads);
+            let (stx, srx) = mpsc::channel();
+            let a = Assignment {
+                worker: w,
+                cfg,
+                workload,
+                phase: p,
+                first_conn: first,
+                nconns: n,
+                commands: phase.commands.len(),
+                stop,
+                shared: &shared,
+            };
+            let tx = tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("resplab-worker-{w}"))
+                .spawn_scoped(s, move || run_worker(a, tx, srx));
+            if let Err(e) = spawned {
+                for st in &starts {
+                    let _ = st.send(None);
+                }
+                return Err(EngineError::Worker(format!("cannot start thread {w}: {e}")));
+            }
+            starts.push(stx);
+            first += n;
+        }
+        drop(tx);
+
+        let mut ready = 0;
+        while ready < threads {
+            let failure = match rx.recv() {
+                Ok(Msg::Ready) => {
+                    ready += 1;
+                    None
+                }
+                Ok(Msg::Failed(e)) => Some(e),
+                Ok(_) => None,
+                Err(_) => Some(EngineError::Worker("a worker exited during set-up".into())),
+            };
+            if let Some(e) = failure {
+                for st in &starts {
+                    let _ = st.send(None);
+                }
+                return Err(e);
+            }
+        }
+
+        let mut cpu_start = host::process_cpu_time();
+        let epoch = Instant::now();
+        for st in &starts {
+            let _ = st.send(Some(epoch));
+        }
+        let measure_at = epoch + cfg.warmup;
+        let mut cpu_taken = cfg.warmup.is_zero();
+        if cfg.warmup > Duration::ZERO {
+            progress(&Progress {
+                phase: p,
+                phase_name: phase.name.clone(),
+                elapsed_sec: 0.0,
+                warming_up: true,
+                requests: 0,
+                errors: 0,
+                ops_per_sec_now: 0.0,
+                ops_per_sec_overall: 0.0,
+                p99_us_now: 0.0,
+            });
+        }
+
+        let mut seconds: BTreeMap<u64, (u64, u64, LatencyHistogram)> = BTreeMap::new();
+        let mut watermark: Vec<Option<u64>> = vec![None; threads];
+        let mut done: Vec<bool> = vec![false; threads];
+        let mut results: Vec<WorkerResult> = Vec::with_capacity(threads);
+        let mut reported = 0u64; // seconds already passed to `progress`
+        let mut phase_requests = 0u64;
+        let mut phase_errors = 0u64;
+        while results.len() < threads {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Msg::Second(iv)) => {
+                    let e = seconds
+                        .entry(iv.sec)
+                        .or_insert_with(|| (0, 0, LatencyHistogram::new()));
+                    e.0 += iv.requests;
+                    e.1 += iv.errors;
+                    e.2.merge(&iv.hist);
+                    if let Some(w) = watermark.get_mut(iv.worker) {
+                        *w = Some(w.map_or(iv.sec, |x| x.max(iv.sec)));
+                    }
+                }
+                Ok(Msg::Done(r)) => {
+                    if let Some(d) = done.get_mut(r.worker) {
+                        *d = true;
+                    }
+                    results.push(*r);
+                }
+                Ok(Msg::Ready) | Ok(Msg::Failed(_)) => {}
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if !cpu_taken && Instant::now() >= measure_at {
+                cpu_start = host::process_cpu_time();
+                cpu_taken = true;
+            }
+            // A second is complete when every worker has moved past it or finished.
+            let complete_upto = watermark
+                .iter()
+                .zip(&done)
+                .filter(|(_, d)| !**d)
+                .map(|(w, _)| w.map_or(0, |s| s + 1))
+                .min();
+            if let Some(upto) = complete_upto {
+                while reported < upto {
+                    let (req, err, p99) = seconds
+                        .get(&reported)
+                        .map(|(r, e, h)| (*r, *e, h.percentile_ns(99.0) as f64 / 1e3))
+                        .unwrap_or((0, 0, 0.0));
+                    phase_requests += req;
+                    phase_errors += err;
+                    reported += 1;
+                    progress(&Progress {
+                        phase: p,
+                        phase_name: phase.name.clone(),
+                        elapsed_sec: reported as f64,
+                        warming_up: false,
+                        requests: phase_requests,
+                        errors: phase_errors,
+                        ops_per_sec_now: req as f64,
+                        ops_per_sec_overall: phase_requests as f64 / reported as f64,
+                        p99_us_now: p99,
+                    });
+                }
+            }
+        }
+        let cpu_end = host::process_cpu_time();
+        if results.len() < threads {
+            return Err(EngineError::Worker(
+                "a worker thread ended without results".into(),
+            ));
+        }
+
+        let measure_ns = cfg.warmup.as_nanos() as u64;
+        let end_ns = results.iter().map(|r| r.end_ns).max().unwrap_or(0);
+        let duration_sec = end_ns.saturating_sub(measure_ns) as f64 / 1e9;
+        let mut out = PhaseOutcome {
+            cmds: vec![CmdTally::default(); phase.commands.len()],
+            duration_sec,
+            cpu: if cpu_taken {
+                host::cpu_delta(&cpu_start, &cpu_end)
+            } else {
+                CpuTime::default()
+            },
+            lost: shared.lost.lock().ok().and_then(|g| g.clone()),
+            ..PhaseOutcome::default()
+        };
+        for r in &results {
+            for (acc, t) in out.cmds.iter_mut().zip(&r.cmds) {
+                acc.merge(t);
+            }
+            out.open.merge(&r.open);
+            out.connections.opened += r.opened;
+            out.connections.reconnects += r.reconnects;
+            out.connections.protocol_errors += r.protocol_errors;
+        }
+        for (sec, (req, err, hist)) in &seconds {
+            let start = *sec as f64;
+            let len = (duration_sec - start).clamp(1e-3, 1.0);
+            out.series.push(SecondSample {
+                t_sec: series_offset_sec + start + len,
+                requests: *req,
+                errors: *err,
+                ops_per_sec: *req as f64 / len,
+                latency_us: latency_us(hist),
+            });
+        }
+        Ok(out)
+    })
+}

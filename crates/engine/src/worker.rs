@@ -1,0 +1,788 @@
+//! The worker thread: one event loop, its connections, generators and histograms.
+//!
+//! A worker owns everything it touches on the hot path. Per request it does no locking,
+//! sends no message and allocates nothing: requests are generated into one reusable
+//! [`Request`], encoded straight into the connection's write buffer, and their send times
+//! kept in the connection's fixed ring of in-flight entries; replies are delimited in
+//! place in the read buffer and recorded into per-command histograms owned by the
+//! thread. Once per second (of the measured part) the worker sends the coordinator an
+//! interval snapshot over a channel; that is the only communication while it runs.
+//!
+//! # System calls
+//!
+//! Sockets are registered once, edge-triggered, for reading and writing. A turn of the
+//! loop is one `epoll_wait`, then for each ready connection one `read` (a second one only
+//! when the first filled the buffer, or when the peer closed and its end of stream must be
+//! seen) and, in closed loop, one `write` of everything the replies made room for. A read
+//! that returns fewer bytes than asked drained the socket: with edge-triggered readiness
+//! any later data raises a new event, so no extra `read` returning `EAGAIN` is spent.
+//! That makes about two system calls per request without pipelining, and far fewer with.
+//!
+//! # Timing
+//!
+//! The clock is read once per `read` call: every reply parsed out of one `read` arrived in
+//! the same batch of bytes, so they share that timestamp. Each reply's latency is then
+//! measured to the read that delivered it, not to the first reply of its pipeline batch.
+//! Send times are taken once per refill, just before the requests are encoded and
+//! written, so a request's latency includes its own `write` call.
+//!
+//! # Open loop
+//!
+//! Each connection follows its own stream of a global schedule of intended send times.
+//! A turn sends every request whose intended time has come, as long as the connection
+//! has fewer than `pipeline` requests in flight; a request due while the connection is
+//! full waits, and its latency keeps counting from its intended time. Latency is taken
+//! from the intended time, service time from the actual send, and send lag (actual minus
+//! intended) shows whether the generator kept up. Between sends the loop sleeps in
+//! `epoll_wait` until one millisecond before the next intended time and then polls
+//! without blocking, since `epoll_wait` only has millisecond resolution.
+
+use crate::config::{Budget, RunConfig};
+use crate::conn::{Conn, InFlight, MioStream, State};
+use crate::connect;
+use crate::error::EngineError;
+use crate::stop::StopToken;
+use crate::tally::{
+    CmdTally, OpenLoopTally, KIND_CONNECTION_LOST, KIND_PROTOCOL_ERROR, KIND_TIMEOUT,
+};
+use mio::{Events, Poll, Token};
+use resplab_proto::resp::scan::{error_kind, scan_reply, ReplyClass};
+use resplab_proto::resp::{encode, Limits};
+use resplab_stats::hist::LatencyHistogram;
+use resplab_workload::{Generator, Request, Schedule, ScheduleStream, Workload};
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// State shared by the workers of one phase and the coordinator (never touched per
+/// request).
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Set when the server is lost or a worker failed: every worker stops at once.
+    pub abort: AtomicBool,
+    /// Why the server counts as lost.
+    pub lost: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn lose(&self, message: String) {
+        if let Ok(mut g) = self.lost.lock() {
+            if g.is_none() {
+                *g = Some(message);
+            }
+        }
+        self.abort.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What a worker tells the coordinator.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    /// All connections are set up; waiting for the start signal.
+    Ready,
+    /// Set-up failed; the phase cannot run.
+    Failed(EngineError),
+    /// Second `sec` of the measured part is over for this worker.
+    Second(Interval),
+    /// The worker finished.
+    Done(Box<WorkerResult>),
+}
+
+/// One second of one worker.
+#[derive(Debug)]
+pub(crate) struct Interval {
+    pub worker: usize,
+    pub sec: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub hist: LatencyHistogram,
+}
+
+/// Everything a worker measured.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerResult {
+    pub worker: usize,
+    pub cmds: Vec<CmdTally>,
+    pub open: OpenLoopTally,
+    /// When the last reply arrived or sending stopped (ns since the epoch).
+    pub end_ns: u64,
+    pub opened: u64,
+    pub reconnects: u64,
+    pub protocol_errors: u64,
+}
+
+/// What one worker runs.
+#[derive(Debug)]
+pub(crate) struct Assignment<'a> {
+    pub worker: usize,
+    pub cfg: &'a RunConfig,
+    pub workload: &'a Workload,
+    pub phase: usize,
+    /// Global index of this worker's first connection and how many it owns.
+    pub first_conn: usize,
+    pub nconns: usize,
+    pub commands: usize,
+    pub stop: &'a StopToken,
+    pub shared: &'a Shared,
+}
+
+/// Runs a worker: sets up its connections, reports `Ready`, waits for the epoch, runs
+/// the phase and reports `Done`. Errors are reported as `Failed`.
+pub(crate) fn run_worker(a: Assignment<'_>, tx: Sender<Msg>, start: Receiver<Option<Instant>>) {
+    let mut w = match Worker::new(&a, tx.clone()) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(e));
+            return;
+        }
+    };
+    let _ = tx.send(Msg::Ready);
+    let Ok(Some(epoch)) = start.recv() else {
+        return;
+    };
+    w.epoch = epoch;
+    let result = w.run();
+    let _ = tx.send(Msg::Done(Box::new(result)));
+}
+
+struct Worker<'a> {
+    a: &'a Assignment<'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    gens: Vec<Generator>,
+    scheds: Vec<ScheduleStream>,
+    req: Request,
+    rec: Recorder,
+    limits: Limits,
+    epoch: Instant,
+    pipeline: usize,
+    measure_ns: u64,
+    end_ns: Option<u64>,
+    open_loop: bool,
+    reconnects: u64,
+    protocol_errors: u64,
+    opened: u64,
+}
+
+/// The per-thread measurements, kept apart from the connections so both can be borrowed
+/// mutably at once.
+struct Recorder {
+    worker: usize,
+    tx: Sender<Msg>,
+    cmds: Vec<CmdTally>,
+    open: OpenLoopTally,
+    measure_ns: u64,
+    cur_sec: u64,
+    iv_hist: LatencyHistogram,
+    iv_requests: u64,
+    iv_errors: u64,
+    last_reply_ns: u64,
+}
+
+impl Recorder {
+    /// Ships the current interval if `now` is in a later second.
+    #[inline]
+    fn roll(&mut self, now: u64) {
+        if now < self.measure_ns {
+            return;
+        }
+        let sec = (now - self.measure_ns) / NS_PER_SEC;
+        if sec > self.cur_sec {
+            self.ship();
+            self.cur_sec = sec;
+        }
+    }
+
+    fn ship(&mut self) {
+        let hist = self.iv_hist.clone();
+        self.iv_hist.reset();
+        let _ = self.tx.send(Msg::Second(Interval {
+            worker: self.worker,
+            sec: self.cur_sec,
+            requests: std::mem::take(&mut self.iv_requests),
+            errors: std::mem::take(&mut self.iv_errors),
+            hist,
+        }));
+    }
+
+    /// Counts the in-flight requests of a failed connection as errors of `kind`.
+    fn lose_inflight(&mut self, conn: &mut Conn, kind: &str, now: u64) {
+        self.roll(now);
+        for f in conn.inflight.drain(..) {
+            if f.measured {
+                if let Some(t) = self.cmds.get_mut(usize::from(f.cmd)) {
+                    t.count_error(kind, 1);
+                }
+                self.iv_errors += 1;
+            }
+        }
+    }
+}
+
+/// Why a connection had to be reset while reading.
+enum ReadFailure {
+    Lost(String),
+    Protocol(String),
+}
+
+impl<'a> Worker<'a> {
+    fn new(a: &'a Assignment<'a>, tx: Sender<Msg>) -> Result<Worker<'a>, EngineError> {
+        let cfg = a.cfg;
+        let poll =
+            Poll::new().map_err(|e| EngineError::Worker(format!("cannot create a poller: {e}")))?;
+        let pipeline = cfg.pipeline as usize;
+        let total_conns = cfg.clients as u64;
+        let mut conns = Vec::with_capacity(a.nconns);
+        let mut gens = Vec::with_capacity(a.nconns);
+        let mut scheds = Vec::new();
+        let schedule = cfg.open_loop.map(|ol| {
+            let arrivals = match ol.arrivals {
+                crate::config::Arrivals::Constant => resplab_workload::Arrivals::Constant,
+                crate::config::Arrivals::Poisson => resplab_workload::Arrivals::Poisson,
+            };
+            Schedule::new(ol.rate_per_sec, arrivals, cfg.seed ^ (a.phase as u64))
+        });
+        for k in 0..a.nconns {
+            let global = (a.first_conn + k) as u64;
+            let quota = match cfg.budget {
+                Budget::Requests(n) => Some(n / total_conns + u64::from(global < n % total_conns)),
+                Budget::Duration(_) => None,
+            };
+            let std = connect::open_ready(cfg, cfg.connect_timeout)
+                .map_err(|e| e.into_engine(&cfg.target))?;
+            let mut stream = std.into_mio().map_err(|source| EngineError::Connect {
+                target: cfg.target.to_string(),
+                source,
+            })?;
+            stream
+                .register(poll.registry(), Token(k))
+                .map_err(|e| EngineError::Worker(format!("cannot register a socket: {e}")))?;
+            conns.push(Conn::new(stream, pipeline, quota));
+            gens.push(
+                a.workload
+                    .generator_partitioned(a.phase, global, total_conns),
+            );
+            if let Some(s) = &schedule {
+                let mut stream = s.stream(global, total_conns);
+                let first = stream.next_offset_ns();
+                conns[k].next_intended_ns = first;
+                scheds.push(stream);
+            }
+        }
+        let measure_ns = cfg.warmup.as_nanos().min(u128::from(u64::MAX / 4)) as u64;
+        let end_ns = match cfg.budget {
+            Budget::Duration(d) => {
+                Some(measure_ns.saturating_add(d.as_nanos().min(u128::from(u64::MAX / 4)) as u64))
+            }
+            Budget::Requests(_) => None,
+        };
+        let opened = conns.len() as u64;
+        Ok(Worker {
+            a,
+            poll,
+            conns,
+            gens,
+            scheds,
+            req: Request::with_capacity(256, 8),
+            rec: Recorder {
+                worker: a.worker,
+                tx,
+                cmds: vec![CmdTally::default(); a.commands],
+                open: OpenLoopTally::default(),
+                measure_ns,
+                cur_sec: 0,
+                iv_hist: LatencyHistogram::new(),
+                iv_requests: 0,
+                iv_errors: 0,
+                last_reply_ns: 0,
+            },
+            limits: Limits::default(),
+            epoch: Instant::now(),
+            pipeline,
+            measure_ns,
+            end_ns,
+            open_loop: cfg.open_loop.is_some(),
+            reconnects: 0,
+            protocol_errors: 0,
+            opened,
+        })
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn run(mut self) -> WorkerResult {
+        let mut events = Events::with_capacity(1024);
+        let request_timeout_ns = self
+            .a
+            .cfg
+            .request_timeout
+            .as_nanos()
+            .min(u128::from(u64::MAX / 4)) as u64;
+        let drain_ns = request_timeout_ns.min(2 * NS_PER_SEC);
+        let mut stopped_at: Option<u64> = None;
+        let mut next_check = 0u64;
+        let mut any_down = false;
+        loop {
+            let now = self.now_ns();
+            if stopped_at.is_none() && self.should_stop_sending(now) {
+                stopped_at = Some(now);
+                self.count_unsent(now);
+            }
+            if let Some(t) = stopped_at {
+                let inflight = self
+                    .conns
+                    .iter()
+                    .any(|c| c.is_live() && !c.inflight.is_empty());
+                if !inflight || now > t + drain_ns || self.a.shared.abort.load(Ordering::Relaxed) {
+                    break;
+                }
+            } else if self.all_done() {
+                break;
+            }
+            self.rec.roll(now);
+            if now >= next_check {
+                next_check = now + NS_PER_SEC / 10;
+                self.expire(now, request_timeout_ns);
+                any_down = self.conns.iter().any(|c| !c.is_live());
+            }
+            if any_down {
+                any_down = self.reconnect_due();
+            }
+            let sending = stopped_at.is_none();
+            if sending {
+                for i in 0..self.conns.len() {
+                    if self.open_loop {
+                        self.fill_open(i, now);
+                    } else {
+                        self.fill_closed(i, now);
+                    }
+                    self.flush(i);
+                }
+            }
+            let timeout = self.poll_timeout(now, sending);
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.a.shared.lose(format!("the event loop failed: {e}"));
+                }
+                continue;
+            }
+            for ev in events.iter() {
+                let i = ev.token().0;
+                if i >= self.conns.len() {
+                    continue;
+                }
+                if ev.is_writable() {
+                    self.flush(i);
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    let drain_all = ev.is_read_closed() || ev.is_error();
+                    self.on_readable(i, drain_all);
+                    if !self.conns[i].is_live() {
+                        any_down = true;
+                        continue;
+                    }
+                    if sending && !self.open_loop {
+                        let now = self.now_ns();
+                        if self.should_stop_sending(now) {
+                            continue;
+                        }
+                        self.fill_closed(i, now);
+                        self.flush(i);
+                    }
+                }
+            }
+        }
+        let now = self.now_ns();
+        for i in 0..self.conns.len() {
+            let conn = &mut self.conns[i];
+            self.rec.lose_inflight(conn, KIND_TIMEOUT, now);
+        }
+        if now >= self.measure_ns {
+            self.rec.ship();
+        }
+        let end_ns = self.rec.last_reply_ns.max(stopped_at.unwrap_or(0)).min(now);
+        WorkerResult {
+            worker: self.a.worker,
+            cmds: std::mem::take(&mut self.rec.cmds),
+            open: std::mem::take(&mut self.rec.open),
+            end_ns,
+            opened: self.opened,
+            reconnects: self.reconnects,
+            protocol_errors: self.protocol_errors,
+        }
+    }
+
+    fn should_stop_sending(&self, now: u64) -> bool {
+        self.a.stop.is_stopped()
+            || self.a.shared.abort.load(Ordering::Relaxed)
+            || self.end_ns.is_some_and(|e| now >= e)
+    }
+
+    fn all_done(&self) -> bool {
+        self.end_ns.is_none()
+            && self
+                .conns
+                .iter()
+                .all(|c| c.quota == Some(0) && c.inflight.is_empty())
+    }
+
+    /// How long `epoll_wait` may block.
+    fn poll_timeout(&self, now: u64, sending: bool) -> Duration {
+        let mut wait = NS_PER_SEC / 10;
+        if sending && self.open_loop {
+            let next = self
+                .conns
+                .iter()
+                .filter(|c| c.is_live() && c.inflight.len() < self.pipeline)
+                .map(|c| c.next_intended_ns)
+                .min()
+                .unwrap_or(u64::MAX);
+            let delta = next.saturating_sub(now);
+            // epoll_wait rounds up to whole milliseconds: sleep until about 1 ms before
+            // the next send, then poll without blocking.
+            wait = wait.min(delta.saturating_sub(1_000_000));
+        }
+        if let Some(end) = self.end_ns {
+            if sending {
+                wait = wait.min(end.saturating_sub(now));
+            }
+        }
+        Duration::from_nanos(wait)
+    }
+
+    /// Encodes one request of connection `i` into its write buffer; returns the command
+    /// index and the bytes written.
+    #[inline]
+    fn encode_one(&mut self, i: usize) -> (usize, u64) {
+        let cmd = self.gens[i].next(&mut self.req);
+        let conn = &mut self.conns[i];
+        let before = conn.wbuf.len();
+        if self.req.is_inline() && self.req.arg_count() <= 8 {
+            let mut parts: [&[u8]; 8] = [&[]; 8];
+            let n = self.req.arg_count();
+            for (slot, arg) in parts.iter_mut().zip(self.req.args()) {
+                *slot = arg;
+            }
+            encode::write_inline(&mut conn.wbuf, &parts[..n]);
+        } else {
+            encode::write_command_iter(&mut conn.wbuf, self.req.args());
+        }
+        (cmd, (conn.wbuf.len() - before) as u64)
+    }
+
+    /// Closed loop: tops connection `i` up to `pipeline` requests in flight.
+    #[inline]
+    fn fill_closed(&mut self, i: usize, now: u64) {
+        let measured = now >= self.measure_ns;
+        loop {
+            let conn = &mut self.conns[i];
+            if !conn.is_live() || conn.inflight.len() >= self.pipeline {
+                return;
+            }
+            if measured {
+                match &mut conn.quota {
+                    Some(0) => return,
+                    Some(q) => *q -= 1,
+                    None => {}
+                }
+            }
+            let (cmd, bytes) = self.encode_one(i);
+            if measured {
+                if let Some(t) = self.rec.cmds.get_mut(cmd) {
+                    t.bytes_out += bytes;
+                }
+            }
+            self.conns[i].inflight.push_back(InFlight {
+                intended_ns: now,
+                sent_ns: now,
+                cmd: cmd as u16,
+                measured,
+            });
+        }
+    }
+
+    /// Open loop: sends every request of connection `i` that is due, up to the cap.
+    #[inline]
+    fn fill_open(&mut self, i: usize, now: u64) {
+        loop {
+            let conn = &mut self.conns[i];
+            if !conn.is_live()
+                || conn.inflight.len() >= self.pipeline
+                || conn.next_intended_ns > now
+            {
+                return;
+            }
+            let intended = conn.next_intended_ns;
+            if self.end_ns.is_some_and(|e| intended >= e) {
+                conn.next_intended_ns = u64::MAX;
+                return;
+            }
+            let measured = intended >= self.measure_ns;
+            if measured {
+                match &mut conn.quota {
+                    Some(0) => {
+                        conn.next_intended_ns = u64::MAX;
+                        return;
+                    }
+                    Some(q) => *q -= 1,
+                    None => {}
+                }
+            }
+            let (cmd, bytes) = self.encode_one(i);
+            if measured {
+                if let Some(t) = self.rec.cmds.get_mut(cmd) {
+                    t.bytes_out += bytes;
+                }
+                self.rec.open.lag.record(now - intended);
+            }
+            let conn = &mut self.conns[i];
+            conn.inflight.push_back(InFlight {
+                intended_ns: intended,
+                sent_ns: now,
+                cmd: cmd as u16,
+                measured,
+            });
+            conn.next_intended_ns = self.scheds[i].next_offset_ns();
+        }
+    }
+
+    /// Counts the scheduled requests that are due but were never sent.
+    fn count_unsent(&mut self, now: u64) {
+        if !self.open_loop {
+            return;
+        }
+        let limit = self.end_ns.map_or(now, |e| e.min(now));
+        for i in 0..self.conns.len() {
+            let conn = &mut self.conns[i];
+            while conn.next_intended_ns < limit {
+                if conn.next_intended_ns >= self.measure_ns {
+                    match &mut conn.quota {
+                        Some(0) => break,
+                        Some(q) => *q -= 1,
+                        None => {}
+                    }
+                    self.rec.open.unsent += 1;
+                }
+                conn.next_intended_ns = self.scheds[i].next_offset_ns();
+            }
+        }
+    }
+
+    fn flush(&mut self, i: usize) {
+        if self.conns[i].wbuf.is_empty() {
+            return;
+        }
+        if let Err(e) = self.conns[i].flush() {
+            self.fail(i, KIND_CONNECTION_LOST, format!("write failed: {e}"));
+        }
+    }
+
+    /// Reads and records every complete reply waiting on connection `i`.
+    fn on_readable(&mut self, i: usize, drain_all: bool) {
+        loop {
+            let conn = &mut self.conns[i];
+            conn.make_room();
+            let State::Live(stream) = &mut conn.state else {
+                return;
+            };
+            let space = conn.rbuf.len() - conn.rend;
+            let n = match stream.read(&mut conn.rbuf[conn.rend..]) {
+                Ok(0) => {
+                    self.fail(
+                        i,
+                        KIND_CONNECTION_LOST,
+                        "the server closed the connection".into(),
+                    );
+                    return;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.fail(i, KIND_CONNECTION_LOST, format!("read failed: {e}"));
+                    return;
+                }
+            };
+            conn.rend += n;
+            let now = self.epoch.elapsed().as_nanos() as u64;
+            match process_replies(conn, &mut self.rec, &self.limits, self.open_loop, now) {
+                Ok(()) => {}
+                Err(ReadFailure::Protocol(msg)) => {
+                    self.protocol_errors += 1;
+                    self.fail(i, KIND_PROTOCOL_ERROR, msg);
+                    return;
+                }
+                Err(ReadFailure::Lost(msg)) => {
+                    self.fail(i, KIND_CONNECTION_LOST, msg);
+                    return;
+                }
+            }
+            if n < space && !drain_all {
+                return;
+            }
+        }
+    }
+
+    /// Resets connection `i`: its in-flight requests count as errors of `kind`, and it is
+    /// reconnected at once (then with backoff).
+    fn fail(&mut self, i: usize, kind: &str, message: String) {
+        let now = self.now_ns();
+        let conn = &mut self.conns[i];
+        self.rec.lose_inflight(conn, kind, now);
+        conn.reset(
+            self.poll.registry(),
+            Instant::now(),
+            self.a.cfg.reconnect.initial_backoff,
+            message,
+        );
+    }
+
+    /// Fails connections whose oldest request waited longer than the request timeout.
+    fn expire(&mut self, now: u64, timeout_ns: u64) {
+        for i in 0..self.conns.len() {
+            let conn = &self.conns[i];
+            let overdue = conn.is_live()
+                && conn
+                    .inflight
+                    .front()
+                    .is_some_and(|f| now.saturating_sub(f.sent_ns) > timeout_ns);
+            if overdue {
+                self.fail(
+                    i,
+                    KIND_TIMEOUT,
+                    "no reply within the request timeout".into(),
+                );
+            }
+        }
+    }
+
+    /// Tries to reconnect connections whose backoff has passed. Returns whether any
+    /// connection is still down.
+    fn reconnect_due(&mut self) -> bool {
+        let policy = self.a.cfg.reconnect;
+        let mut still_down = false;
+        for i in 0..self.conns.len() {
+            let State::Down {
+                since,
+                next_try,
+                backoff,
+                last_error,
+            } = &mut self.conns[i].state
+            else {
+                continue;
+            };
+            let (since, next_try, backoff) = (*since, *next_try, *backoff);
+            let first_error = std::mem::take(last_error);
+            let now = Instant::now();
+            if now < next_try {
+                still_down = true;
+                continue;
+            }
+            if self.a.shared.abort.load(Ordering::Relaxed) {
+                return true;
+            }
+            let timeout = self.a.cfg.connect_timeout.min(Duration::from_secs(1));
+            let attempt = connect::open_ready(self.a.cfg, timeout)
+                .map_err(|e| e.to_string())
+                .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
+                .and_then(|mut s: MioStream| {
+                    s.register(self.poll.registry(), Token(i))
+                        .map(|()| s)
+                        .map_err(|e| e.to_string())
+                });
+            match attempt {
+                Ok(stream) => {
+                    self.conns[i].state = State::Live(stream);
+                    self.reconnects += 1;
+                }
+                Err(err) => {
+                    let now = Instant::now();
+                    if now.duration_since(since) >= policy.give_up_after {
+                        self.a.shared.lose(format!(
+                            "no connection to {} for {:.1} s ({first_error}; last attempt: {err})",
+                            self.a.cfg.target,
+                            now.duration_since(since).as_secs_f64()
+                        ));
+                        return true;
+                    }
+                    let next = (backoff * 2).min(policy.max_backoff.max(policy.initial_backoff));
+                    self.conns[i].state = State::Down {
+                        since,
+                        next_try: now + backoff,
+                        backoff: next,
+                        last_error: first_error,
+                    };
+                    still_down = true;
+                }
+            }
+        }
+        still_down
+    }
+}
+
+/// Delimits the replies in `conn`'s read buffer and records each against the request at
+/// the front of the ring.
+#[inline]
+fn process_replies(
+    conn: &mut Conn,
+    rec: &mut Recorder,
+    limits: &Limits,
+    open_loop: bool,
+    now: u64,
+) -> Result<(), ReadFailure> {
+    rec.roll(now);
+    while conn.rstart < conn.rend {
+        let buf = &conn.rbuf[conn.rstart..conn.rend];
+        let scanned = match scan_reply(buf, limits) {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) => return Err(ReadFailure::Protocol(format!("malformed reply: {e}"))),
+        };
+        let reply = &buf[..scanned.consumed];
+        conn.rstart += scanned.consumed;
+        if scanned.class == ReplyClass::Push {
+            continue;
+        }
+        let Some(f) = conn.inflight.pop_front() else {
+            return Err(ReadFailure::Protocol(
+                "a reply arrived with no request waiting for it".into(),
+            ));
+        };
+        rec.last_reply_ns = now;
+        if !f.measured {
+            continue;
+        }
+        let Some(t) = rec.cmds.get_mut(usize::from(f.cmd)) else {
+            return Err(ReadFailure::Lost("reply for an unknown command".into()));
+        };
+        let latency = now.saturating_sub(f.intended_ns);
+        t.requests += 1;
+        t.bytes_in += scanned.consumed as u64;
+        t.hist.record(latency);
+        if matches!(
+            scanned.class,
+            ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
+        ) {
+            let kind = match scanned.class {
+                ReplyClass::Moved => "MOVED",
+                ReplyClass::Ask => "ASK",
+                _ => std::str::from_utf8(error_kind(reply)).unwrap_or("ERR"),
+            };
+            t.count_error(if kind.is_empty() { "ERR" } else { kind }, 1);
+            rec.iv_errors += 1;
+        }
+        if open_loop {
+            rec.open.service.record(now.saturating_sub(f.sent_ns));
+        }
+        rec.iv_hist.record(latency);
+        rec.iv_requests += 1;
+    }
+    Ok(())
+}
