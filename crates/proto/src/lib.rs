@@ -19,5 +19,6 @@
 
 pub mod error;
 pub mod resp;
+pub mod respb;
 
 pub use error::ProtoError;

@@ -1,0 +1,863 @@
+//! RESPB request frames: encoding RESP argument lists into frames, decoding frames into
+//! borrowed fields without copying, and turning decoded frames back into RESP arguments.
+//!
+//! # Losslessness
+//!
+//! [`encode_command`] tries the command's native layout first. It then decodes the frame
+//! it wrote and converts it back to arguments; if anything differs from the input (an
+//! integer spelled `+5` or `007`, an option the layout has no field for, options in an
+//! order the layout does not keep, a key longer than 65,534 bytes), the native frame is
+//! discarded and the command goes out as RESP passthrough. A command therefore never loses
+//! an argument, whatever the table says; the only normalisation is that a native frame
+//! decodes to the command name in upper case (RESP command names are case-insensitive).
+//!
+//! # Decoding
+//!
+//! [`Decoder::decode`] reads one frame at the start of a buffer into a reusable [`Frame`]:
+//! strings are slices of the input, numbers are decoded, and the frame's length is
+//! returned. RESPB frames carry no length, so a frame is delimited by walking its layout;
+//! every length and count is checked against the buffer and the limits before use.
+
+use super::table::{self, Command, Op, F};
+use super::{CONTROL_MUX_CLOSE, CONTROL_MUX_CREATE, MODULE_OPCODE, PASSTHROUGH_OPCODE};
+use crate::error::ProtoError;
+use crate::resp::encode::{format_double, write_command};
+use crate::resp::request::parse_request;
+use crate::resp::Limits;
+
+/// One decoded payload field, in layout order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Field<'a> {
+    /// A string field (`s` or `v`), borrowed from the input.
+    Bytes(&'a [u8]),
+    /// An int64 field.
+    Int(i64),
+    /// A float64 field.
+    Double(f64),
+    /// A one-byte field: flags, an enum index or a small number.
+    Byte(u8),
+    /// A u16 field: a count or a small number.
+    Word(u16),
+    /// An optional field or keyword group that was absent.
+    Absent,
+}
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A command of the table, core or module.
+    Command(&'static Command),
+    /// RESP passthrough: `fields[0]` holds the RESP text.
+    Passthrough,
+    /// `MUX_CREATE` of the given mux id.
+    MuxCreate(u16),
+    /// `MUX_CLOSE` of the given mux id.
+    MuxClose(u16),
+}
+
+/// A decoded request frame. Reuse one across calls to avoid reallocating `fields`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame<'a> {
+    /// The frame's kind.
+    pub kind: FrameKind,
+    /// The multiplexing channel from the header.
+    pub mux: u16,
+    /// The payload fields in layout order (see [`Field`]).
+    pub fields: Vec<Field<'a>>,
+}
+
+impl Default for Frame<'_> {
+    fn default() -> Self {
+        Frame {
+            kind: FrameKind::Passthrough,
+            mux: 0,
+            fields: Vec::new(),
+        }
+    }
+}
+
+/// How [`encode_command`] encoded a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// With the command's native layout.
+    Native(&'static Command),
+    /// As RESP passthrough (unknown command, or the layout cannot carry the arguments).
+    Passthrough,
+}
+
+const ABSENT_S: u16 = 0xFFFF;
+const ABSENT_V: u32 = 0xFFFF_FFFF;
+const ABSENT_I: i64 = i64::MIN;
+const ABSENT_W: u16 = 0xFFFF;
+const ABSENT_U8: u8 = 0;
+const ABSENT_KW: u8 = 0xFF;
+
+// ---------------------------------------------------------------------------------------
+// Encoding
+// ---------------------------------------------------------------------------------------
+
+/// Appends a RESP passthrough frame carrying `args` as a multibulk request.
+pub fn write_passthrough(out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) {
+    let mut text = Vec::new();
+    write_command(&mut text, args);
+    write_passthrough_text(out, mux, &text);
+}
+
+/// Appends a RESP passthrough frame carrying `resp` verbatim.
+///
+/// `resp` should be one complete RESP request; the length must fit in a u32.
+pub fn write_passthrough_text(out: &mut Vec<u8>, mux: u16, resp: &[u8]) {
+    out.extend_from_slice(&PASSTHROUGH_OPCODE.to_be_bytes());
+    out.extend_from_slice(&mux.to_be_bytes());
+    out.extend_from_slice(&(resp.len() as u32).to_be_bytes());
+    out.extend_from_slice(resp);
+}
+
+/// Appends a `MUX_CREATE` control frame (sent on channel `mux`) opening channel `id`.
+pub fn write_mux_create(out: &mut Vec<u8>, mux: u16, id: u16) {
+    out.extend_from_slice(&CONTROL_MUX_CREATE.to_be_bytes());
+    out.extend_from_slice(&mux.to_be_bytes());
+    out.extend_from_slice(&id.to_be_bytes());
+}
+
+/// Appends a `MUX_CLOSE` control frame (sent on channel `mux`) closing channel `id`.
+pub fn write_mux_close(out: &mut Vec<u8>, mux: u16, id: u16) {
+    out.extend_from_slice(&CONTROL_MUX_CLOSE.to_be_bytes());
+    out.extend_from_slice(&mux.to_be_bytes());
+    out.extend_from_slice(&id.to_be_bytes());
+}
+
+/// Appends the RESP command `args` (name first) as one RESPB frame on channel `mux`.
+///
+/// Uses the command's native layout when it carries every argument exactly, and RESP
+/// passthrough otherwise (see the module docs). An empty `args` is sent as passthrough.
+pub fn encode_command(out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) -> Encoding {
+    let start = out.len();
+    if let Some(cmd) = args.first().and_then(|name| table::by_name(name)) {
+        if encode_native(out, mux, cmd, args.get(1..).unwrap_or(&[])).is_some()
+            && verify(out.get(start..).unwrap_or(&[]), args)
+        {
+            return Encoding::Native(cmd);
+        }
+        out.truncate(start);
+    }
+    write_passthrough(out, mux, args);
+    Encoding::Passthrough
+}
+
+/// Decodes what was just written and checks it gives back exactly `args`.
+fn verify(frame: &[u8], args: &[&[u8]]) -> bool {
+    let limits = Limits {
+        max_bulk_len: usize::MAX,
+        max_aggregate_len: usize::MAX,
+        max_depth: 1,
+    };
+    let mut f = Frame::default();
+    match decode_with(frame, &limits, &mut f, table::core_by_op) {
+        Ok(Some(n)) if n == frame.len() => {}
+        _ => return false,
+    }
+    let mut back = Vec::new();
+    if frame_to_args(&f, &limits, &mut back).is_err() || back.len() != args.len() {
+        return false;
+    }
+    back.iter().zip(args).enumerate().all(|(i, (b, a))| {
+        if i == 0 {
+            b.eq_ignore_ascii_case(a)
+        } else {
+            b.as_slice() == *a
+        }
+    })
+}
+
+fn min_args(f: &F) -> usize {
+    match f {
+        F::S | F::V | F::I | F::D | F::W | F::U8 | F::Kw(_) | F::Lit(_) | F::NumArg(_) => 1,
+        F::Flags(_) | F::FlagsExp(_) | F::Rest(_) | F::Opt(_) | F::OptKw(..) => 0,
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(arg: &[u8]) -> Option<T> {
+    std::str::from_utf8(arg).ok()?.parse::<T>().ok()
+}
+
+/// Writes one scalar field from one argument; `optional` forbids the sentinel value.
+fn put_scalar(out: &mut Vec<u8>, f: &F, arg: &[u8], optional: bool) -> Option<()> {
+    match f {
+        F::S => {
+            let n = u16::try_from(arg.len()).ok().filter(|&n| n != ABSENT_S)?;
+            out.extend_from_slice(&n.to_be_bytes());
+            out.extend_from_slice(arg);
+        }
+        F::V => {
+            let n = u32::try_from(arg.len()).ok().filter(|&n| n != ABSENT_V)?;
+            out.extend_from_slice(&n.to_be_bytes());
+            out.extend_from_slice(arg);
+        }
+        F::I => {
+            let v: i64 = parse_num(arg)?;
+            if optional && v == ABSENT_I {
+                return None;
+            }
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        F::D => {
+            let v: f64 = parse_num(arg)?;
+            if format_double(v).as_bytes() != arg {
+                return None;
+            }
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        F::W => {
+            let v: u16 = parse_num(arg)?;
+            if optional && v == ABSENT_W {
+                return None;
+            }
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        F::U8 => {
+            let v: u8 = parse_num(arg)?;
+            if optional && v == ABSENT_U8 {
+                return None;
+            }
+            out.push(v);
+        }
+        F::Kw(words) => {
+            let i = words.iter().position(|w| w.as_bytes() == arg)?;
+            out.push(u8::try_from(i).ok()?);
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+fn put_sentinel(out: &mut Vec<u8>, f: &F) {
+    match f {
+        F::S | F::W => out.extend_from_slice(&ABSENT_S.to_be_bytes()),
+        F::V => out.extend_from_slice(&ABSENT_V.to_be_bytes()),
+        F::I => out.extend_from_slice(&ABSENT_I.to_be_bytes()),
+        F::U8 => out.push(ABSENT_U8),
+        F::Kw(_) => out.push(ABSENT_KW),
+        // Layouts only make S, V, I, W, U8 and Kw optional.
+        _ => {}
+    }
+}
+
+fn encode_native(out: &mut Vec<u8>, mux: u16, cmd: &Command, args: &[&[u8]]) -> Option<()> {
+    match cmd.op {
+        Op::Core(op) => {
+            out.extend_from_slice(&op.to_be_bytes());
+            out.extend_from_slice(&mux.to_be_bytes());
+        }
+        Op::Module(sub) => {
+            out.extend_from_slice(&MODULE_OPCODE.to_be_bytes());
+            out.extend_from_slice(&mux.to_be_bytes());
+            out.extend_from_slice(&sub.to_be_bytes());
+        }
+    }
+    let mut i = 0usize;
+    for (fi, f) in cmd.layout.iter().enumerate() {
+        let after: usize = cmd
+            .layout
+            .get(fi + 1..)
+            .unwrap_or(&[])
+            .iter()
+            .map(min_args)
+            .sum();
+        let left = args.len().saturating_sub(i);
+        match f {
+            F::S | F::V | F::I | F::D | F::W | F::U8 | F::Kw(_) => {
+                put_scalar(out, f, args.get(i)?, false)?;
+                i += 1;
+            }
+            F::Lit(word) => {
+                if *args.get(i)? != word.as_bytes() {
+                    return None;
+                }
+                i += 1;
+            }
+            F::Flags(table) => {
+                let mut bits = 0u8;
+                while let Some(&(_, bit)) = args
+                    .get(i)
+                    .and_then(|a| table.iter().find(|(w, _)| w.as_bytes() == *a))
+                {
+                    if bits & bit != 0 {
+                        return None;
+                    }
+                    bits |= bit;
+                    i += 1;
+                }
+                out.push(bits);
+            }
+            F::FlagsExp(table) => {
+                let mut bits = 0u8;
+                let mut value: Option<i64> = None;
+                while let Some(&(_, bit, takes)) = args
+                    .get(i)
+                    .and_then(|a| table.iter().find(|(w, _, _)| w.as_bytes() == *a))
+                {
+                    if bits & bit != 0 {
+                        return None;
+                    }
+                    bits |= bit;
+                    i += 1;
+                    if takes {
+                        if value.is_some() {
+                            return None;
+                        }
+                        value = Some(parse_num(args.get(i)?)?);
+                        i += 1;
+                    }
+                }
+                out.push(bits);
+                out.extend_from_slice(&value.unwrap_or(0).to_be_bytes());
+            }
+            F::Rest(group) | F::NumArg(group) => {
+                let n = if let F::NumArg(_) = f {
+                    let n: usize = parse_num(args.get(i)?)?;
+                    i += 1;
+                    n
+                } else {
+                    let avail = left.checked_sub(after)?;
+                    if avail % group.len() != 0 {
+                        return None;
+                    }
+                    avail / group.len()
+                };
+                out.extend_from_slice(&u16::try_from(n).ok()?.to_be_bytes());
+                for _ in 0..n {
+                    for g in group.iter() {
+                        put_scalar(out, g, args.get(i)?, false)?;
+                        i += 1;
+                    }
+                }
+            }
+            F::Opt(inner) => {
+                if left > after {
+                    put_scalar(out, inner, args.get(i)?, true)?;
+                    i += 1;
+                } else {
+                    put_sentinel(out, inner);
+                }
+            }
+            F::OptKw(word, group) => {
+                if args.get(i).is_some_and(|a| *a == word.as_bytes()) {
+                    i += 1;
+                    for g in group.iter() {
+                        put_scalar(out, g, args.get(i)?, true)?;
+                        i += 1;
+                    }
+                } else {
+                    for g in group.iter() {
+                        put_sentinel(out, g);
+                    }
+                }
+            }
+        }
+    }
+    (i == args.len()).then_some(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------
+
+/// Decodes request frames. Holds a dense opcode table for constant-time lookup.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    core: Vec<Option<&'static Command>>,
+    limits: Limits,
+}
+
+impl Decoder {
+    /// A decoder enforcing `limits` (bulk length for `v` fields and passthrough payloads,
+    /// aggregate length for counts).
+    pub fn new(limits: Limits) -> Self {
+        let mut core = vec![None; 0x0400];
+        for c in table::CORE {
+            if let Op::Core(op) = c.op {
+                if let Some(slot) = core.get_mut(usize::from(op)) {
+                    *slot = Some(c);
+                }
+            }
+        }
+        Decoder { core, limits }
+    }
+
+    /// Decodes the frame at the start of `buf` into `frame`; returns its length, or
+    /// `Ok(None)` when `buf` holds only a prefix of a frame.
+    ///
+    /// # Errors
+    ///
+    /// A [`ProtoError`] with the byte offset for an unknown opcode or module command, a
+    /// length or count beyond the limits, an "absent" marker in a required field, an
+    /// enum index or flag bit the table does not define.
+    #[inline]
+    pub fn decode<'a>(
+        &self,
+        buf: &'a [u8],
+        frame: &mut Frame<'a>,
+    ) -> Result<Option<usize>, ProtoError> {
+        decode_with(buf, &self.limits, frame, |op| {
+            self.core.get(usize::from(op)).copied().flatten()
+        })
+    }
+}
+
+/// Decodes one frame with a default [`Decoder`]'s table lookup (binary search).
+///
+/// # Errors
+///
+/// As [`Decoder::decode`].
+pub fn decode_frame<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    frame: &mut Frame<'a>,
+) -> Result<Option<usize>, ProtoError> {
+    decode_with(buf, limits, frame, table::core_by_op)
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+/// `Err` = malformed, `Ok(None)` = need more.
+type Step<T> = Result<Option<T>, ProtoError>;
+
+macro_rules! need {
+    ($e:expr) => {
+        match $e? {
+            Some(v) => v,
+            None => return Ok(None),
+        }
+    };
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.buf.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+    #[inline]
+    fn u8(&mut self) -> Step<u8> {
+        Ok(self.take(1).and_then(|s| s.first().copied()))
+    }
+    #[inline]
+    fn u16(&mut self) -> Step<u16> {
+        Ok(self.take(2).map(|s| {
+            let mut a = [0u8; 2];
+            a.copy_from_slice(s);
+            u16::from_be_bytes(a)
+        }))
+    }
+    #[inline]
+    fn u32(&mut self) -> Step<u32> {
+        Ok(self.take(4).map(|s| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(s);
+            u32::from_be_bytes(a)
+        }))
+    }
+    #[inline]
+    fn u64(&mut self) -> Step<u64> {
+        Ok(self.take(8).map(|s| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(s);
+            u64::from_be_bytes(a)
+        }))
+    }
+}
+
+fn decode_with<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    frame: &mut Frame<'a>,
+    core: impl Fn(u16) -> Option<&'static Command>,
+) -> Result<Option<usize>, ProtoError> {
+    frame.fields.clear();
+    let mut r = Reader { buf, pos: 0 };
+    let op = need!(r.u16());
+    let mux = need!(r.u16());
+    frame.mux = mux;
+    let cmd = match op {
+        PASSTHROUGH_OPCODE => {
+            let at = r.pos;
+            let len = need!(r.u32()) as usize;
+            if len > limits.max_bulk_len {
+                return Err(ProtoError::new(
+                    at,
+                    format!("a passthrough length of at most {}", limits.max_bulk_len),
+                    format!("{len}"),
+                ));
+            }
+            let text = match r.take(len) {
+                Some(t) => t,
+                None => return Ok(None),
+            };
+            frame.kind = FrameKind::Passthrough;
+            frame.fields.push(Field::Bytes(text));
+            return Ok(Some(r.pos));
+        }
+        CONTROL_MUX_CREATE | CONTROL_MUX_CLOSE => {
+            let id = need!(r.u16());
+            frame.kind = if op == CONTROL_MUX_CREATE {
+                FrameKind::MuxCreate(id)
+            } else {
+                FrameKind::MuxClose(id)
+            };
+            return Ok(Some(r.pos));
+        }
+        MODULE_OPCODE => {
+            let at = r.pos;
+            let sub = need!(r.u32());
+            match table::module_by_sub(sub) {
+                Some(c) => c,
+                None => {
+                    return Err(ProtoError::new(
+                        at,
+                        "a known module subcommand (JSON 0x0000xxxx, BF 0x0001xxxx, FT 0x0002xxxx)",
+                        format!("0x{sub:08x}"),
+                    ))
+                }
+            }
+        }
+        _ => match core(op) {
+            Some(c) => c,
+            None => return Err(ProtoError::new(
+                0,
+                "a request opcode (a core command of the table, 0xF000, 0xFF00, 0xFF01 or 0xFFFF)",
+                format!("0x{op:04x}"),
+            )),
+        },
+    };
+    frame.kind = FrameKind::Command(cmd);
+    for f in cmd.layout {
+        need!(read_field(&mut r, f, limits, &mut frame.fields));
+    }
+    Ok(Some(r.pos))
+}
+
+/// Reads one scalar; `Ok(Some(None))` is the "absent" sentinel.
+#[inline]
+fn read_scalar<'a>(r: &mut Reader<'a>, f: &F, limits: &Limits) -> Step<Option<Field<'a>>> {
+    let at = r.pos;
+    let v = match f {
+        F::S => {
+            let n = need!(r.u16());
+            if n == ABSENT_S {
+                return Ok(Some(None));
+            }
+            match r.take(usize::from(n)) {
+                Some(s) => Field::Bytes(s),
+                None => return Ok(None),
+            }
+        }
+        F::V => {
+            let n = need!(r.u32());
+            if n == ABSENT_V {
+                return Ok(Some(None));
+            }
+            let n = n as usize;
+            if n > limits.max_bulk_len {
+                return Err(ProtoError::new(
+                    at,
+                    format!("a value length of at most {}", limits.max_bulk_len),
+                    format!("{n}"),
+                ));
+            }
+            match r.take(n) {
+                Some(s) => Field::Bytes(s),
+                None => return Ok(None),
+            }
+        }
+        F::I => Field::Int(need!(r.u64()) as i64),
+        F::D => Field::Double(f64::from_bits(need!(r.u64()))),
+        F::W => Field::Word(need!(r.u16())),
+        F::U8 => Field::Byte(need!(r.u8())),
+        F::Kw(words) => {
+            let b = need!(r.u8());
+            if b == ABSENT_KW {
+                return Ok(Some(None));
+            }
+            if usize::from(b) >= words.len() {
+                return Err(ProtoError::new(
+                    at,
+                    format!(
+                        "one of {} keyword indexes ({})",
+                        words.len(),
+                        words.join("|")
+                    ),
+                    format!("index {b}"),
+                ));
+            }
+            Field::Byte(b)
+        }
+        _ => return Ok(Some(None)),
+    };
+    Ok(Some(Some(v)))
+}
+
+fn is_sentinel(f: &F, v: &Field<'_>) -> bool {
+    matches!(
+        (f, v),
+        (F::I, Field::Int(ABSENT_I))
+            | (F::W, Field::Word(ABSENT_W))
+            | (F::U8, Field::Byte(ABSENT_U8))
+    )
+}
+
+fn absent_here(at: usize) -> ProtoError {
+    ProtoError::new(
+        at,
+        "a present value in a required field",
+        "the \"absent\" marker",
+    )
+}
+
+#[inline]
+fn read_field<'a>(
+    r: &mut Reader<'a>,
+    f: &F,
+    limits: &Limits,
+    out: &mut Vec<Field<'a>>,
+) -> Step<()> {
+    let at = r.pos;
+    match f {
+        F::S | F::V | F::I | F::D | F::W | F::U8 | F::Kw(_) => {
+            match need!(read_scalar(r, f, limits)) {
+                Some(v) => out.push(v),
+                None => return Err(absent_here(at)),
+            }
+        }
+        F::Lit(_) => {}
+        F::Flags(table) => {
+            let b = need!(r.u8());
+            check_bits(at, b, table.iter().fold(0u8, |m, (_, bit)| m | bit))?;
+            out.push(Field::Byte(b));
+        }
+        F::FlagsExp(table) => {
+            let b = need!(r.u8());
+            let e = need!(r.u64()) as i64;
+            check_bits(at, b, table.iter().fold(0u8, |m, (_, bit, _)| m | bit))?;
+            out.push(Field::Byte(b));
+            out.push(Field::Int(e));
+        }
+        F::Rest(group) | F::NumArg(group) => {
+            let n = need!(r.u16());
+            if usize::from(n) > limits.max_aggregate_len {
+                return Err(ProtoError::new(
+                    at,
+                    format!("a count of at most {}", limits.max_aggregate_len),
+                    format!("{n}"),
+                ));
+            }
+            out.push(Field::Word(n));
+            for _ in 0..n {
+                for g in group.iter() {
+                    let gat = r.pos;
+                    match need!(read_scalar(r, g, limits)) {
+                        Some(v) => out.push(v),
+                        None => return Err(absent_here(gat)),
+                    }
+                }
+            }
+        }
+        F::Opt(inner) => match need!(read_scalar(r, inner, limits)) {
+            Some(v) if !is_sentinel(inner, &v) => out.push(v),
+            _ => out.push(Field::Absent),
+        },
+        F::OptKw(_, group) => {
+            let mut present = 0usize;
+            let mark = out.len();
+            for g in group.iter() {
+                match need!(read_scalar(r, g, limits)) {
+                    Some(v) if !is_sentinel(g, &v) => {
+                        present += 1;
+                        out.push(v);
+                    }
+                    _ => {}
+                }
+            }
+            if present == 0 {
+                out.push(Field::Absent);
+            } else if present != group.len() {
+                return Err(ProtoError::new(
+                    at,
+                    "all values of an optional keyword group present, or all absent",
+                    "a mix",
+                ));
+            } else {
+                debug_assert_eq!(out.len(), mark + group.len());
+            }
+        }
+    }
+    Ok(Some(()))
+}
+
+fn check_bits(at: usize, b: u8, defined: u8) -> Result<(), ProtoError> {
+    if b & !defined != 0 {
+        Err(ProtoError::new(
+            at,
+            format!("flag bits within 0x{defined:02x}"),
+            format!("0x{b:02x}"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Frame → RESP arguments
+// ---------------------------------------------------------------------------------------
+
+/// Converts a decoded command or passthrough frame into RESP arguments (name first),
+/// appending them to `out` (cleared first).
+///
+/// # Errors
+///
+/// A [`ProtoError`] when a passthrough payload is not exactly one complete RESP request
+/// (offsets count from the start of the payload), or when the frame is a control frame,
+/// which has no RESP form.
+pub fn frame_to_args(
+    frame: &Frame<'_>,
+    limits: &Limits,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<(), ProtoError> {
+    out.clear();
+    let cmd = match frame.kind {
+        FrameKind::Command(c) => c,
+        FrameKind::Passthrough => {
+            let text = match frame.fields.first() {
+                Some(Field::Bytes(t)) => *t,
+                _ => &[],
+            };
+            let mut args = Vec::new();
+            return match parse_request(text, limits, &mut args)? {
+                Some(n) if n == text.len() && !args.is_empty() => {
+                    out.extend(args.iter().map(|a| a.to_vec()));
+                    Ok(())
+                }
+                Some(n) if n == text.len() => {
+                    Err(ProtoError::new(0, "a command", "an empty request"))
+                }
+                Some(n) => Err(ProtoError::new(
+                    n,
+                    "the end of the passthrough payload after one request",
+                    format!("{} more bytes", text.len() - n),
+                )),
+                None => Err(ProtoError::new(
+                    text.len(),
+                    "a complete RESP request in the passthrough payload",
+                    "the end of the payload",
+                )),
+            };
+        }
+        FrameKind::MuxCreate(_) | FrameKind::MuxClose(_) => {
+            return Err(ProtoError::new(
+                0,
+                "a command or passthrough frame",
+                "a mux control frame, which has no RESP form",
+            ))
+        }
+    };
+    out.push(cmd.name.as_bytes().to_vec());
+    let mut fields = frame.fields.iter();
+    for f in cmd.layout {
+        push_args(f, &mut fields, out);
+    }
+    Ok(())
+}
+
+fn scalar_text(f: &F, v: &Field<'_>) -> Vec<u8> {
+    match (f, v) {
+        (F::Kw(words), Field::Byte(b)) => words
+            .get(usize::from(*b))
+            .map(|w| w.as_bytes().to_vec())
+            .unwrap_or_default(),
+        (_, Field::Bytes(b)) => b.to_vec(),
+        (_, Field::Int(i)) => i.to_string().into_bytes(),
+        (_, Field::Double(d)) => format_double(*d).into_bytes(),
+        (_, Field::Byte(b)) => b.to_string().into_bytes(),
+        (_, Field::Word(w)) => w.to_string().into_bytes(),
+        (_, Field::Absent) => Vec::new(),
+    }
+}
+
+fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &mut Vec<Vec<u8>>) {
+    match f {
+        F::S | F::V | F::I | F::D | F::W | F::U8 | F::Kw(_) => {
+            if let Some(v) = fields.next() {
+                out.push(scalar_text(f, v));
+            }
+        }
+        F::Lit(word) => out.push(word.as_bytes().to_vec()),
+        F::Flags(table) => {
+            if let Some(Field::Byte(b)) = fields.next() {
+                for (w, bit) in table.iter() {
+                    if b & bit != 0 {
+                        out.push(w.as_bytes().to_vec());
+                    }
+                }
+            }
+        }
+        F::FlagsExp(table) => {
+            let b = match fields.next() {
+                Some(Field::Byte(b)) => *b,
+                _ => 0,
+            };
+            let e = match fields.next() {
+                Some(Field::Int(e)) => *e,
+                _ => 0,
+            };
+            for (w, bit, takes) in table.iter() {
+                if b & bit != 0 {
+                    out.push(w.as_bytes().to_vec());
+                    if *takes {
+                        out.push(e.to_string().into_bytes());
+                    }
+                }
+            }
+        }
+        F::Rest(group) | F::NumArg(group) => {
+            let n = match fields.next() {
+                Some(Field::Word(n)) => *n,
+                _ => 0,
+            };
+            if let F::NumArg(_) = f {
+                out.push(n.to_string().into_bytes());
+            }
+            for _ in 0..n {
+                for g in group.iter() {
+                    if let Some(v) = fields.next() {
+                        out.push(scalar_text(g, v));
+                    }
+                }
+            }
+        }
+        F::Opt(inner) => {
+            if let Some(v) = fields.next() {
+                if *v != Field::Absent {
+                    out.push(scalar_text(inner, v));
+                }
+            }
+        }
+        F::OptKw(word, group) => {
+            // Absent groups are one `Absent` field; present groups are their scalars.
+            let mut peek = fields.next();
+            if peek == Some(&Field::Absent) || peek.is_none() {
+                return;
+            }
+            out.push(word.as_bytes().to_vec());
+            for g in group.iter() {
+                if let Some(v) = peek.take().or_else(|| fields.next()) {
+                    out.push(scalar_text(g, v));
+                }
+            }
+        }
+    }
+}
