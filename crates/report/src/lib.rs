@@ -1,0 +1,14 @@
+//! Renderers of `resplab compare`: the exact text of ministat and benchstat, and
+//! resplab's own comparison report in text, Markdown, JSON and CSV.
+//!
+//! Input is a [`resplab_results::sample::SampleSet`] (observations grouped by workload,
+//! metric and label); statistics come from `resplab-stats`. Nothing here reads files,
+//! the environment or the terminal: every renderer returns a `String`.
+//!
+//! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
+//! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
+
+pub mod benchstat;
+pub mod cfmt;
+pub mod ministat;
+pub mod texttab;
