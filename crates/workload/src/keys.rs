@@ -295,6 +295,19 @@ pub(crate) fn write_rand_int(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits);
 }
 
+/// Overwrites `slot` (12 bytes) with `n` as 12 zero-padded digits, like
+/// [`write_rand_int`] but in place. A slot of another length is left as it is.
+#[inline]
+pub(crate) fn patch_rand_int(slot: &mut [u8], mut n: u64) {
+    if slot.len() != 12 {
+        return;
+    }
+    for d in slot.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,6 +335,11 @@ mod tests {
         v.clear();
         write_rand_int(&mut v, 1_234_567_890_123);
         assert_eq!(v, b"234567890123");
+        let mut slot = *b"key:__rand_int__";
+        patch_rand_int(&mut slot[4..], 907);
+        assert_eq!(&slot, b"key:000000000907");
+        patch_rand_int(&mut slot[..3], 1);
+        assert_eq!(&slot, b"key:000000000907");
     }
 
     #[test]

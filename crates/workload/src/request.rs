@@ -120,6 +120,23 @@ impl Request {
         (self.bytes.capacity(), self.ends.capacity())
     }
 
+    /// Replaces the arguments with a prepared image: `bytes` back to back and their
+    /// `ends`. Two copies, no per-argument work (used for requests whose layout never
+    /// changes).
+    #[inline]
+    pub(crate) fn load(&mut self, bytes: &[u8], ends: &[usize]) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.ends.clear();
+        self.ends.extend_from_slice(ends);
+    }
+
+    /// The argument bytes, for patching fixed-width fields of a loaded image in place.
+    #[inline]
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
     /// Makes room for at least `bytes` argument bytes and `args` arguments in total, so
     /// that requests up to that size never allocate.
     pub fn reserve_total(&mut self, bytes: usize, args: usize) {

@@ -19,7 +19,9 @@
 
 use crate::catalog::payload;
 use crate::error::WorkloadError;
-use crate::keys::{write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace};
+use crate::keys::{
+    patch_rand_int, write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace,
+};
 use crate::request::Request;
 use crate::seed::{derive_seed, stream_rng, SeedPurpose};
 use crate::spec::{WorkloadKind, WorkloadSpec};
@@ -69,6 +71,80 @@ struct CompiledCommand {
     template: CompiledTemplate,
     pattern: KeyPattern,
     inline: bool,
+    /// The whole request prepared in advance, when its layout never changes.
+    image: Option<Image>,
+}
+
+/// A request whose bytes are the same every time except for fixed-width
+/// `__rand_int__` fields: copied whole, then patched in place (what redis-benchmark
+/// does with its command buffer). Used when a command has no `__key__` and its
+/// `__data__`, if any, is the same in every request (the redis-benchmark catalog).
+#[derive(Debug)]
+struct Image {
+    bytes: Box<[u8]>,
+    ends: Box<[usize]>,
+    /// Offsets of the 12-byte `__rand_int__` fields in `bytes`.
+    slots: Box<[usize]>,
+}
+
+impl Image {
+    fn build(t: &CompiledTemplate, values: &ValueSource) -> Option<Image> {
+        if t.uses_key {
+            return None;
+        }
+        let fixed_data: Option<&[u8]> = match values {
+            ValueSource::Fixed(b) => Some(b),
+            ValueSource::Pool { .. } => None,
+        };
+        let mut bytes = Vec::new();
+        let mut ends = Vec::new();
+        let mut slots = Vec::new();
+        for arg in &t.args {
+            match arg {
+                ArgTemplate::Fixed(b) => bytes.extend_from_slice(b),
+                ArgTemplate::Pieces(pieces) => {
+                    for p in pieces.iter() {
+                        match p {
+                            Piece::Lit(b) => bytes.extend_from_slice(b),
+                            Piece::RandInt => {
+                                slots.push(bytes.len());
+                                bytes.extend_from_slice(b"000000000000");
+                            }
+                            Piece::Data => bytes.extend_from_slice(fixed_data?),
+                            Piece::Key => return None,
+                        }
+                    }
+                }
+            }
+            ends.push(bytes.len());
+        }
+        Some(Image {
+            bytes: bytes.into_boxed_slice(),
+            ends: ends.into_boxed_slice(),
+            slots: slots.into_boxed_slice(),
+        })
+    }
+}
+
+impl CompiledCommand {
+    fn new(template: CompiledTemplate, pattern: KeyPattern, inline: bool) -> Self {
+        CompiledCommand {
+            template,
+            pattern,
+            inline,
+            image: None,
+        }
+    }
+}
+
+impl CompiledPhase {
+    /// Prepares the request images of the commands that allow one.
+    fn with_images(mut self) -> Self {
+        for c in &mut self.commands {
+            c.image = Image::build(&c.template, &self.values);
+        }
+        self
+    }
 }
 
 impl Workload {
@@ -92,19 +168,22 @@ impl Workload {
                         title: test.title().to_string(),
                         commands: vec![test.name().to_string()],
                     });
-                    compiled.push(Arc::new(CompiledPhase {
-                        index: i as u64,
-                        seed,
-                        commands: vec![CompiledCommand {
-                            template: tpl,
-                            pattern: KeyPattern::Random,
-                            inline: test.is_inline(),
-                        }],
-                        cycle: Box::new([0]),
-                        keys: KeySpace::default(),
-                        values: ValueSource::Fixed(data.clone()),
-                        rand_range: t.random_keyspace,
-                    }));
+                    compiled.push(Arc::new(
+                        CompiledPhase {
+                            index: i as u64,
+                            seed,
+                            commands: vec![CompiledCommand::new(
+                                tpl,
+                                KeyPattern::Random,
+                                test.is_inline(),
+                            )],
+                            cycle: Box::new([0]),
+                            keys: KeySpace::default(),
+                            values: ValueSource::Fixed(data.clone()),
+                            rand_range: t.random_keyspace,
+                        }
+                        .with_images(),
+                    ));
                 }
             }
             WorkloadKind::Mix(m) => {
@@ -123,29 +202,24 @@ impl Workload {
                     ),
                     commands: vec!["SET".to_string(), "GET".to_string()],
                 });
-                compiled.push(Arc::new(CompiledPhase {
-                    index: 0,
-                    seed,
-                    commands: vec![
-                        CompiledCommand {
-                            template: set,
-                            pattern: m.set_pattern,
-                            inline: false,
-                        },
-                        CompiledCommand {
-                            template: get,
-                            pattern: m.get_pattern,
-                            inline: false,
-                        },
-                    ],
-                    cycle: cycle.into_boxed_slice(),
-                    keys: m.keys.clone(),
-                    values: ValueSource::pool(
-                        &m.values,
-                        derive_seed(seed, SeedPurpose::Values, 0, 0),
-                    ),
-                    rand_range: None,
-                }));
+                compiled.push(Arc::new(
+                    CompiledPhase {
+                        index: 0,
+                        seed,
+                        commands: vec![
+                            CompiledCommand::new(set, m.set_pattern, false),
+                            CompiledCommand::new(get, m.get_pattern, false),
+                        ],
+                        cycle: cycle.into_boxed_slice(),
+                        keys: m.keys.clone(),
+                        values: ValueSource::pool(
+                            &m.values,
+                            derive_seed(seed, SeedPurpose::Values, 0, 0),
+                        ),
+                        rand_range: None,
+                    }
+                    .with_images(),
+                ));
             }
             WorkloadKind::Commands(c) => {
                 let rand = c.random_keyspace.is_some();
@@ -156,11 +230,7 @@ impl Workload {
                     let tpl = template::compile(&cmd.template, "--command", rand)?;
                     names.push(unique_name(&names, &command_name(&tpl)));
                     cycle.resize(cycle.len() + cmd.ratio as usize, i as u32);
-                    commands.push(CompiledCommand {
-                        template: tpl,
-                        pattern: cmd.key_pattern,
-                        inline: false,
-                    });
+                    commands.push(CompiledCommand::new(tpl, cmd.key_pattern, false));
                 }
                 let title: Vec<&str> = c.commands.iter().map(|c| c.template.as_str()).collect();
                 phases.push(Phase {
@@ -168,18 +238,21 @@ impl Workload {
                     title: title.join("; "),
                     commands: names,
                 });
-                compiled.push(Arc::new(CompiledPhase {
-                    index: 0,
-                    seed,
-                    commands,
-                    cycle: cycle.into_boxed_slice(),
-                    keys: c.keys.clone(),
-                    values: ValueSource::pool(
-                        &c.values,
-                        derive_seed(seed, SeedPurpose::Values, 0, 0),
-                    ),
-                    rand_range: c.random_keyspace,
-                }));
+                compiled.push(Arc::new(
+                    CompiledPhase {
+                        index: 0,
+                        seed,
+                        commands,
+                        cycle: cycle.into_boxed_slice(),
+                        keys: c.keys.clone(),
+                        values: ValueSource::pool(
+                            &c.values,
+                            derive_seed(seed, SeedPurpose::Values, 0, 0),
+                        ),
+                        rand_range: c.random_keyspace,
+                    }
+                    .with_images(),
+                ));
             }
         }
         let mut setup = Vec::new();
@@ -313,6 +386,19 @@ impl Generator {
             return idx;
         };
         req.set_inline(cmd.inline);
+        if let Some(image) = &cmd.image {
+            req.load(&image.bytes, &image.ends);
+            if !image.slots.is_empty() {
+                let buf = req.bytes_mut();
+                for &at in image.slots.iter() {
+                    let n = rand_int.as_ref().map_or(0, |u| u.sample(rng));
+                    if let Some(slot) = buf.get_mut(at..at + 12) {
+                        patch_rand_int(slot, n);
+                    }
+                }
+            }
+            return idx;
+        }
         let key = if cmd.template.uses_key {
             samplers.get_mut(idx).map_or(0, |s| s.next(rng))
         } else {
