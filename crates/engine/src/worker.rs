@@ -332,6 +332,14 @@ impl<'a> Worker<'a> {
         loop {
             let now = self.now_ns();
             if stopped_at.is_none() && self.should_stop_sending(now) {
+                if self.open_loop && !self.interrupted() {
+                    // The test time is over: what came due before its end still goes
+                    // out (late, with its lag recorded) if the cap allows.
+                    for i in 0..self.conns.len() {
+                        self.fill_open(i, now);
+                        self.flush(i);
+                    }
+                }
                 stopped_at = Some(now);
                 self.count_unsent(now);
             }
@@ -420,9 +428,12 @@ impl<'a> Worker<'a> {
     }
 
     fn should_stop_sending(&self, now: u64) -> bool {
-        self.a.stop.is_stopped()
-            || self.a.shared.abort.load(Ordering::Relaxed)
-            || self.end_ns.is_some_and(|e| now >= e)
+        self.interrupted() || self.end_ns.is_some_and(|e| now >= e)
+    }
+
+    /// Stopped by the user or by a lost server (not by the test time).
+    fn interrupted(&self) -> bool {
+        self.a.stop.is_stopped() || self.a.shared.abort.load(Ordering::Relaxed)
     }
 
     fn all_done(&self) -> bool {

@@ -1,0 +1,192 @@
+//! Dropped connections, dead servers and malformed replies: counted, never a panic or a
+//! hang.
+
+mod common;
+
+use common::*;
+use resplab_engine::{run, Budget, Progress, ReconnectPolicy, StopToken};
+use resplab_results::RunEnd;
+use resplab_testkit::fake::{FakeServer, Script, Stall};
+use resplab_testkit::redis::RedisServer;
+use resplab_workload::TestName;
+use std::time::{Duration, Instant};
+
+fn fake_config(server: &FakeServer, requests: u64) -> resplab_engine::RunConfig {
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 1;
+    cfg.budget = Budget::Requests(requests);
+    cfg.request_timeout = Duration::from_millis(500);
+    cfg
+}
+
+#[test]
+fn reconnects_after_client_kill() {
+    let server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 4;
+    cfg.pipeline = 4;
+    cfg.budget = Budget::Duration(Duration::from_millis(1200));
+    let wl = tests_workload(&[TestName::Set], Some(1000), 0);
+    let killer = {
+        let mut c = server.client().unwrap();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            c.cmd(&["CLIENT", "KILL", "TYPE", "normal"])
+                .unwrap()
+                .as_int()
+        })
+    };
+    let rec = run_quiet(&cfg, &wl);
+    let killed = killer.join().unwrap().unwrap();
+    assert_eq!(killed, 4, "the four load connections were killed");
+    assert_eq!(rec.end, RunEnd::Completed);
+    assert!(rec.connections.reconnects >= 4, "{:?}", rec.connections);
+    assert_eq!(rec.connections.opened, 4);
+    let set = &rec.commands["SET"];
+    assert!(set.requests > 100);
+    // Whatever was in flight when the connections died is counted, not lost silently.
+    assert_eq!(
+        set.errors,
+        set.error_kinds.get("connection_lost").copied().unwrap_or(0)
+    );
+    assert!(rec.warnings.iter().any(|w| w.kind == "reconnects"));
+    // Load went on after the kill.
+    let late: u64 = rec
+        .series
+        .iter()
+        .filter(|s| s.t_sec > 1.0)
+        .map(|s| s.requests)
+        .sum();
+    assert!(late > 0, "{:?}", rec.series);
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_it_with_partial_results() {
+    let mut server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.budget = Budget::Duration(Duration::from_secs(30));
+    cfg.reconnect = ReconnectPolicy {
+        initial_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(100),
+        give_up_after: Duration::from_millis(800),
+    };
+    let wl = tests_workload(&[TestName::Set, TestName::Get], None, 0);
+    let stop = StopToken::new();
+    let t0 = Instant::now();
+    let rec = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &wl, &stop, &mut |_: &Progress| {}));
+        std::thread::sleep(Duration::from_millis(400));
+        server.kill();
+        h.join().unwrap()
+    })
+    .expect("a lost server is a result, not an error");
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    let RunEnd::ServerLost { message } = &rec.end else {
+        panic!("expected ServerLost, got {:?}", rec.end);
+    };
+    assert!(message.contains("127.0.0.1"), "{message}");
+    assert!(rec.commands["SET"].requests > 0);
+    assert!(!rec.commands.contains_key("GET"));
+    assert!(rec.duration_sec > 0.2);
+}
+
+#[test]
+fn garbage_replies_are_protocol_errors() {
+    let fake = FakeServer::start(Script {
+        garbage_every: Some(50),
+        ..Script::default()
+    })
+    .unwrap();
+    let mut cfg = fake_config(&fake, 300);
+    cfg.pipeline = 8;
+    let wl = tests_workload(&[TestName::Set], None, 0);
+    let t0 = Instant::now();
+    let rec = run_quiet(&cfg, &wl);
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert_eq!(rec.end, RunEnd::Completed);
+    let set = &rec.commands["SET"];
+    assert!(
+        rec.connections.protocol_errors >= 3,
+        "{:?}",
+        rec.connections
+    );
+    assert_eq!(rec.connections.reconnects, rec.connections.protocol_errors);
+    let lost = set.error_kinds["protocol_error"];
+    assert!(lost >= rec.connections.protocol_errors);
+    // Every request either got a reply or was counted as lost to a reset.
+    assert_eq!(set.requests + lost, 300);
+}
+
+#[test]
+fn truncated_replies_and_closes_are_survived() {
+    let fake = FakeServer::start(Script {
+        truncate_at: Some(20),
+        ..Script::default()
+    })
+    .unwrap();
+    let cfg = fake_config(&fake, 100);
+    let wl = tests_workload(&[TestName::Get], None, 0);
+    let rec = run_quiet(&cfg, &wl);
+    let get = &rec.commands["GET"];
+    // Each connection answers 19 requests, then half a reply and a close: the 20th
+    // request of each of the five connections is lost.
+    assert_eq!(get.requests, 95);
+    assert_eq!(get.error_kinds["connection_lost"], 5);
+    assert!(rec.connections.reconnects >= 4, "{:?}", rec.connections);
+
+    let fake = FakeServer::start(Script {
+        close_after: Some(30),
+        ..Script::default()
+    })
+    .unwrap();
+    let rec = run_quiet(&fake_config(&fake, 100), &wl);
+    let get = &rec.commands["GET"];
+    let lost = get.error_kinds.get("connection_lost").copied().unwrap_or(0);
+    assert_eq!(get.requests + lost, 100);
+    assert!(
+        get.requests >= 90 && rec.connections.reconnects >= 3,
+        "{rec:?}"
+    );
+}
+
+#[test]
+fn error_replies_are_counted_per_kind() {
+    let fake = FakeServer::start(Script {
+        error_every: Some(10),
+        ..Script::default()
+    })
+    .unwrap();
+    let mut cfg = fake_config(&fake, 200);
+    cfg.pipeline = 5;
+    let wl = tests_workload(&[TestName::Set], None, 0);
+    let rec = run_quiet(&cfg, &wl);
+    let set = &rec.commands["SET"];
+    assert_eq!(set.requests, 200);
+    assert_eq!(set.errors, 20);
+    assert_eq!(set.error_kinds["ERR"], 20);
+    assert_eq!(rec.totals.errors, 20);
+    assert!(rec.warnings.iter().any(|w| w.kind == "errors"));
+    assert_eq!(rec.connections.reconnects, 0);
+}
+
+#[test]
+fn a_silent_server_times_out_instead_of_hanging() {
+    let fake = FakeServer::start(Script {
+        stall: Some(Stall {
+            every: 25,
+            duration: Duration::from_millis(1500),
+        }),
+        ..Script::default()
+    })
+    .unwrap();
+    let mut cfg = fake_config(&fake, 60);
+    cfg.request_timeout = Duration::from_millis(200);
+    let wl = tests_workload(&[TestName::PingMbulk], None, 0);
+    let t0 = Instant::now();
+    let rec = run_quiet(&cfg, &wl);
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    let ping = &rec.commands["PING_MBULK"];
+    assert!(ping.error_kinds["timeout"] >= 1, "{ping:?}");
+    assert!(rec.connections.reconnects >= 1);
+    assert_eq!(ping.requests + ping.errors, 60);
+}
