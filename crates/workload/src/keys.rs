@@ -16,7 +16,7 @@
 //!   and each stream walks its own slice sequentially, so together they touch every key
 //!   once per pass (memtier's "each client has a subset of the key range").
 //!
-//! [`KeySampler`] is the compiled, per-stream form used by [`crate::Generator`]; it
+//! `KeySampler` is the compiled, per-stream form used by [`crate::Generator`]; it
 //! draws from the stream's own RNG and keeps the sequential cursor.
 
 use crate::error::WorkloadError;

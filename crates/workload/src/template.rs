@@ -17,7 +17,7 @@
 //! `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\a` and `\xHH`; `'…'` quotes with only `\'`;
 //! a closing quote must be followed by whitespace or the end of the line.
 //!
-//! Compiling turns each argument into a list of [`Piece`]s once, so that
+//! Compiling turns each argument into a list of pieces once, so that
 //! [`crate::Generator`] only copies literal bytes and writes numbers per request.
 
 use crate::error::WorkloadError;
