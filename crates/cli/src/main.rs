@@ -19,7 +19,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Run, resume, list, inspect and export A/B experiments.
+    Experiment(cmd::experiment::ExperimentArgs),
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -30,7 +33,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let result: anyhow::Result<ExitCode> = match cli.command {};
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Experiment(a) => cmd::experiment::run(a),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -1,1 +1,3 @@
 //! One module per subcommand: `resplab bench` ↔ `bench.rs` ↔ `BenchArgs` ↔ `run`.
+
+pub mod experiment;

@@ -1,0 +1,602 @@
+//! `resplab experiment run|resume|list|status|export`: A/B experiments from a file.
+//!
+//! `run FILE` reads and validates the experiment file, registers it in the store and
+//! runs it; `--dry-run` prints the plan (every trial in order) with an estimated
+//! duration instead. `resume NAME` continues a stored experiment from its first missing
+//! trial, using the definition stored with it. `list`, `status` and `export` read the
+//! store. The progress display shows round, variant and trial, and after each round the
+//! running verdict per workload and variant: the paired Hodges-Lehmann estimate of the
+//! primary metric's ratio with its 95 % interval, or what could have been detected
+//! (MDE) when nothing is proven yet.
+//!
+//! `--smoke` (or `RESPLAB_SMOKE=1`) shrinks any experiment to 2 rounds of 2,000 requests
+//! without warm-up and stores it as `NAME-smoke`, so every example can be run in CI in
+//! seconds against a real server.
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+use resplab_engine::StopToken;
+use resplab_experiment::plan;
+use resplab_experiment::runner::{self, Event, Standing};
+use resplab_experiment::{Experiment, Overrides, TrialBudget};
+use resplab_store::Store;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Arguments of `resplab experiment`.
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Run an experiment file: variants × workloads × rounds, randomized interleaved.
+    Run(RunArgs),
+    /// Continue an interrupted experiment from its first missing trial.
+    Resume(ResumeArgs),
+    /// List stored experiments.
+    List(DbArg),
+    /// Show where an experiment stands: rounds, trials, invalid trials and why.
+    Status(NameArgs),
+    /// Write every trial of an experiment (counted or not) as JSON or CSV.
+    Export(ExportArgs),
+}
+
+/// `--db`.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// The result store (SQLite).
+    #[arg(long, default_value = resplab_store::DEFAULT_DB)]
+    pub db: PathBuf,
+}
+
+/// `experiment run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The experiment file (TOML; see docs/experiment.md).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the plan (trial order, estimated duration) and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tiny budgets for a quick check: 2 rounds of 2,000 requests, stored as NAME-smoke.
+    #[arg(long, env = "RESPLAB_SMOKE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub smoke: bool,
+    /// Override the number of rounds.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Override the per-trial budget with a request count per phase.
+    #[arg(long, conflicts_with = "test_time")]
+    pub requests: Option<u64>,
+    /// Override the per-trial budget with a duration per phase (e.g. 2s).
+    #[arg(long)]
+    pub test_time: Option<String>,
+    /// Only print a line per trial (no per-second progress).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `experiment resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The experiment's name.
+    pub name: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `experiment status`.
+#[derive(Debug, Args)]
+pub struct NameArgs {
+    pub name: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Json,
+    Csv,
+}
+
+/// `experiment export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    pub name: String,
+    #[command(flatten)]
+    pub db: DbArg,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `resplab experiment`.
+///
+/// # Errors
+/// Store, file and runner failures (exit code 2 via the caller); bad files print their
+/// placed message and return exit code 2 directly.
+pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Action::Run(a) => run_file(a),
+        Action::Resume(a) => resume(a),
+        Action::List(a) => list(&a),
+        Action::Status(a) => status(a),
+        Action::Export(a) => export(a),
+    }
+}
+
+fn open_store(path: &Path) -> anyhow::Result<Store> {
+    Store::open(path).with_context(|| format!("opening the result store {}", path.display()))
+}
+
+fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut overrides = Overrides {
+        rounds: a.rounds,
+        ..Overrides::default()
+    };
+    if let Some(n) = a.requests {
+        if n == 0 {
+            eprintln!("resplab: --requests: expected at least 1, found 0");
+            return Ok(ExitCode::from(2));
+        }
+        overrides.budget = Some(TrialBudget::Requests(n));
+    }
+    if let Some(t) = &a.test_time {
+        match resplab_experiment::words::parse_duration(t) {
+            Ok(d) if !d.is_zero() => overrides.budget = Some(TrialBudget::TestTime(d)),
+            Ok(_) => {
+                eprintln!("resplab: --test-time: expected a duration above zero, found \"{t}\"");
+                return Ok(ExitCode::from(2));
+            }
+            Err(e) => {
+                eprintln!("resplab: --test-time: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    if a.smoke {
+        overrides.rounds = Some(a.rounds.unwrap_or(2));
+        overrides.budget = overrides.budget.or(Some(TrialBudget::Requests(2_000)));
+        overrides.warmup = Some(Duration::ZERO);
+    }
+    let (mut exp, text) = match resplab_experiment::load(&a.file, &overrides) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("resplab: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if a.smoke {
+        exp.name.push_str("-smoke");
+        for w in &mut exp.workloads {
+            if let Some(p) = &mut w.preload {
+                p.keys = p.keys.min(1_000);
+            }
+        }
+    }
+    if a.dry_run {
+        print_plan(&exp);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut store = open_store(&a.db.db)?;
+    execute(&exp, &text, &mut store, a.quiet)
+}
+
+fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
+    let mut store = open_store(&a.db.db)?;
+    let info = match store.find_experiment(&a.name)? {
+        Some(i) => i,
+        None => {
+            eprintln!(
+                "resplab: no experiment named `{}` in {}; `resplab experiment list --db {}` shows the stored ones",
+                a.name,
+                a.db.db.display(),
+                a.db.db.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let (text, json) = store.experiment_spec(info.id)?;
+    let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
+    execute(&exp, &text, &mut store, a.quiet)
+}
+
+fn print_plan(exp: &Experiment) {
+    println!(
+        "experiment {}: {} variant(s) x {} workload(s) x {} rounds, order {}, seed {}",
+        exp.name,
+        exp.variants.len(),
+        exp.workloads.len(),
+        exp.rounds,
+        exp.order.name(),
+        exp.seed
+    );
+    println!("baseline: {}", exp.baseline().name);
+    for e in plan::full_plan(exp) {
+        for t in &e.trials {
+            println!(
+                "  round {:>3}  #{:<3} {:<28} {:<20} ~{:.1}s",
+                t.round,
+                t.position,
+                exp.variants[t.variant].name,
+                exp.workloads[t.workload].name,
+                plan::estimate_trial(exp, t.workload).as_secs_f64()
+            );
+        }
+    }
+    println!(
+        "estimated duration: {} (request budgets assume {} ops/s; plus reruns of invalid rounds)",
+        human(plan::estimate_total(exp)),
+        plan::ASSUMED_OPS_PER_SEC
+    );
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+fn execute(
+    exp: &Experiment,
+    text: &str,
+    store: &mut Store,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C is handled by the default action only if this fails; that is
+        // fine: the trial in progress is the only thing lost either way.
+        let _ = ctrlc::set_handler(move || stop.stop());
+    }
+    let started = Instant::now();
+    let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
+    let margin = exp.margin;
+    let mut last_round_shown = None;
+    let mut err = std::io::stderr();
+    let mut on_event = |ev: Event<'_>| match ev {
+        Event::Start {
+            planned,
+            stored,
+            estimate,
+        } => {
+            let _ = writeln!(
+                err,
+                "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
+                exp.name,
+                human(
+                    estimate
+                        .saturating_sub(estimate.mul_f64(stored as f64 / planned.max(1) as f64))
+                )
+            );
+        }
+        Event::Step { variant, what } => {
+            let _ = writeln!(err, "  [{variant}] {what}");
+        }
+        Event::Trial {
+            slot,
+            variant,
+            workload,
+            ..
+        } => {
+            let attempt = if slot.attempt > 0 {
+                format!(" (rerun {})", slot.attempt)
+            } else {
+                String::new()
+            };
+            let _ = write!(
+                err,
+                "round {}/{}{attempt} #{}: {variant} / {workload} ... ",
+                slot.round + 1,
+                exp.rounds,
+                slot.position + 1
+            );
+            let _ = err.flush();
+        }
+        Event::Progress(p) => {
+            if !quiet && !p.warming_up {
+                let _ = write!(err, "{:.0}s ", p.elapsed_sec);
+                let _ = err.flush();
+            }
+        }
+        Event::Stored {
+            valid,
+            failed,
+            primary,
+            ..
+        } => {
+            let value = primary.map_or("-".to_string(), |v| format!("{v:.1}"));
+            if valid {
+                let _ = writeln!(err, "{} {value}", exp.primary_metric);
+            } else {
+                let why: Vec<String> = failed.iter().map(|c| c.detail.clone()).collect();
+                let _ = writeln!(
+                    err,
+                    "{} {value} INVALID ({})",
+                    exp.primary_metric,
+                    why.join("; ")
+                );
+            }
+        }
+        Event::Standing(standing) => {
+            let rounds = standing.iter().map(|s| s.pairs.len()).max().unwrap_or(0);
+            if rounds > 0 && last_round_shown != Some(rounds) {
+                last_round_shown = Some(rounds);
+                for s in standing {
+                    let _ = writeln!(err, "  {}", verdict_line(s, higher, margin));
+                }
+            }
+        }
+        Event::Rerun { round, attempt } => {
+            let _ = writeln!(
+                err,
+                "round {} had an invalid trial: running it again (attempt {attempt})",
+                round + 1
+            );
+        }
+    };
+    let outcome = runner::run(exp, text, store, &stop, &mut on_event);
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!();
+            eprintln!("resplab: {e}");
+            eprintln!(
+                "stored trials are kept; fix the problem and run `resplab experiment resume {}`",
+                exp.name
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let status = store.status(&exp.name)?;
+    eprintln!(
+        "{} trials run in {} ({} invalid); {} of {} rounds valid",
+        outcome.trials_run,
+        human(started.elapsed()),
+        outcome.invalid,
+        status.valid_rounds(),
+        exp.rounds
+    );
+    if outcome.interrupted {
+        eprintln!(
+            "interrupted: run `resplab experiment resume {} --db {}` to continue",
+            exp.name,
+            store.path().display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    if !outcome.given_up.is_empty() {
+        eprintln!(
+            "rounds {:?} stayed invalid after every rerun; they are stored but not compared",
+            outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
+        );
+    }
+    println!("verdict ({}, paired by round):", exp.primary_metric);
+    for s in final_standing(store, exp)? {
+        println!("  {}", verdict_line(&s, higher, margin));
+    }
+    println!(
+        "stored as `{}` in {}; details: resplab compare db:{} --db {}",
+        exp.name,
+        store.path().display(),
+        exp.name,
+        store.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
+    let obs = store.observations(&exp.name)?;
+    let base = &exp.baseline().name;
+    let mut out = Vec::new();
+    for w in &exp.workloads {
+        for v in exp.variants.iter().skip(1) {
+            let find = |variant: &str, round: u32| {
+                obs.iter()
+                    .find(|o| {
+                        o.workload == w.name
+                            && o.variant == variant
+                            && o.round == round
+                            && o.command == resplab_store::ALL_COMMANDS
+                            && o.metric == exp.primary_metric
+                    })
+                    .map(|o| o.value)
+            };
+            let pairs = (0..exp.rounds)
+                .filter_map(|r| Some((r, find(base, r)?, find(&v.name, r)?)))
+                .collect();
+            out.push(Standing {
+                workload: w.name.clone(),
+                variant: v.name.clone(),
+                pairs,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One verdict line for a (workload, variant) pair, per METHOD.md §6.2: paired
+/// Hodges-Lehmann on log ratios with its exact signed-rank interval; faster/slower when
+/// the interval excludes 0, equivalent when it lies within the margin, otherwise no
+/// difference proven with the MDE (80 % power) of these rounds.
+pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -> String {
+    let head = format!("{} / {} vs baseline:", s.workload, s.variant);
+    let d: Vec<f64> = s
+        .pairs
+        .iter()
+        .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
+        .map(|(_, a, b)| (b / a).ln())
+        .collect();
+    let n = d.len();
+    if n < 6 {
+        let ratio = if n > 0 {
+            let mean = d.iter().sum::<f64>() / n as f64;
+            format!(", ratio so far {:+.2} %", (mean.exp() - 1.0) * 100.0)
+        } else {
+            String::new()
+        };
+        return format!("{head} {n} round(s){ratio}; need >= 6 rounds for a 95 % CI");
+    }
+    let pct = |x: f64| (x.exp() - 1.0) * 100.0;
+    let hl = match resplab_stats::rank::hl_paired(&d, 0.95) {
+        Ok(h) => h,
+        Err(e) => return format!("{head} {e}"),
+    };
+    let p = resplab_stats::rank::signed_rank(&d).map_or(f64::NAN, |t| t.p_value);
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0)).sqrt();
+    let df = n as f64 - 1.0;
+    let mde = (resplab_stats::dist::student_t_quantile(0.975, df)
+        + resplab_stats::dist::student_t_quantile(0.80, df))
+        * sd
+        / (n as f64).sqrt();
+    let body = format!(
+        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}",
+        pct(hl.estimate),
+        pct(hl.ci_low),
+        pct(hl.ci_high),
+        p
+    );
+    let verdict = if hl.ci_low > 0.0 || hl.ci_high < 0.0 {
+        let up = hl.ci_low > 0.0;
+        if up == higher_is_better {
+            "FASTER"
+        } else {
+            "SLOWER"
+        }
+        .to_string()
+    } else if let Some(m) =
+        margin.filter(|m| hl.ci_low > -(1.0 + m).ln() && hl.ci_high < (1.0 + m).ln())
+    {
+        format!("EQUIVALENT within ±{:.1} %", m * 100.0)
+    } else {
+        format!("no difference proven (MDE {:.2} % at 80 % power)", pct(mde))
+    };
+    format!("{head} {verdict}: {body}")
+}
+
+fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
+    let store = open_store(&db.db)?;
+    let all = store.list_experiments()?;
+    if all.is_empty() {
+        println!("no experiments in {}", db.db.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<32} {:<9} {:>6} {:>8} {:>8}",
+        "name", "state", "rounds", "variants", "trials"
+    );
+    for e in all {
+        let st = store.status(&e.name)?;
+        println!(
+            "{:<32} {:<9} {:>6} {:>8} {:>8}",
+            e.name,
+            e.state,
+            format!("{}/{}", st.valid_rounds(), e.rounds),
+            e.variants.len(),
+            st.trials_stored
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(&a.db.db)?;
+    let st = match store.status(&a.name) {
+        Ok(s) => s,
+        Err(e @ resplab_store::StoreError::NotFound { .. }) => {
+            eprintln!("resplab: {e}");
+            return Ok(ExitCode::from(2));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&st)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let i = &st.info;
+    println!(
+        "experiment {} ({}), seed {}, order {}",
+        i.name, i.state, i.seed, i.order_kind
+    );
+    println!(
+        "variants: {} (baseline {})",
+        i.variants.join(", "),
+        i.variants.first().map_or("-", |s| s)
+    );
+    println!("workloads: {}", i.workloads.join(", "));
+    println!(
+        "trials stored: {} ({} valid, {} invalid); rounds valid: {}/{}",
+        st.trials_stored,
+        st.trials_valid,
+        st.trials_invalid,
+        st.valid_rounds(),
+        i.rounds
+    );
+    for (r, state) in st.rounds.iter().enumerate() {
+        println!(
+            "  round {:>3}: {}",
+            r + 1,
+            serde_json::to_value(state)?["state"]
+                .as_str()
+                .unwrap_or("?")
+        );
+    }
+    for (round, attempt, v, w, c) in &st.failures {
+        println!(
+            "  invalid: round {} attempt {attempt} {v}/{w}: {} ({})",
+            round + 1,
+            c.name,
+            c.detail
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(&a.db.db)?;
+    if store.find_experiment(&a.name)?.is_none() {
+        eprintln!(
+            "resplab: no experiment named `{}` in {}",
+            a.name,
+            a.db.db.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let text = match a.format {
+        Format::Json => serde_json::to_string_pretty(&store.export_json(&a.name)?)? + "\n",
+        Format::Csv => store.export_csv(&a.name)?,
+    };
+    match &a.output {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(text.as_bytes()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    bail!("writing standard output: {e}");
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
