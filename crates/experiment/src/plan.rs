@@ -221,7 +221,9 @@ pub fn estimate_trial(exp: &Experiment, workload: usize) -> Duration {
     let phases = if w.tests.is_empty() {
         1.0
     } else {
-        w.tests.len() as f64
+        // aliases such as `ping` and `lrange` stand for several phases
+        resplab_workload::flags::parse_tests(&w.tests.join(",")).map_or(w.tests.len(), |t| t.len())
+            as f64
     };
     let per_phase = match w.budget {
         TrialBudget::TestTime(d) => d.as_secs_f64(),
