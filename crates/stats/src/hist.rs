@@ -203,7 +203,7 @@ mod tests {
         let mut m = a.clone();
         m.merge(&b);
         assert_eq!(m.count(), 10_000);
-        assert_eq!(m.max_ns(), b.max_ns());
+        assert_eq!(m.max_ns(), a.max_ns().max(b.max_ns()));
     }
 
     #[test]

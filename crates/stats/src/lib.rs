@@ -7,6 +7,8 @@
 //! - [`ministat`]: ministat's vitals and Student's t, number for number; Welch's t.
 //! - [`utest`]: the Mann–Whitney U test as benchstat computes it.
 //! - [`quantile_ci`]: benchstat's median and its order-statistic confidence interval.
+//! - [`rank`]: Wilcoxon signed-rank and Hodges–Lehmann shifts with exact intervals.
+//! - [`select`]: k-th pairwise difference / Walsh average without listing them.
 //! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
 //! - [`dist`]: normal and Student t distributions.
 
@@ -16,6 +18,8 @@ pub mod error;
 pub mod hist;
 pub mod ministat;
 pub mod quantile_ci;
+pub mod rank;
+pub mod select;
 pub mod utest;
 
 pub use error::StatsError;
