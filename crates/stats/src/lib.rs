@@ -9,14 +9,20 @@
 //! - [`quantile_ci`]: benchstat's median and its order-statistic confidence interval.
 //! - [`rank`]: Wilcoxon signed-rank and Hodges–Lehmann shifts with exact intervals.
 //! - [`select`]: k-th pairwise difference / Walsh average without listing them.
+//! - [`power`]: minimal detectable effect and sample sizes.
+//! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
+//! - [`fdr`]: Benjamini–Hochberg q-values.
 //! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
 //! - [`dist`]: normal and Student t distributions.
 
+pub mod bootstrap;
 pub mod describe;
 pub mod dist;
 pub mod error;
+pub mod fdr;
 pub mod hist;
 pub mod ministat;
+pub mod power;
 pub mod quantile_ci;
 pub mod rank;
 pub mod select;
