@@ -9,6 +9,7 @@
 //! - [`quantile_ci`]: benchstat's median and its order-statistic confidence interval.
 //! - [`rank`]: Wilcoxon signed-rank and Hodges–Lehmann shifts with exact intervals.
 //! - [`select`]: k-th pairwise difference / Walsh average without listing them.
+//! - [`verdict`]: the default comparison (effect %, CI, p, MDE, verdict, warnings).
 //! - [`power`]: minimal detectable effect and sample sizes.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
 //! - [`fdr`]: Benjamini–Hochberg q-values.
@@ -27,5 +28,6 @@ pub mod quantile_ci;
 pub mod rank;
 pub mod select;
 pub mod utest;
+pub mod verdict;
 
 pub use error::StatsError;
