@@ -471,11 +471,12 @@ pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -
         * sd
         / (n as f64).sqrt();
     let body = format!(
-        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}",
+        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}, MDE {:.2} % at 80 % power",
         pct(hl.estimate),
         pct(hl.ci_low),
         pct(hl.ci_high),
-        p
+        p,
+        pct(mde)
     );
     let verdict = if hl.ci_low > 0.0 || hl.ci_high < 0.0 {
         let up = hl.ci_low > 0.0;
@@ -490,7 +491,7 @@ pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -
     {
         format!("EQUIVALENT within ±{:.1} %", m * 100.0)
     } else {
-        format!("no difference proven (MDE {:.2} % at 80 % power)", pct(mde))
+        "no difference proven".to_string()
     };
     format!("{head} {verdict}: {body}")
 }

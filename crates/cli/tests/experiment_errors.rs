@@ -1,0 +1,89 @@
+//! Bad input to `resplab experiment`: placed TOML errors with suggestions, a server
+//! that does not start (command and output shown), and stored trials kept.
+
+use std::process::Command;
+
+fn resplab(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_resplab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn unknown_key_is_placed_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.toml"),
+        "[experiment]\nname = \"x\"\nrouns = 3\n",
+    )
+    .unwrap();
+    let (code, _, err) = resplab(&["experiment", "run", "e.toml"], dir.path());
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "e.toml:3:1: key `experiment.rouns`: unknown key `rouns`; did you mean `rounds`?"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.toml");
+    let (code, out, err) = resplab(&["experiment", "run", file, "--dry-run"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("round ").count(), 12, "{out}");
+    assert!(out.contains("estimated duration:"), "{out}");
+    assert!(!dir.path().join("resplab.db").exists());
+}
+
+#[test]
+fn server_that_does_not_start_shows_command_and_output_and_keeps_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.toml"),
+        r#"
+[experiment]
+name = "broken"
+rounds = 2
+requests = 500
+order = "abba"
+
+[[variant]]
+name = "good"
+
+[[variant]]
+name = "bad"
+server = "redis-server --port {port} --save '' --no-such-directive yes"
+
+[[workload]]
+name = "ping"
+tests = "ping_inline"
+clients = 2
+"#,
+    )
+    .unwrap();
+    let (code, _, err) = resplab(&["experiment", "run", "e.toml", "--db", "r.db"], dir.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--no-such-directive"), "{err}");
+    assert!(err.contains("last lines of its output"), "{err}");
+    assert!(err.to_lowercase().contains("bad directive"), "{err}");
+    // abba puts `good` first in round 1: its trial was stored and survives
+    let (code, out, _) = resplab(
+        &["experiment", "status", "broken", "--db", "r.db"],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("trials stored: 1"), "{out}");
+    let (code, out, _) = resplab(&["experiment", "list", "--db", "r.db"], dir.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("broken") && out.contains("failed"), "{out}");
+}

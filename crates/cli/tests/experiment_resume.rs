@@ -1,0 +1,159 @@
+//! A real two-variant experiment against redis-server, killed with SIGKILL in the
+//! middle and resumed: every planned trial ends up stored exactly once.
+
+use resplab_store::Store;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXP: &str = r#"
+[experiment]
+name = "kill-resume"
+rounds = 4
+test_time = "400ms"
+seed = 11
+
+[[variant]]
+name = "a"
+
+[[variant]]
+name = "b"
+server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --dir {dir} --hz 50"
+
+[[workload]]
+name = "set"
+tests = "set"
+clients = 4
+"#;
+
+/// Kills, by pid, redis-server processes a killed resplab (pid `parent`) left behind:
+/// their working directory names carry that pid.
+fn reap_orphans(parent: u32) {
+    let marker = format!("resplab-exp-{parent}-");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_err() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&marker) {
+            let _ = Command::new("kill").args(["-9", &name]).status();
+        }
+    }
+}
+
+fn stored(db: &Path) -> usize {
+    Store::open(db)
+        .ok()
+        .and_then(|s| {
+            let info = s.find_experiment("kill-resume").ok()??;
+            Some(s.trials(info.id).ok()?.len())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn kill_9_mid_run_then_resume_stores_every_trial_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(&file, EXP).unwrap();
+    let db = dir.path().join("r.db");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resplab"))
+        .args(["experiment", "run"])
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while stored(&db) < 3 {
+        assert!(Instant::now() < deadline, "no progress within 60 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Mid-trial: the fourth trial is running now.
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    reap_orphans(pid);
+    let before = stored(&db);
+    assert!(
+        (3..8).contains(&before),
+        "{before} trials stored at the kill"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_resplab"))
+        .args(["experiment", "resume", "kill-resume", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "resume failed: {stderr}");
+    assert!(
+        stderr.contains(&format!("{before} already stored")),
+        "{stderr}"
+    );
+
+    let store = Store::open(&db).unwrap();
+    let info = store.experiment("kill-resume").unwrap();
+    assert_eq!(info.state, "finished");
+    let trials = store.trials(info.id).unwrap();
+    assert_eq!(trials.len(), 8, "{trials:#?}");
+    let mut cells: Vec<(u32, String)> = trials
+        .iter()
+        .map(|t| (t.round, t.variant.clone()))
+        .collect();
+    cells.sort();
+    cells.dedup();
+    assert_eq!(
+        cells.len(),
+        8,
+        "a (round, variant) is missing or duplicated"
+    );
+    assert!(trials.iter().all(|t| t.valid && t.attempt == 0));
+    // positions within each round are the plan's 0 and 1
+    for r in 0..4 {
+        let mut p: Vec<u32> = trials
+            .iter()
+            .filter(|t| t.round == r)
+            .map(|t| t.position)
+            .collect();
+        p.sort();
+        assert_eq!(p, [0, 1]);
+    }
+    // every stored trial has its run record, server INFO-derived CPU time and histograms
+    let t = &trials[0];
+    assert!(store.run_record(t.id).unwrap().totals.requests > 0);
+    assert!(t.server_cpu_sec.is_some());
+    assert!(store.histogram(t.id, "all", "latency").unwrap().is_some());
+    let csv = Command::new(env!("CARGO_BIN_EXE_resplab"))
+        .args([
+            "experiment",
+            "export",
+            "kill-resume",
+            "--format",
+            "csv",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(csv.status.success());
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(",all,ops_per_sec,"))
+            .count(),
+        8
+    );
+}
