@@ -26,6 +26,7 @@
 pub mod metrics;
 pub mod read;
 pub mod schema;
+pub mod source;
 pub mod write;
 
 use resplab_results::RunRecord;

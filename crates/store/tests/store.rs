@@ -257,3 +257,50 @@ fn unknown_names_and_experiments_are_reported() {
     );
     assert_eq!(store.list_experiments().unwrap().len(), 1);
 }
+
+#[test]
+fn stored_experiments_feed_compare_paired_by_round() {
+    use resplab_results::import::StoredSource;
+    use resplab_results::sample::Direction;
+    let mut store = Store::open_in_memory().unwrap();
+    let id = store.register_experiment(&experiment("e", "h")).unwrap();
+    for r in 0..2 {
+        store
+            .insert_trial(&trial(id, "a", r, 0, true, 100.0))
+            .unwrap();
+        store
+            .insert_trial(&trial(id, "b", r, 0, true, 90.0))
+            .unwrap();
+    }
+    let obs = store.load("e", None).unwrap();
+    let ops: Vec<_> = obs
+        .iter()
+        .filter(|o| o.metric.name == "ops_per_sec")
+        .map(|o| {
+            (
+                o.label.to_string(),
+                o.workload.to_string(),
+                o.round,
+                o.trial,
+                o.value,
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            ("a".into(), "w".into(), Some(0), 0, 100.0),
+            ("b".into(), "w".into(), Some(0), 0, 90.0),
+            ("a".into(), "w".into(), Some(1), 1, 100.0),
+            ("b".into(), "w".into(), Some(1), 1, 90.0),
+        ]
+    );
+    let m = &obs
+        .iter()
+        .find(|o| o.metric.name == "p99_us")
+        .unwrap()
+        .metric;
+    assert_eq!(m.direction, Direction::LowerIsBetter);
+    assert_eq!(obs[0].origin.file.as_ref(), "db:e");
+    assert!(store.load("missing", None).is_err());
+}

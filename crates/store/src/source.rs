@@ -1,0 +1,115 @@
+//! Stored experiments as a comparison source: `resplab compare db:NAME`.
+//!
+//! [`Store`] implements the results crate's [`StoredSource`], turning each counted
+//! trial's metric rows into [`Observation`]s labelled by variant and tagged with their
+//! round, so the comparison pairs trials by round. The workload of an observation is
+//! the experiment's workload name for run totals and `workload:COMMAND` for each test of
+//! a multi-test workload (`suite:GET`), so every redis-benchmark test gets its own line.
+//! Invalid trials and rounds without a valid attempt are not observed (they stay in the
+//! store and show in `experiment status`).
+
+use crate::{Store, ALL_COMMANDS};
+use resplab_results::import::{ImportError, StoredSource};
+use resplab_results::sample::{Direction, Metric, Observation, Origin};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Unit and direction of a stored metric name.
+pub fn metric_of(name: &str) -> Metric {
+    let (unit, direction) = match name {
+        "ops_per_sec" => ("ops/s", Direction::HigherIsBetter),
+        "requests" => ("requests", Direction::HigherIsBetter),
+        "errors" => ("errors", Direction::LowerIsBetter),
+        "client_cpu_sec" | "server_cpu_sec" => ("s", Direction::LowerIsBetter),
+        "server_cpu_us_per_op" => ("us/op", Direction::LowerIsBetter),
+        n if n.ends_with("_us") => ("us", Direction::LowerIsBetter),
+        _ => ("", Direction::Unknown),
+    };
+    Metric::new(name, unit, direction)
+}
+
+impl StoredSource for Store {
+    fn load(&mut self, name: &str, label: Option<&str>) -> Result<Vec<Observation>, ImportError> {
+        let arg = format!("db:{name}");
+        let obs = self.observations(name).map_err(|e| ImportError::Argument {
+            arg: arg.clone(),
+            message: e.to_string(),
+        })?;
+        let info = self.experiment(name).map_err(|e| ImportError::Argument {
+            arg: arg.clone(),
+            message: e.to_string(),
+        })?;
+        // Per-command rows only where a workload has more than one command.
+        let mut commands: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+        for o in &obs {
+            if o.command != ALL_COMMANDS {
+                commands
+                    .entry(o.workload.clone())
+                    .or_default()
+                    .insert(o.command.clone());
+            }
+        }
+        let single_variant = info.variants.len() == 1;
+        let file: Arc<str> = Arc::from(arg.as_str());
+        let mut strs: HashMap<String, Arc<str>> = HashMap::new();
+        let mut intern = |s: String| {
+            strs.entry(s.clone())
+                .or_insert_with(|| Arc::from(s))
+                .clone()
+        };
+        let mut metric_cache: HashMap<String, Arc<Metric>> = HashMap::new();
+        let mut counters: BTreeMap<(Arc<str>, Arc<str>, String), u32> = BTreeMap::new();
+        let mut out = Vec::with_capacity(obs.len());
+        for o in obs {
+            let workload = if o.command == ALL_COMMANDS {
+                o.workload.clone()
+            } else if commands
+                .get(o.workload.as_str())
+                .is_some_and(|c| c.len() > 1)
+            {
+                format!("{}:{}", o.workload, o.command)
+            } else {
+                continue;
+            };
+            let label = match label {
+                Some(l) if single_variant => l.to_string(),
+                Some(l) => format!("{l}/{}", o.variant),
+                None => o.variant.clone(),
+            };
+            let label = intern(label);
+            let workload = intern(workload);
+            let metric = metric_cache
+                .entry(o.metric.clone())
+                .or_insert_with(|| Arc::new(metric_of(&o.metric)))
+                .clone();
+            let counter = counters
+                .entry((label.clone(), workload.clone(), o.metric.clone()))
+                .or_insert(0);
+            let trial = *counter;
+            *counter += 1;
+            out.push(Observation {
+                label,
+                workload,
+                metric,
+                value: o.value,
+                round: Some(o.round),
+                trial,
+                origin: Origin {
+                    file: file.clone(),
+                    line: None,
+                },
+                config: None,
+                flag: None,
+            });
+        }
+        if out.is_empty() {
+            return Err(ImportError::Argument {
+                arg,
+                message:
+                    "the experiment has no valid rounds yet; `resplab experiment status` shows why"
+                        .into(),
+            });
+        }
+        Ok(out)
+    }
+}
