@@ -5,6 +5,8 @@
 //! usage or runtime error.
 
 mod cmd;
+mod output;
+mod resolve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,8 +22,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run, resume, list, inspect and export A/B experiments.
-    Experiment(cmd::experiment::ExperimentArgs),
+    /// One load run (redis-benchmark and memtier_benchmark flags).
+    Bench(Box<cmd::bench::BenchArgs>),
 }
 
 fn main() -> ExitCode {
@@ -34,7 +36,7 @@ fn main() -> ExitCode {
         }
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
-        Command::Experiment(a) => cmd::experiment::run(a),
+        Command::Bench(a) => cmd::bench::run(*a),
     };
     match result {
         Ok(code) => code,

@@ -1,3 +1,4 @@
 //! One module per subcommand: `resplab bench` ↔ `bench.rs` ↔ `BenchArgs` ↔ `run`.
 
-pub mod experiment;
+pub mod bench;
+mod bench_args;

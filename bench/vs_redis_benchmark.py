@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""resplab bench against redis-benchmark, side by side on the same redis-server.
+
+For each workload line the two tools run alternately (A B A B ...), each run against the
+same freshly started redis-server. The server is pinned to one CPU and the client to
+another (taskset). For every run the script records throughput (from the tool's
+redis-benchmark-style --csv output) and the client's CPU time (user + system, from the
+kernel's rusage of the child process), and prints per-line medians and the ratios
+resplab / redis-benchmark.
+
+Usage: bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
+       [--client-cpu N] [--scale F]
+"""
+
+import argparse
+import csv
+import io
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+LINES = [
+    # (label, test name, clients, pipeline, requests)
+    ("SET  -c 50 -P 1", "set", 50, 1, 200_000),
+    ("GET  -c 50 -P 1", "get", 50, 1, 200_000),
+    ("SET  -c 50 -P 16", "set", 50, 16, 2_000_000),
+    ("PING_MBULK -c 50 -P 64", "ping_mbulk", 50, 64, 5_000_000),
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(cpu):
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="resplab-bench-")
+    cmd = ["taskset", "-c", str(cpu), "redis-server", "--port", str(port),
+           "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+           "--dir", workdir, "--logfile", os.path.join(workdir, "server.log")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return proc, port, workdir
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit("redis-server did not start")
+
+
+def stop_server(proc, workdir):
+    proc.terminate()
+    proc.wait()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def timed(cmd):
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        outfile = os.open(timed.outpath, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(outfile, 1)
+        os.dup2(devnull, 2)
+        os.execvp(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    with open(timed.outpath) as f:
+        out = f.read()
+    if code != 0:
+        sys.exit(f"{' '.join(cmd)} exited with {code}")
+    return out, usage.ru_utime + usage.ru_stime
+
+
+timed.outpath = os.path.join(tempfile.gettempdir(), f"resplab-bench-{os.getpid()}.out")
+
+
+def rps_from_csv(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    data = [r for r in rows if r and r[0] != "test"]
+    if len(data) != 1:
+        sys.exit(f"expected one CSV result row, got: {text!r}")
+    return float(data[0][1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--resplab", default="target/release/resplab")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply request counts (e.g. 0.1 for a quick look)")
+    args = ap.parse_args()
+    for tool in ("redis-benchmark", "redis-server", "taskset", args.resplab):
+        if not shutil.which(tool) and not os.path.exists(tool):
+            sys.exit(f"{tool} not found (apt-get install redis-server redis-tools util-linux; "
+                     "cargo build --release)")
+
+    print(f"server pinned to CPU {args.server_cpu}, client to CPU {args.client_cpu}; "
+          f"{args.reps} repetitions per tool, interleaved; medians shown")
+    header = (f"{'workload':<24} {'rb ops/s':>11} {'resplab ops/s':>14} {'ratio':>6} "
+              f"{'rb us/req':>10} {'resplab us/req':>15} {'ratio':>6}")
+    print(header)
+    results = []
+    for label, test, clients, pipeline, requests in LINES:
+        n = max(1000, int(requests * args.scale))
+        common = ["-t", test, "-c", str(clients), "-P", str(pipeline), "-n", str(n), "--csv"]
+        rb, rl = {"rps": [], "cpu": []}, {"rps": [], "cpu": []}
+        for rep in range(args.reps):
+            order = [("rb", rb), ("rl", rl)] if rep % 2 == 0 else [("rl", rl), ("rb", rb)]
+            for name, acc in order:
+                server, port, workdir = start_server(args.server_cpu)
+                try:
+                    if name == "rb":
+                        cmd = ["taskset", "-c", str(args.client_cpu), "redis-benchmark",
+                               "-p", str(port)] + common
+                    else:
+                        cmd = ["taskset", "-c", str(args.client_cpu), args.resplab, "bench",
+                               "-p", str(port), "--no-progress", "--seed", str(rep + 1)] + common
+                    out, cpu = timed(cmd)
+                finally:
+                    stop_server(server, workdir)
+                acc["rps"].append(rps_from_csv(out))
+                acc["cpu"].append(cpu * 1e6 / n)
+        rb_rps, rl_rps = statistics.median(rb["rps"]), statistics.median(rl["rps"])
+        rb_cpu, rl_cpu = statistics.median(rb["cpu"]), statistics.median(rl["cpu"])
+        print(f"{label:<24} {rb_rps:>11.0f} {rl_rps:>14.0f} {rl_rps / rb_rps:>6.2f} "
+              f"{rb_cpu:>10.3f} {rl_cpu:>15.3f} {rl_cpu / rb_cpu:>6.2f}")
+        results.append((label, rb, rl))
+    print("\nall runs (ops/s; client CPU us per request):")
+    for label, rb, rl in results:
+        print(f"  {label}: rb {[round(x) for x in rb['rps']]} {[round(x, 3) for x in rb['cpu']]}"
+              f" | resplab {[round(x) for x in rl['rps']]} {[round(x, 3) for x in rl['cpu']]}")
+
+
+if __name__ == "__main__":
+    main()

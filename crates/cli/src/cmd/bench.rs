@@ -1,0 +1,577 @@
+//! `resplab bench`: one load run, redis-benchmark and memtier_benchmark style.
+//!
+//! The flags ([`BenchArgs`]) are resolved here, once, into an engine [`RunConfig`] and a
+//! [`WorkloadSpec`]; then the run happens, the result record is written (JSON first, so
+//! nothing measured is lost if a later step fails), and the requested views of it are
+//! printed: the table, redis-benchmark's CSV or quiet layout, HdrHistogram files.
+//!
+//! With no target, a throwaway `redis-server` is started on a free loopback port with
+//! persistence off and stopped when the run ends; the run says so.
+
+pub use super::bench_args::BenchArgs;
+use crate::output::{hdr, progress::ProgressLine, rbcompat, table};
+use crate::resolve::{self, flag_error};
+use anyhow::Context as _;
+use resplab_engine::{
+    Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, ServerOptions, StopToken, Target,
+    ThrowawayServer,
+};
+use resplab_results::{RunEnd, RunRecord, ToolInfo, Warning};
+use resplab_stats::hist::LatencyHistogram;
+use resplab_workload::{
+    flags, CommandSpec, CommandsSpec, KeySpace, MixSpec, TestsSpec, ValueSize, Workload,
+    WorkloadKind, WorkloadSpec,
+};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Everything a bench run needs, validated.
+#[derive(Debug)]
+pub struct Resolved {
+    /// `None`: start a throwaway server.
+    pub target: Option<Target>,
+    pub config: RunConfig,
+    pub spec: WorkloadSpec,
+    pub server_bin: Option<PathBuf>,
+    pub output: OutputOptions,
+}
+
+/// What to print and write after the run.
+#[derive(Debug)]
+pub struct OutputOptions {
+    pub json: Option<String>,
+    pub csv: bool,
+    pub quiet: bool,
+    pub hdr_out: Option<String>,
+    pub progress: bool,
+}
+
+/// Runs `resplab bench`.
+///
+/// # Errors
+/// Bad flags, a server that cannot be reached or started, or an output file that cannot
+/// be written (exit code 2).
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let resolved = resolve_args(&args)?;
+    let workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C while results are written is ignored: they are written quickly.
+        let _ = ctrlc::set_handler(move || stop.stop());
+    }
+
+    let mut config = resolved.config.clone();
+    let _server = match &resolved.target {
+        Some(t) => {
+            config.target = t.clone();
+            None
+        }
+        None => {
+            let mut opts = ServerOptions::default();
+            if let Some(bin) = &resolved.server_bin {
+                opts.binary = bin.display().to_string();
+            }
+            let server = ThrowawayServer::start_with(&opts)?;
+            eprintln!(
+                "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
+                opts.binary,
+                server.host(),
+                server.port()
+            );
+            config.target = Target::Tcp {
+                host: server.host().to_string(),
+                port: server.port(),
+            };
+            Some(server)
+        }
+    };
+
+    if !resolved.output.quiet && !resolved.output.csv {
+        eprintln!(
+            "resplab: seed {} ({})",
+            config.seed,
+            if config.open_loop.is_some() {
+                "open loop"
+            } else {
+                "closed loop"
+            }
+        );
+    }
+    let mut line = ProgressLine::new(resolved.output.progress);
+    let mut on_progress = |p: &resplab_engine::Progress| {
+        let text = if p.warming_up {
+            format!("{}: warming up", p.phase_name)
+        } else {
+            format!(
+                "{}: {:.0}s  {:.0} ops/s now, {:.0} overall  p99 {:.3} ms  errors {}",
+                p.phase_name,
+                p.elapsed_sec,
+                p.ops_per_sec_now,
+                p.ops_per_sec_overall,
+                p.p99_us_now / 1e3,
+                p.errors
+            )
+        };
+        line.show(&text);
+    };
+    let result = resplab_engine::run(&config, &workload, &stop, &mut on_progress);
+    line.clear();
+    let mut record = result.context(format!("run against {}", config.target))?;
+    complete_record(&mut record, &config, &resolved.spec);
+
+    write_outputs(&record, &workload, &resolved.output)?;
+
+    Ok(match &record.end {
+        RunEnd::Completed => ExitCode::SUCCESS,
+        RunEnd::Interrupted => {
+            eprintln!("resplab: interrupted; the results above cover what was measured");
+            ExitCode::from(2)
+        }
+        RunEnd::ServerLost { message } => {
+            eprintln!(
+                "resplab: server lost: {message}; the results above cover what was measured before"
+            );
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// Adds what only the CLI knows to the engine's record: the whole resolved
+/// configuration (workload included), the tool's identity, and a saturation warning.
+fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSpec) {
+    let mut cfg = config.to_public_json();
+    if let Some(obj) = cfg.as_object_mut() {
+        obj.insert(
+            "workload".into(),
+            serde_json::to_value(spec).unwrap_or(serde_json::Value::Null),
+        );
+    }
+    record.config = cfg;
+    record.tool = ToolInfo {
+        name: "resplab".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
+    };
+    let threads = f64::from(config.effective_threads());
+    if record.duration_sec > 0.0 {
+        let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
+        if busy > 0.8 {
+            record.warnings.push(Warning {
+                kind: "client_saturated".into(),
+                message: format!(
+                    "the load generator kept its {threads} thread(s) {:.0}% busy: the figures may measure the client, not the server; add --threads or give the client its own CPUs",
+                    busy * 100.0
+                ),
+            });
+        }
+    }
+}
+
+fn write_outputs(
+    record: &RunRecord,
+    workload: &Workload,
+    out: &OutputOptions,
+) -> anyhow::Result<()> {
+    let json_to_stdout = out.json.as_deref() == Some("-");
+    if let Some(path) = &out.json {
+        let text = serde_json::to_string_pretty(record)?;
+        if json_to_stdout {
+            println!("{text}");
+        } else {
+            std::fs::write(path, text + "\n")
+                .with_context(|| format!("cannot write --json file {path}"))?;
+        }
+    }
+    if let Some(prefix) = &out.hdr_out {
+        let mut all: Vec<(&str, &str)> = record
+            .commands
+            .iter()
+            .map(|(k, s)| (k.as_str(), s.histogram.as_str()))
+            .collect();
+        all.push(("TOTAL", record.totals.histogram.as_str()));
+        for (name, encoded) in all {
+            let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
+            let path = format!("{prefix}_{}.hgrm", hdr::file_stem(name));
+            std::fs::write(&path, hdr::percentile_distribution(&h))
+                .with_context(|| format!("cannot write --hdr-out file {path}"))?;
+        }
+    }
+    let text = if out.csv || out.quiet {
+        let mut lines = Vec::new();
+        for phase in workload.phases() {
+            let single = phase.commands.len() == 1;
+            for cmd in &phase.commands {
+                if let Some(summary) = record.commands.get(cmd) {
+                    let title = if single { phase.title.as_str() } else { cmd };
+                    lines.push(rbcompat::TestLine { title, summary });
+                }
+            }
+        }
+        if out.csv {
+            rbcompat::csv(&lines)
+        } else {
+            rbcompat::quiet(&lines)
+        }
+    } else {
+        let order: Vec<String> = workload
+            .phases()
+            .iter()
+            .flat_map(|p| p.commands.iter().cloned())
+            .collect();
+        table::render(record, &order)
+    };
+    if json_to_stdout {
+        eprint!("{text}");
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error.
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
+    Ok(())
+}
+
+/// Resolves the flags into a validated configuration.
+///
+/// # Errors
+/// A [`FlagError`] (or a workload error) naming the flag, the value and what was expected.
+pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
+    // ---- target ----
+    let mut credentials_user = a.user.clone();
+    let mut password = a.password.clone();
+    let mut db: Option<u32> = match &a.select {
+        Some(v) => Some(resolve::integer("--select", v, 0u32, 1_000_000)?),
+        None => None,
+    };
+    let port = match &a.port {
+        Some(v) => Some(resolve::integer("--port", v, 1u16, 65535)?),
+        None => None,
+    };
+    let target = if let Some(path) = &a.socket {
+        if a.host.is_some() || a.uri.is_some() {
+            return Err(conflict("--socket", "--host/--uri").into());
+        }
+        Some(Target::Unix { path: path.clone() })
+    } else if let Some(uri) = &a.uri {
+        if a.host.is_some() || a.port.is_some() {
+            return Err(conflict("--uri", "--host/--port").into());
+        }
+        let u = resolve::redis_uri(uri)?;
+        if u.user.is_some() {
+            credentials_user = u.user.clone();
+        }
+        if u.password.is_some() {
+            password = u.password.clone();
+        }
+        if u.db.is_some() {
+            db = u.db;
+        }
+        Some(Target::Tcp {
+            host: u.host,
+            port: u.port,
+        })
+    } else if a.host.is_some() || port.is_some() {
+        let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
+        if host.trim().is_empty() {
+            return Err(flag_error("--host", &host, "a host name or IP address").into());
+        }
+        Some(Target::Tcp {
+            host,
+            port: port.unwrap_or(6379),
+        })
+    } else {
+        None
+    };
+    if target.is_some() && a.server_bin.is_some() {
+        return Err(conflict("--server-bin", "a target (--host, --port, --socket, --uri)").into());
+    }
+    let credentials = match (password, credentials_user) {
+        (Some(password), user) => Some(Credentials { user, password }),
+        (None, Some(user)) => {
+            return Err(flag_error("--user", &user, "a password too (-a or REDISCLI_AUTH)").into())
+        }
+        (None, None) => None,
+    };
+    let protocol = match a.resp.trim() {
+        "2" => Protocol::Resp2,
+        "3" => Protocol::Resp3,
+        other => return Err(flag_error("--resp", other, "2 or 3").into()),
+    };
+
+    // ---- load ----
+    let budget = match (&a.requests, &a.test_time) {
+        (Some(_), Some(_)) => return Err(conflict("-n/--requests", "--test-time").into()),
+        (Some(n), None) => Budget::Requests(resolve::integer("-n", n, 1u64, u64::MAX / 4)?),
+        (None, Some(t)) => Budget::Duration(Duration::from_secs_f64(resolve::number(
+            "--test-time",
+            t,
+            0.001,
+            86_400.0 * 365.0,
+        )?)),
+        (None, None) => Budget::Requests(100_000),
+    };
+    let warmup = Duration::from_secs_f64(resolve::number("--warmup", &a.warmup, 0.0, 86_400.0)?);
+    let clients = resolve::integer("-c/--clients", &a.clients, 1u32, 100_000)?;
+    let pipeline = resolve::integer("-P/--pipeline", &a.pipeline, 1u32, 1_000_000)?;
+    let threads = resolve::integer("--threads", &a.threads, 1u32, 1024)?;
+    let arrivals = match flags::parse_arrivals(&a.arrivals)? {
+        resplab_workload::Arrivals::Constant => Arrivals::Constant,
+        resplab_workload::Arrivals::Poisson => Arrivals::Poisson,
+    };
+    let open_loop = match &a.rate {
+        Some(r) => Some(OpenLoop {
+            rate_per_sec: resolve::number("--rate", r, 1e-6, 1e9)?,
+            arrivals,
+        }),
+        None => {
+            if a.arrivals.trim() != "constant" {
+                return Err(flag_error(
+                    "--arrivals",
+                    &a.arrivals,
+                    "--rate as well (arrivals shape an open-loop schedule)",
+                )
+                .into());
+            }
+            None
+        }
+    };
+    let seed = match &a.seed {
+        Some(s) => resolve::integer("--seed", s, 0u64, u64::MAX)?,
+        None => fresh_seed(),
+    };
+
+    // ---- workload ----
+    let spec = resolve_workload(a, seed)?;
+
+    let mut config = RunConfig::new(target.clone().unwrap_or(Target::Tcp {
+        host: "127.0.0.1".into(),
+        port: 6379,
+    }));
+    config.credentials = credentials;
+    config.db = db;
+    config.protocol = protocol;
+    config.threads = threads;
+    config.clients = clients;
+    config.pipeline = pipeline;
+    config.budget = budget;
+    config.warmup = warmup;
+    config.open_loop = open_loop;
+    config.seed = seed;
+    config.validate()?;
+
+    Ok(Resolved {
+        target,
+        config,
+        spec,
+        server_bin: a.server_bin.clone(),
+        output: OutputOptions {
+            json: a.json.clone(),
+            csv: a.csv,
+            quiet: a.quiet,
+            hdr_out: a.hdr_out.clone(),
+            progress: !a.no_progress,
+        },
+    })
+}
+
+fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
+    let memtier_flags: Vec<&str> = [
+        ("--ratio", a.ratio.is_some()),
+        ("--key-pattern", a.key_pattern.is_some()),
+        ("--key-minimum", a.key_minimum.is_some()),
+        ("--key-maximum", a.key_maximum.is_some()),
+        ("--key-prefix", a.key_prefix.is_some()),
+        ("--key-median", a.key_median.is_some()),
+        ("--key-stddev", a.key_stddev.is_some()),
+        ("--key-zipf-exp", a.key_zipf_exp.is_some()),
+        ("--data-size-range", a.data_size_range.is_some()),
+        ("--data-size-list", a.data_size_list.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(f, set)| set.then_some(f))
+    .collect();
+    if a.data_size.is_some() && (a.data_size_range.is_some() || a.data_size_list.is_some()) {
+        return Err(conflict("-d/--data-size", "--data-size-range/--data-size-list").into());
+    }
+    if a.data_size_range.is_some() && a.data_size_list.is_some() {
+        return Err(conflict("--data-size-range", "--data-size-list").into());
+    }
+    let values = || -> anyhow::Result<Option<ValueSize>> {
+        Ok(if let Some(d) = &a.data_size {
+            Some(ValueSize::Fixed {
+                bytes: resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?,
+            })
+        } else if let Some(r) = &a.data_size_range {
+            Some(flags::parse_data_size_range(r)?)
+        } else if let Some(l) = &a.data_size_list {
+            Some(flags::parse_data_size_list(l)?)
+        } else {
+            None
+        })
+    };
+    let keys = || -> anyhow::Result<KeySpace> {
+        let mut k = KeySpace::default();
+        if let Some(v) = &a.key_prefix {
+            k.prefix = v.clone();
+        }
+        if let Some(v) = &a.key_minimum {
+            k.minimum = resolve::integer("--key-minimum", v, 0u64, u64::MAX / 2)?;
+        }
+        if let Some(v) = &a.key_maximum {
+            k.maximum = resolve::integer("--key-maximum", v, 0u64, u64::MAX / 2)?;
+        }
+        if let Some(v) = &a.key_median {
+            k.median = Some(resolve::number("--key-median", v, 0.0, f64::MAX)?);
+        }
+        if let Some(v) = &a.key_stddev {
+            k.stddev = Some(resolve::number(
+                "--key-stddev",
+                v,
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            )?);
+        }
+        if let Some(v) = &a.key_zipf_exp {
+            k.zipf_exp = resolve::number("--key-zipf-exp", v, 0.0, 5.0)?;
+        }
+        k.validate()?;
+        Ok(k)
+    };
+    let random_keyspace = match &a.random_keys {
+        Some(r) => Some(resolve::integer("-r/--random-keys", r, 1u64, u64::MAX / 2)?),
+        None => None,
+    };
+
+    let kind = if !a.commands.is_empty() {
+        if a.tests.is_some() {
+            return Err(conflict("--command", "-t/--tests").into());
+        }
+        if a.ratio.is_some() || a.key_pattern.is_some() {
+            return Err(conflict(
+                "--command",
+                "--ratio/--key-pattern (use --command-ratio and --command-key-pattern)",
+            )
+            .into());
+        }
+        if a.command_ratios.len() > a.commands.len() {
+            return Err(flag_error(
+                "--command-ratio",
+                &a.command_ratios.join(","),
+                format!("at most one per --command ({} given)", a.commands.len()),
+            )
+            .into());
+        }
+        if a.command_key_patterns.len() > a.commands.len() {
+            return Err(flag_error(
+                "--command-key-pattern",
+                &a.command_key_patterns.join(","),
+                format!("at most one per --command ({} given)", a.commands.len()),
+            )
+            .into());
+        }
+        let mut commands = Vec::new();
+        for (i, c) in a.commands.iter().enumerate() {
+            let mut spec: CommandSpec = flags::parse_command(c)?;
+            if let Some(r) = a.command_ratios.get(i) {
+                spec.ratio = flags::parse_command_ratio(r)?;
+            }
+            if let Some(p) = a.command_key_patterns.get(i) {
+                spec.key_pattern = flags::parse_command_key_pattern(p)?;
+            }
+            commands.push(spec);
+        }
+        WorkloadKind::Commands(CommandsSpec {
+            commands,
+            keys: keys()?,
+            values: values()?.unwrap_or_default(),
+            random_keyspace,
+        })
+    } else if !memtier_flags.is_empty() {
+        if a.tests.is_some() {
+            return Err(conflict(memtier_flags[0], "-t/--tests").into());
+        }
+        if a.random_keys.is_some() {
+            return Err(flag_error(
+                "-r/--random-keys",
+                a.random_keys.as_deref().unwrap_or(""),
+                "no -r with a SET:GET mix: the key range is --key-minimum/--key-maximum",
+            )
+            .into());
+        }
+        let mut mix = MixSpec::default();
+        if let Some(r) = &a.ratio {
+            mix.ratio = flags::parse_ratio(r)?;
+        }
+        if let Some(p) = &a.key_pattern {
+            let (s, g) = flags::parse_key_pattern(p)?;
+            mix.set_pattern = s;
+            mix.get_pattern = g;
+        }
+        mix.keys = keys()?;
+        if let Some(v) = values()? {
+            mix.values = v;
+        }
+        WorkloadKind::Mix(mix)
+    } else {
+        if !a.command_ratios.is_empty() || !a.command_key_patterns.is_empty() {
+            return Err(anyhow::anyhow!(
+                "--command-ratio and --command-key-pattern need --command: they apply to the --command at the same position"
+            ));
+        }
+        let mut t = TestsSpec::default();
+        if let Some(list) = &a.tests {
+            t.tests = flags::parse_tests(list)?;
+        }
+        t.random_keyspace = random_keyspace;
+        if let Some(d) = &a.data_size {
+            t.data_size = resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?;
+        }
+        WorkloadKind::Tests(t)
+    };
+    let spec = WorkloadSpec {
+        seed,
+        kind,
+        setup_commands: Vec::new(),
+    };
+    spec.validate()?;
+    Ok(spec)
+}
+
+fn conflict(a: &str, b: &str) -> ConflictError {
+    ConflictError {
+        flag: a.to_string(),
+        other: b.to_string(),
+    }
+}
+
+/// Two flags that cannot be used together.
+#[derive(Debug)]
+pub struct ConflictError {
+    pub flag: String,
+    pub other: String,
+}
+
+impl std::fmt::Display for ConflictError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} cannot be used together with {}",
+            self.flag, self.other
+        )
+    }
+}
+
+impl std::error::Error for ConflictError {}
+
+/// A seed for runs that were given none: different for every run, printed and stored.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let pid = u64::from(std::process::id());
+    resplab_workload::seed::splitmix64(nanos ^ pid.rotate_left(32))
+}

@@ -1,0 +1,158 @@
+//! The flags of `resplab bench`, in redis-benchmark's and memtier_benchmark's vocabulary.
+//!
+//! Flags are only parsed here; [`super::bench`] resolves them into a validated engine
+//! configuration, so nothing below the CLI sees a raw string.
+
+use clap::{ArgAction, Args};
+use std::path::PathBuf;
+
+/// One load run against a Redis-compatible server.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct BenchArgs {
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+
+    // ---- target ----
+    /// Server host name or address. With no target at all, a throwaway redis-server is
+    /// started on a free loopback port.
+    #[arg(short = 'h', long, help_heading = "Target")]
+    pub host: Option<String>,
+    /// Server port (1-65535).
+    #[arg(short = 'p', long, help_heading = "Target")]
+    pub port: Option<String>,
+    /// Unix socket path (overrides host and port).
+    #[arg(short = 's', long, help_heading = "Target")]
+    pub socket: Option<PathBuf>,
+    /// Server URI: redis://[user[:password]@]host[:port][/db] (rediss:// is refused: TLS is
+    /// not supported yet).
+    #[arg(short = 'u', long, help_heading = "Target")]
+    pub uri: Option<String>,
+    /// Password for AUTH (also read from REDISCLI_AUTH). Never printed or stored.
+    #[arg(
+        short = 'a',
+        long,
+        env = "REDISCLI_AUTH",
+        hide_env_values = true,
+        help_heading = "Target"
+    )]
+    pub password: Option<String>,
+    /// ACL user name for AUTH.
+    #[arg(long, help_heading = "Target")]
+    pub user: Option<String>,
+    /// Database number to SELECT (alias --dbnum).
+    #[arg(long, alias = "dbnum", help_heading = "Target")]
+    pub select: Option<String>,
+    /// Protocol version: 2, or 3 (negotiated with HELLO 3).
+    #[arg(long, default_value = "2", help_heading = "Target")]
+    pub resp: String,
+    /// redis-server binary for the throwaway server (default: redis-server from PATH).
+    #[arg(long, help_heading = "Target")]
+    pub server_bin: Option<PathBuf>,
+
+    // ---- load ----
+    /// Total number of requests per test (default 100000 when --test-time is not given).
+    #[arg(short = 'n', long, help_heading = "Load")]
+    pub requests: Option<String>,
+    /// Seconds each test runs (instead of -n).
+    #[arg(long, help_heading = "Load")]
+    pub test_time: Option<String>,
+    /// Seconds of load before measuring starts; excluded from every result.
+    #[arg(long, default_value = "0", help_heading = "Load")]
+    pub warmup: String,
+    /// Number of connections in total, spread over the threads.
+    #[arg(short = 'c', long, default_value = "50", help_heading = "Load")]
+    pub clients: String,
+    /// Requests in flight per connection.
+    #[arg(short = 'P', long, default_value = "1", help_heading = "Load")]
+    pub pipeline: String,
+    /// Worker threads, each with its own event loop.
+    #[arg(long, default_value = "1", help_heading = "Load")]
+    pub threads: String,
+    /// Open loop: offered load in requests per second (latency is timed from each
+    /// request's intended send time). Without it the load is closed loop.
+    #[arg(long, help_heading = "Load")]
+    pub rate: Option<String>,
+    /// Open-loop arrivals: constant or poisson.
+    #[arg(long, default_value = "constant", help_heading = "Load")]
+    pub arrivals: String,
+    /// Master seed of every random stream (default: drawn at random, printed and stored).
+    #[arg(long, help_heading = "Load")]
+    pub seed: Option<String>,
+
+    // ---- workload: redis-benchmark vocabulary ----
+    /// Comma-separated redis-benchmark tests (set,get,lrange_100,…); default: its whole list.
+    #[arg(short = 't', long, help_heading = "Workload (redis-benchmark)")]
+    pub tests: Option<String>,
+    /// Random keys in a keyspace of this size (redis-benchmark -r).
+    #[arg(short = 'r', long, help_heading = "Workload (redis-benchmark)")]
+    pub random_keys: Option<String>,
+    /// Value size in bytes (redis-benchmark -d; memtier --data-size).
+    #[arg(
+        short = 'd',
+        long,
+        alias = "data-size",
+        help_heading = "Workload (redis-benchmark)"
+    )]
+    pub data_size: Option<String>,
+
+    // ---- workload: memtier vocabulary ----
+    /// SET:GET ratio of a memtier-style mix, e.g. 1:10.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub ratio: Option<String>,
+    /// Key pattern for SET:GET, each R (uniform), S (sequential), G (gaussian), Z (zipf).
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_pattern: Option<String>,
+    /// Smallest key number.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_minimum: Option<String>,
+    /// Largest key number.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_maximum: Option<String>,
+    /// Key name prefix.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_prefix: Option<String>,
+    /// Median of the gaussian key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_median: Option<String>,
+    /// Standard deviation of the gaussian key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_stddev: Option<String>,
+    /// Exponent of the zipf key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_zipf_exp: Option<String>,
+    /// Value sizes drawn uniformly from MIN-MAX bytes.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub data_size_range: Option<String>,
+    /// Value sizes drawn from SIZE:WEIGHT,… .
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub data_size_list: Option<String>,
+    /// An arbitrary command with __key__, __data__ and __rand_int__ placeholders
+    /// (repeatable).
+    #[arg(long = "command", help_heading = "Workload (memtier)")]
+    pub commands: Vec<String>,
+    /// Relative weight of each --command, in order (repeatable).
+    #[arg(long = "command-ratio", help_heading = "Workload (memtier)")]
+    pub command_ratios: Vec<String>,
+    /// Key pattern of each --command, in order (repeatable).
+    #[arg(long = "command-key-pattern", help_heading = "Workload (memtier)")]
+    pub command_key_patterns: Vec<String>,
+
+    // ---- output ----
+    /// Write the full result (schema in docs/json.md) to FILE, or - for stdout.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<String>,
+    /// Print redis-benchmark's CSV layout instead of the table.
+    #[arg(long, help_heading = "Output")]
+    pub csv: bool,
+    /// Print redis-benchmark's quiet layout instead of the table.
+    #[arg(short = 'q', long, help_heading = "Output")]
+    pub quiet: bool,
+    /// Write HdrHistogram percentile files PREFIX_<COMMAND>.hgrm.
+    #[arg(long, value_name = "PREFIX", help_heading = "Output")]
+    pub hdr_out: Option<String>,
+    /// Never show the live progress line.
+    #[arg(long, help_heading = "Output")]
+    pub no_progress: bool,
+}

@@ -1,0 +1,151 @@
+//! The terminal table printed after `resplab bench`: one row per command, then the total.
+//!
+//! Latency columns are milliseconds, like redis-benchmark and memtier print them. The load
+//! model heads the table, because closed-loop latency restates throughput (Little's law)
+//! and must never be read as a second result.
+
+use resplab_results::{RunEnd, RunRecord, Summary};
+use std::fmt::Write as _;
+
+/// Renders the result table of one run, commands in `order` (names missing from the
+/// record are skipped; commands not named in `order` follow in name order).
+pub fn render(record: &RunRecord, order: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "load model: {}", record.load_model.label());
+    let _ = writeln!(
+        out,
+        "measured {:.2} s after {:.1} s warm-up, seed {}",
+        record.duration_sec, record.warmup_sec, record.seed
+    );
+    let name_width = record
+        .commands
+        .keys()
+        .map(|k| k.len())
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
+        "",
+        "ops/s",
+        "mean ms",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "KB/s in",
+        "KB/s out",
+        "errors",
+        w = name_width
+    );
+    let mut names: Vec<&String> = order
+        .iter()
+        .filter(|n| record.commands.contains_key(*n))
+        .collect();
+    for name in record.commands.keys() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        row(
+            &mut out,
+            name,
+            &record.commands[name],
+            record.duration_sec,
+            name_width,
+        );
+    }
+    if record.commands.len() != 1 {
+        row(
+            &mut out,
+            "TOTAL",
+            &record.totals,
+            record.duration_sec,
+            name_width,
+        );
+    }
+    if let Some(ol) = &record.open_loop {
+        let _ = writeln!(
+            out,
+            "service time (from actual send): p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms",
+            ol.service_time_us.p50 / 1e3,
+            ol.service_time_us.p99 / 1e3,
+            ol.service_time_us.p99_9 / 1e3
+        );
+        let _ = writeln!(
+            out,
+            "send lag (actual - intended): p50 {:.1} us, p99.9 {:.1} us (limit {:.1} us), unsent {}",
+            ol.send_lag_us.p50, ol.send_lag_us.p99_9, ol.send_lag_limit_us, ol.unsent
+        );
+    }
+    let c = &record.connections;
+    if c.reconnects > 0 || c.protocol_errors > 0 {
+        let _ = writeln!(
+            out,
+            "connections: {} opened, {} reconnects, {} protocol errors",
+            c.opened, c.reconnects, c.protocol_errors
+        );
+    }
+    for (name, s) in &record.commands {
+        if !s.error_kinds.is_empty() {
+            let kinds: Vec<String> = s
+                .error_kinds
+                .iter()
+                .map(|(k, n)| format!("{k} x{n}"))
+                .collect();
+            let _ = writeln!(out, "errors in {name}: {}", kinds.join(", "));
+        }
+    }
+    let requests = record.totals.requests.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "client CPU: {:.2} s user + {:.2} s system = {:.2} us per request",
+        record.client_cpu.user_sec,
+        record.client_cpu.system_sec,
+        record.client_cpu.total_sec() * 1e6 / requests
+    );
+    match &record.end {
+        RunEnd::Completed => {}
+        RunEnd::Interrupted => {
+            let _ = writeln!(out, "run interrupted: the figures cover what was measured");
+        }
+        RunEnd::ServerLost { message } => {
+            let _ = writeln!(
+                out,
+                "server lost ({message}): the figures cover what was measured before"
+            );
+        }
+    }
+    for w in &record.warnings {
+        let _ = writeln!(out, "warning: {}", w.message);
+    }
+    out
+}
+
+fn row(out: &mut String, name: &str, s: &Summary, duration_sec: f64, width: usize) {
+    let secs = if duration_sec > 0.0 {
+        duration_sec
+    } else {
+        1.0
+    };
+    let l = &s.latency_us;
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.2} {:>10.2} {:>8}",
+        name,
+        s.ops_per_sec,
+        l.mean / 1e3,
+        l.p50 / 1e3,
+        l.p90 / 1e3,
+        l.p99 / 1e3,
+        l.p99_9 / 1e3,
+        l.max / 1e3,
+        s.bytes_in as f64 / 1024.0 / secs,
+        s.bytes_out as f64 / 1024.0 / secs,
+        s.errors,
+        w = width
+    );
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
+# when it is already there: redis-server and redis-tools (the server under test and
+# redis-benchmark), ministat and benchstat (the tools `compare` is cross-checked against),
+# and a Rust toolchain check. Safe to run again.
+set -euo pipefail
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
+command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
+if [ "${RESPLAB_SETUP_BROWSER:-1}" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! command -v benchstat >/dev/null 2>&1 && [ ! -x "${GOBIN:-$HOME/go/bin}/benchstat" ]; then
+  if command -v go >/dev/null 2>&1; then
+    echo "setup: installing benchstat" >&2
+    go install golang.org/x/perf/cmd/benchstat@latest
+  else
+    echo "setup: go is missing, so benchstat cannot be installed (compare cross-checks need it)" >&2
+  fi
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo is missing: install Rust from https://rustup.rs first" >&2
+  exit 2
+fi
