@@ -87,3 +87,56 @@ clients = 2
     assert_eq!(code, 0);
     assert!(out.contains("broken") && out.contains("failed"), "{out}");
 }
+
+#[test]
+fn failing_and_slow_hooks_stop_the_run_with_their_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = |hook: &str, timeout: &str| {
+        format!(
+            r#"
+[experiment]
+name = "hooks"
+rounds = 1
+requests = 200
+
+[[variant]]
+name = "a"
+[variant.hooks]
+before_trial = "{hook}"
+timeout = "{timeout}"
+
+[[variant]]
+name = "b"
+
+[[workload]]
+name = "w"
+tests = "ping_inline"
+clients = 1
+"#
+        )
+    };
+    std::fs::write(
+        dir.path().join("fail.toml"),
+        exp("echo boom-$RESPLAB_VARIANT; exit 3", "5s"),
+    )
+    .unwrap();
+    let (code, _, err) = resplab(
+        &["experiment", "run", "fail.toml", "--db", "f.db"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("before_trial hook"), "{err}");
+    assert!(err.contains("boom-a"), "{err}");
+    std::fs::write(
+        dir.path().join("slow.toml"),
+        exp("echo started; sleep 5", "300ms"),
+    )
+    .unwrap();
+    let (code, _, err) = resplab(
+        &["experiment", "run", "slow.toml", "--db", "s.db"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("timed out after 0.3 s"), "{err}");
+    assert!(err.contains("started"), "{err}");
+}
