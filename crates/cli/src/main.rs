@@ -24,6 +24,8 @@ struct Cli {
 enum Command {
     /// One load run (redis-benchmark and memtier_benchmark flags).
     Bench(Box<cmd::bench::BenchArgs>),
+    /// Run, resume, list, inspect and export A/B experiments.
+    Experiment(cmd::experiment::ExperimentArgs),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Bench(a) => cmd::bench::run(*a),
+        Command::Experiment(a) => cmd::experiment::run(a),
     };
     match result {
         Ok(code) => code,

@@ -2,3 +2,5 @@
 
 pub mod bench;
 mod bench_args;
+
+pub mod experiment;
