@@ -26,6 +26,8 @@ enum Command {
     Bench(Box<cmd::bench::BenchArgs>),
     /// Run, resume, list, inspect and export A/B experiments.
     Experiment(cmd::experiment::ExperimentArgs),
+    /// Compare result files or stored experiments: ministat, benchstat or resplab style.
+    Compare(cmd::compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Bench(a) => cmd::bench::run(*a),
         Command::Experiment(a) => cmd::experiment::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
     };
     match result {
         Ok(code) => code,

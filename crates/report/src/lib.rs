@@ -11,4 +11,5 @@
 pub mod benchstat;
 pub mod cfmt;
 pub mod ministat;
+pub mod resplab;
 pub mod texttab;

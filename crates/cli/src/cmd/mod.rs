@@ -3,4 +3,5 @@
 pub mod bench;
 mod bench_args;
 
+pub mod compare;
 pub mod experiment;

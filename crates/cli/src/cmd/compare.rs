@@ -1,0 +1,293 @@
+//! `resplab compare`: read result files (or stored experiments), compare every variant
+//! with the baseline, print the chosen style, and gate CI on regressions.
+//!
+//! Inputs are `[label=]FILE` as benchstat takes them; the format of each file is detected
+//! from its content (see `resplab_results::import`). Styles:
+//! - `resplab` (default): effect %, CI, p, n, MDE and a verdict per (workload, metric);
+//!   `--format text|markdown|json|csv`;
+//! - `ministat`: ministat's exact output, one block per (workload, metric), with its flags
+//!   `-c -A -n -q -s -w -C -d`;
+//! - `benchstat`: benchstat's tables (`--format csv` for its CSV).
+//!
+//! Exit codes: 0 ok; 1 when `--fail-on-regression PCT` finds a metric significantly worse
+//! than the baseline by more than PCT (computed with the default method whatever the
+//! style); 2 bad input or usage (the message names the file, line or flag).
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use resplab_report::benchstat::{self, BenchstatOptions};
+use resplab_report::ministat::{self, MinistatOptions, NamedSet};
+use resplab_report::resplab::{self as default_style, ResplabOptions};
+use resplab_results::import::{load_inputs, InputSpec, NoStore, PlainOptions};
+use resplab_results::sample::SampleSet;
+use resplab_stats::ministat::Confidence;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Output style.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Style {
+    /// Effect with CI, p, n, MDE and a three-way verdict.
+    Resplab,
+    /// FreeBSD ministat's output, exactly.
+    Ministat,
+    /// Go benchstat's tables, exactly.
+    Benchstat,
+}
+
+/// Output format of the resplab style (benchstat: text or csv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+    Csv,
+}
+
+/// Arguments of `resplab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Inputs: `[label=]FILE` or `[label=]db:NAME`. Files with the same label form one
+    /// sample (each resplab run file is one trial). The first label is the baseline.
+    #[arg(required = true, value_name = "[label=]FILE")]
+    pub inputs: Vec<String>,
+    /// Output style.
+    #[arg(long, value_enum, default_value_t = Style::Resplab)]
+    pub style: Style,
+    /// Label to compare against (default: the first input's label).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Equivalence margin in percent: a CI inside ±PCT is reported as EQUIVALENT.
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
+    /// Confidence level in percent (ministat: one of 80, 90, 95, 98, 99, 99.5).
+    #[arg(short = 'c', long, value_name = "PCT", default_value_t = 95.0)]
+    pub confidence: f64,
+    /// Significance level of benchstat's U test.
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Exit 1 when any metric is significantly worse than the baseline by more than PCT.
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+    /// ministat -A: statistics only, no plot.
+    #[arg(short = 'A')]
+    pub no_plot: bool,
+    /// ministat -n: summary statistics only, no plot and no test.
+    #[arg(short = 'n')]
+    pub summary_only: bool,
+    /// ministat -q: no legend and no table header.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// ministat -s: mean/median/stddev bars on separate lines.
+    #[arg(short = 's')]
+    pub separate_bars: bool,
+    /// ministat -w: plot width (default 74).
+    #[arg(short = 'w', value_name = "WIDTH", default_value_t = 74)]
+    pub width: usize,
+    /// Plain-number files: column to read, from 1 (reads every input as plain numbers).
+    #[arg(short = 'C', value_name = "COLUMN")]
+    pub column: Option<usize>,
+    /// Plain-number files: field delimiter characters (default space and tab; reads every
+    /// input as plain numbers).
+    #[arg(short = 'd', value_name = "DELIMS")]
+    pub delimiters: Option<String>,
+}
+
+/// Runs `resplab compare`.
+///
+/// # Errors
+/// Bad flags or inputs; the message names the flag, file and line.
+pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let (text, regression) = execute(&args)?;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e).context("writing the comparison to standard output");
+        }
+    }
+    Ok(if regression {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Computes the output text and whether the regression gate fired, without printing.
+///
+/// # Errors
+/// As [`run`].
+pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
+    if let Some(c) = args.column {
+        if c == 0 {
+            bail!("-C: expected a column number from 1, found 0");
+        }
+    }
+    if let Some(d) = &args.delimiters {
+        if d.is_empty() {
+            bail!("-d: expected at least one delimiter character, found an empty string");
+        }
+    }
+    if !(args.confidence > 0.0 && args.confidence < 100.0) {
+        bail!(
+            "--confidence: expected a percentage between 0 and 100, found {}",
+            args.confidence
+        );
+    }
+    if let Some(m) = args.margin {
+        if !(m > 0.0 && m.is_finite()) {
+            bail!("--margin: expected a positive percentage, found {m}");
+        }
+    }
+    if let Some(p) = args.fail_on_regression {
+        if !(p >= 0.0 && p.is_finite()) {
+            bail!("--fail-on-regression: expected a percentage ≥ 0, found {p}");
+        }
+    }
+    let specs = args
+        .inputs
+        .iter()
+        .map(|a| InputSpec::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plain = PlainOptions {
+        column: args.column.unwrap_or(1),
+        delimiters: args
+            .delimiters
+            .as_deref()
+            .unwrap_or(" \t")
+            .as_bytes()
+            .to_vec(),
+        force: args.column.is_some() || args.delimiters.is_some(),
+    };
+    let loaded = load_inputs(&specs, &plain, &mut NoStore)?;
+    let set = SampleSet::from_observations(&loaded.observations);
+    let baseline = match &args.baseline {
+        Some(b) => {
+            if !loaded.labels.iter().any(|l| l == b) {
+                bail!(
+                    "--baseline: expected one of the input labels ({}), found `{b}`",
+                    loaded.labels.join(", ")
+                );
+            }
+            b.clone()
+        }
+        None => loaded.labels.first().cloned().unwrap_or_default(),
+    };
+    let ropts = ResplabOptions {
+        confidence: args.confidence / 100.0,
+        margin_pct: args.margin,
+    };
+    let report = default_style::compare(&set, &baseline, &ropts);
+    let regression = args
+        .fail_on_regression
+        .is_some_and(|p| default_style::has_regression(&report, p));
+    let mut text = match args.style {
+        Style::Resplab => match args.format {
+            Format::Text => default_style::render_text(&report),
+            Format::Markdown => default_style::render_markdown(&report),
+            Format::Json => default_style::render_json(&report),
+            Format::Csv => default_style::render_csv(&report),
+        },
+        Style::Ministat => render_ministat(args, &set, &baseline)?,
+        Style::Benchstat => {
+            let bopts = BenchstatOptions {
+                confidence: args.confidence / 100.0,
+                alpha: args.alpha,
+            };
+            // The baseline label goes first.
+            let mut obs: Vec<_> = loaded
+                .observations
+                .iter()
+                .filter(|o| *o.label == *baseline)
+                .cloned()
+                .collect();
+            obs.extend(
+                loaded
+                    .observations
+                    .iter()
+                    .filter(|o| *o.label != *baseline)
+                    .cloned(),
+            );
+            match args.format {
+                Format::Csv => {
+                    let (csv, warnings) = benchstat::render_csv(&obs, &bopts)?;
+                    if !warnings.is_empty() {
+                        eprint!("{warnings}");
+                    }
+                    csv
+                }
+                Format::Text => benchstat::render_text(&obs, &bopts)?,
+                f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
+            }
+        }
+    };
+    if args.style == Style::Resplab && !loaded.notes.is_empty() && args.format == Format::Text {
+        text.push_str("\nnotes:\n");
+        for n in &loaded.notes {
+            text.push_str(&format!("  {n}\n"));
+        }
+    } else {
+        for n in &loaded.notes {
+            eprintln!("resplab: note: {n}");
+        }
+    }
+    Ok((text, regression))
+}
+
+fn render_ministat(args: &CompareArgs, set: &SampleSet, baseline: &str) -> anyhow::Result<String> {
+    let confidence = Confidence::from_percent(args.confidence).map_err(|_| {
+        anyhow::anyhow!(
+            "-c: ministat supports confidence 80, 90, 95, 98, 99 or 99.5, found {}",
+            args.confidence
+        )
+    })?;
+    let opts = MinistatOptions {
+        confidence,
+        width: args.width,
+        separate_bars: args.separate_bars,
+        no_plot: args.no_plot,
+        summary_only: args.summary_only,
+        quiet: args.quiet,
+        ..Default::default()
+    };
+    let mut labels: Vec<&str> = vec![baseline];
+    labels.extend(set.labels.iter().map(|l| &**l).filter(|l| *l != baseline));
+    let mut groups = Vec::new();
+    for w in &set.workloads {
+        for m in &set.metrics {
+            let sets: Vec<NamedSet> = labels
+                .iter()
+                .filter_map(|l| {
+                    set.get(w, m, l).map(|s| NamedSet {
+                        name: (*l).to_string(),
+                        points: s.values.clone(),
+                    })
+                })
+                .collect();
+            if !sets.is_empty() {
+                groups.push((w.clone(), m.clone(), sets));
+            }
+        }
+    }
+    let mut out = String::new();
+    let many = groups.len() > 1;
+    for (i, (w, m, sets)) in groups.iter().enumerate() {
+        if many {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&format!("# {w} {m}\n"));
+        }
+        let text = ministat::render(sets, &opts).map_err(|e| {
+            if many {
+                anyhow::anyhow!("{w} {m}: {e}")
+            } else {
+                anyhow::anyhow!("{e}")
+            }
+        })?;
+        out.push_str(&text);
+    }
+    Ok(out)
+}
