@@ -435,63 +435,58 @@ fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standin
     Ok(out)
 }
 
-/// One verdict line for a (workload, variant) pair, per METHOD.md §6.2: paired
-/// Hodges-Lehmann on log ratios with its exact signed-rank interval; faster/slower when
-/// the interval excludes 0, equivalent when it lies within the margin, otherwise no
-/// difference proven with the MDE (80 % power) of these rounds.
+/// One verdict line for a (workload, variant) pair, computed by the statistics crate's
+/// paired comparison (METHOD.md §6.2): Hodges-Lehmann estimate of the per-round log
+/// ratio with its exact signed-rank interval and p-value, and the minimal detectable
+/// effect at 80 % power; faster/slower when the interval excludes 0, equivalent within
+/// the margin, otherwise no difference proven.
 pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -> String {
+    use resplab_stats::verdict::{compare_paired, CompareConfig, Direction, Verdict};
     let head = format!("{} / {} vs baseline:", s.workload, s.variant);
-    let d: Vec<f64> = s
+    let (a, b): (Vec<f64>, Vec<f64>) = s
         .pairs
         .iter()
         .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
-        .map(|(_, a, b)| (b / a).ln())
-        .collect();
-    let n = d.len();
-    if n < 6 {
+        .map(|(_, a, b)| (*a, *b))
+        .unzip();
+    let n = a.len();
+    if n < resplab_stats::verdict::min_pairs(0.95) {
         let ratio = if n > 0 {
-            let mean = d.iter().sum::<f64>() / n as f64;
+            let mean = a.iter().zip(&b).map(|(a, b)| (b / a).ln()).sum::<f64>() / n as f64;
             format!(", ratio so far {:+.2} %", (mean.exp() - 1.0) * 100.0)
         } else {
             String::new()
         };
-        return format!("{head} {n} round(s){ratio}; need >= 6 rounds for a 95 % CI");
+        return format!(
+            "{head} {n} round(s){ratio}; need >= {} rounds for a 95 % CI",
+            resplab_stats::verdict::min_pairs(0.95)
+        );
     }
-    let pct = |x: f64| (x.exp() - 1.0) * 100.0;
-    let hl = match resplab_stats::rank::hl_paired(&d, 0.95) {
-        Ok(h) => h,
+    let mut cfg = CompareConfig::new(if higher_is_better {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    });
+    cfg.margin_pct = margin.map(|m| m * 100.0);
+    let c = match compare_paired(&a, &b, &cfg) {
+        Ok(c) => c,
         Err(e) => return format!("{head} {e}"),
     };
-    let p = resplab_stats::rank::signed_rank(&d).map_or(f64::NAN, |t| t.p_value);
-    let mean = d.iter().sum::<f64>() / n as f64;
-    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0)).sqrt();
-    let df = n as f64 - 1.0;
-    let mde = (resplab_stats::dist::student_t_quantile(0.975, df)
-        + resplab_stats::dist::student_t_quantile(0.80, df))
-        * sd
-        / (n as f64).sqrt();
+    let mde = c
+        .mde_pct
+        .map_or(String::new(), |m| format!(", MDE {m:.2} % at 80 % power"));
     let body = format!(
-        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}, MDE {:.2} % at 80 % power",
-        pct(hl.estimate),
-        pct(hl.ci_low),
-        pct(hl.ci_high),
-        p,
-        pct(mde)
+        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}{mde}",
+        c.effect_pct, c.ci_low_pct, c.ci_high_pct, c.p_value
     );
-    let verdict = if hl.ci_low > 0.0 || hl.ci_high < 0.0 {
-        let up = hl.ci_low > 0.0;
-        if up == higher_is_better {
-            "FASTER"
-        } else {
-            "SLOWER"
-        }
-        .to_string()
-    } else if let Some(m) =
-        margin.filter(|m| hl.ci_low > -(1.0 + m).ln() && hl.ci_high < (1.0 + m).ln())
-    {
-        format!("EQUIVALENT within ±{:.1} %", m * 100.0)
-    } else {
-        "no difference proven".to_string()
+    let verdict = match c.verdict {
+        Verdict::Better if higher_is_better => "FASTER".to_string(),
+        Verdict::Better => "BETTER (lower)".to_string(),
+        Verdict::Worse if higher_is_better => "SLOWER".to_string(),
+        Verdict::Worse => "WORSE (higher)".to_string(),
+        Verdict::Equivalent => format!("EQUIVALENT within ±{:.1} %", margin.unwrap_or(0.0) * 100.0),
+        Verdict::Inconclusive => "no difference proven".to_string(),
+        Verdict::TooFewTrials => "too few rounds for a verdict".to_string(),
     };
     format!("{head} {verdict}: {body}")
 }
