@@ -180,7 +180,8 @@ impl Conn {
         }
     }
 
-    /// Drops the socket and everything buffered; returns the requests that were in flight.
+    /// Drops the socket and everything buffered and marks the connection down, due for a
+    /// reconnect attempt at once. The caller accounts for the requests in flight first.
     pub(crate) fn reset(
         &mut self,
         registry: &mio::Registry,

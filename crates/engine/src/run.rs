@@ -134,7 +134,18 @@ pub fn run(
             end = RunEnd::Interrupted;
             break;
         }
-        let out = run_phase(cfg, workload, p, stop, duration_sec, progress)?;
+        let out = match run_phase(cfg, workload, p, stop, duration_sec, progress) {
+            Ok(out) => out,
+            // Earlier phases were measured: a server that is gone by now ends the run
+            // with their results instead of discarding them.
+            Err(e @ (EngineError::Connect { .. } | EngineError::Handshake { .. })) if p > 0 => {
+                end = RunEnd::ServerLost {
+                    message: e.to_string(),
+                };
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         for (k, t) in out.cmds.iter().enumerate() {
             let name = phase
                 .commands

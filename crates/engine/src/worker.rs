@@ -156,6 +156,9 @@ struct Worker<'a> {
     gens: Vec<Generator>,
     scheds: Vec<ScheduleStream>,
     req: Request,
+    cache: WireCache,
+    /// Some connection is down and waits for a reconnect.
+    any_down: bool,
     rec: Recorder,
     limits: Limits,
     epoch: Instant,
@@ -177,7 +180,10 @@ struct Recorder {
     open: OpenLoopTally,
     measure_ns: u64,
     cur_sec: u64,
-    iv_hist: LatencyHistogram,
+    /// Latencies of the current second, per command; merged into `cmds` and into the
+    /// interval snapshot when the second ends, so each reply is recorded only once.
+    iv_cmds: Vec<LatencyHistogram>,
+    iv_total: LatencyHistogram,
     iv_requests: u64,
     iv_errors: u64,
     last_reply_ns: u64,
@@ -198,8 +204,15 @@ impl Recorder {
     }
 
     fn ship(&mut self) {
-        let hist = self.iv_hist.clone();
-        self.iv_hist.reset();
+        self.iv_total.reset();
+        for (t, h) in self.cmds.iter_mut().zip(self.iv_cmds.iter_mut()) {
+            if !h.is_empty() {
+                t.hist.merge(h);
+                self.iv_total.merge(h);
+                h.reset();
+            }
+        }
+        let hist = self.iv_total.clone();
         let _ = self.tx.send(Msg::Second(Interval {
             worker: self.worker,
             sec: self.cur_sec,
@@ -239,6 +252,7 @@ impl<'a> Worker<'a> {
         let mut conns = Vec::with_capacity(a.nconns);
         let mut gens = Vec::with_capacity(a.nconns);
         let mut scheds = Vec::new();
+        let mut req = Request::new();
         let schedule = cfg.open_loop.map(|ol| {
             let arrivals = match ol.arrivals {
                 crate::config::Arrivals::Constant => resplab_workload::Arrivals::Constant,
@@ -262,10 +276,11 @@ impl<'a> Worker<'a> {
                 .register(poll.registry(), Token(k))
                 .map_err(|e| EngineError::Worker(format!("cannot register a socket: {e}")))?;
             conns.push(Conn::new(stream, pipeline, quota));
-            gens.push(
-                a.workload
-                    .generator_partitioned(a.phase, global, total_conns),
-            );
+            let gen = a
+                .workload
+                .generator_partitioned(a.phase, global, total_conns);
+            gen.reserve(&mut req);
+            gens.push(gen);
             if let Some(s) = &schedule {
                 let mut stream = s.stream(global, total_conns);
                 let first = stream.next_offset_ns();
@@ -287,7 +302,9 @@ impl<'a> Worker<'a> {
             conns,
             gens,
             scheds,
-            req: Request::with_capacity(256, 8),
+            req,
+            cache: WireCache::new(),
+            any_down: false,
             rec: Recorder {
                 worker: a.worker,
                 tx,
@@ -295,7 +312,8 @@ impl<'a> Worker<'a> {
                 open: OpenLoopTally::default(),
                 measure_ns,
                 cur_sec: 0,
-                iv_hist: LatencyHistogram::new(),
+                iv_cmds: vec![LatencyHistogram::new(); a.commands],
+                iv_total: LatencyHistogram::new(),
                 iv_requests: 0,
                 iv_errors: 0,
                 last_reply_ns: 0,
@@ -328,7 +346,6 @@ impl<'a> Worker<'a> {
         let drain_ns = request_timeout_ns.min(2 * NS_PER_SEC);
         let mut stopped_at: Option<u64> = None;
         let mut next_check = 0u64;
-        let mut any_down = false;
         loop {
             let now = self.now_ns();
             if stopped_at.is_none() && self.should_stop_sending(now) {
@@ -358,10 +375,10 @@ impl<'a> Worker<'a> {
             if now >= next_check {
                 next_check = now + NS_PER_SEC / 10;
                 self.expire(now, request_timeout_ns);
-                any_down = self.conns.iter().any(|c| !c.is_live());
+                self.any_down |= self.conns.iter().any(|c| !c.is_live());
             }
-            if any_down {
-                any_down = self.reconnect_due();
+            if self.any_down {
+                self.any_down = self.reconnect_due();
             }
             let sending = stopped_at.is_none();
             if sending {
@@ -393,7 +410,6 @@ impl<'a> Worker<'a> {
                     let drain_all = ev.is_read_closed() || ev.is_error();
                     self.on_readable(i, drain_all);
                     if !self.conns[i].is_live() {
-                        any_down = true;
                         continue;
                     }
                     if sending && !self.open_loop {
@@ -475,15 +491,20 @@ impl<'a> Worker<'a> {
         let cmd = self.gens[i].next(&mut self.req);
         let conn = &mut self.conns[i];
         let before = conn.wbuf.len();
-        if self.req.is_inline() && self.req.arg_count() <= 8 {
-            let mut parts: [&[u8]; 8] = [&[]; 8];
-            let n = self.req.arg_count();
-            for (slot, arg) in parts.iter_mut().zip(self.req.args()) {
-                *slot = arg;
-            }
-            encode::write_inline(&mut conn.wbuf, &parts[..n]);
+        if self.cache.hit(cmd, &self.req) {
+            conn.wbuf.extend_from_slice(&self.cache.wire);
         } else {
-            encode::write_command_iter(&mut conn.wbuf, self.req.args());
+            if self.req.is_inline() && self.req.arg_count() <= 8 {
+                let mut parts: [&[u8]; 8] = [&[]; 8];
+                let n = self.req.arg_count();
+                for (slot, arg) in parts.iter_mut().zip(self.req.args()) {
+                    *slot = arg;
+                }
+                encode::write_inline(&mut conn.wbuf, &parts[..n]);
+            } else {
+                encode::write_command_iter(&mut conn.wbuf, self.req.args());
+            }
+            self.cache.store(cmd, &self.req, &conn.wbuf[before..]);
         }
         (cmd, (conn.wbuf.len() - before) as u64)
     }
@@ -647,6 +668,7 @@ impl<'a> Worker<'a> {
         let now = self.now_ns();
         let conn = &mut self.conns[i];
         self.rec.lose_inflight(conn, kind, now);
+        self.any_down = true;
         conn.reset(
             self.poll.registry(),
             Instant::now(),
@@ -738,6 +760,74 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// The wire bytes of the last request encoded, reused while requests repeat.
+///
+/// Many benchmark requests are identical from one to the next (`PING`, or `SET` without
+/// random keys), and comparing a request with the previous one costs less than encoding
+/// it again. Workloads whose requests differ (random keys, varying values) would pay the
+/// comparison and the copy for nothing, so the cache turns itself off when fewer than
+/// half of its first 1024 lookups hit.
+#[derive(Debug)]
+struct WireCache {
+    enabled: bool,
+    valid: bool,
+    cmd: usize,
+    req: Request,
+    wire: Vec<u8>,
+    lookups: u32,
+    hits: u32,
+}
+
+impl WireCache {
+    const TRIAL: u32 = 1024;
+
+    fn new() -> Self {
+        WireCache {
+            enabled: true,
+            valid: false,
+            cmd: 0,
+            req: Request::new(),
+            wire: Vec::new(),
+            lookups: 0,
+            hits: 0,
+        }
+    }
+
+    /// True when `req` (of command `cmd`) is the request whose bytes are in `wire`.
+    #[inline]
+    fn hit(&mut self, cmd: usize, req: &Request) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let hit = self.valid && self.cmd == cmd && self.req == *req;
+        if self.lookups < Self::TRIAL {
+            self.lookups += 1;
+            self.hits += u32::from(hit);
+            if self.lookups == Self::TRIAL && self.hits < Self::TRIAL / 2 {
+                self.enabled = false;
+            }
+        }
+        hit
+    }
+
+    /// Remembers `wire` as the encoding of `req`. Allocates only while the buffers grow.
+    #[inline]
+    fn store(&mut self, cmd: usize, req: &Request, wire: &[u8]) {
+        if !self.enabled {
+            return;
+        }
+        self.req.clear();
+        for a in req.args() {
+            self.req.push_arg(a);
+        }
+        self.req.set_inline(req.is_inline());
+        self.wire.clear();
+        self.wire.extend_from_slice(wire);
+        self.cmd = cmd;
+        self.valid = true;
+    }
+}
+
 /// Delimits the replies in `conn`'s read buffer and records each against the request at
 /// the front of the ring.
 #[inline]
@@ -770,13 +860,14 @@ fn process_replies(
         if !f.measured {
             continue;
         }
-        let Some(t) = rec.cmds.get_mut(usize::from(f.cmd)) else {
+        let cmd = usize::from(f.cmd);
+        let (Some(t), Some(h)) = (rec.cmds.get_mut(cmd), rec.iv_cmds.get_mut(cmd)) else {
             return Err(ReadFailure::Lost("reply for an unknown command".into()));
         };
         let latency = now.saturating_sub(f.intended_ns);
         t.requests += 1;
         t.bytes_in += scanned.consumed as u64;
-        t.hist.record(latency);
+        h.record(latency);
         if matches!(
             scanned.class,
             ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
@@ -792,7 +883,6 @@ fn process_replies(
         if open_loop {
             rec.open.service.record(now.saturating_sub(f.sent_ns));
         }
-        rec.iv_hist.record(latency);
         rec.iv_requests += 1;
     }
     Ok(())

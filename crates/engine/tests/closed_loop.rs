@@ -42,6 +42,9 @@ fn set_get_counts_are_exact() {
     assert!(rec.server.contains_key("redis_version"), "{:?}", rec.server);
     assert!(rec.host.cores >= 1);
     assert_eq!(rec.config["clients"], 10);
+    let json = serde_json::to_string(&rec).unwrap();
+    let back: resplab_results::RunRecord = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, rec);
 }
 
 #[test]

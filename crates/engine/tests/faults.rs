@@ -190,3 +190,33 @@ fn a_silent_server_times_out_instead_of_hanging() {
     assert!(rec.connections.reconnects >= 1);
     assert_eq!(ping.requests + ping.errors, 60);
 }
+
+#[test]
+fn redirections_are_classified() {
+    let fake = FakeServer::start(Script {
+        error_every: Some(4),
+        error_line: Some("MOVED 3999 127.0.0.1:6381".into()),
+        ..Script::default()
+    })
+    .unwrap();
+    let rec = run_quiet(
+        &fake_config(&fake, 100),
+        &tests_workload(&[TestName::Get], None, 0),
+    );
+    let get = &rec.commands["GET"];
+    assert_eq!(get.requests, 100);
+    assert_eq!(get.error_kinds["MOVED"], 25);
+    assert_eq!(get.errors, 25);
+
+    let fake = FakeServer::start(Script {
+        error_every: Some(5),
+        error_line: Some("ASK 3999 127.0.0.1:6381".into()),
+        ..Script::default()
+    })
+    .unwrap();
+    let rec = run_quiet(
+        &fake_config(&fake, 100),
+        &tests_workload(&[TestName::Get], None, 0),
+    );
+    assert_eq!(rec.commands["GET"].error_kinds["ASK"], 20);
+}

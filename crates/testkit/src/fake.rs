@@ -8,7 +8,8 @@
 //! - `garbage_every`: every Nth request gets bytes that are not RESP;
 //! - `truncate_at`: the Kth request gets half a reply, then the connection closes;
 //! - `close_after`: the connection closes after K replies;
-//! - `error_every`: every Nth request gets `-ERR fake failure`;
+//! - `error_every`: every Nth request gets `-ERR fake failure` (or the line in
+//!   `error_line`, such as `MOVED 3999 127.0.0.1:6381`);
 //! - `stall`: before the reply to every Nth request, the server sleeps for a while and
 //!   answers nothing meanwhile (replies already due are flushed first).
 //!
@@ -37,6 +38,9 @@ pub struct Script {
     pub truncate_at: Option<u64>,
     pub close_after: Option<u64>,
     pub error_every: Option<u64>,
+    /// The error line sent by `error_every`, without `-` and CRLF (default
+    /// `ERR fake failure`).
+    pub error_line: Option<String>,
     pub stall: Option<Stall>,
 }
 
@@ -235,7 +239,10 @@ fn serve(
             if is_nth(script.garbage_every, served) {
                 out.extend_from_slice(b"?this is not RESP\r\n");
             } else if is_nth(script.error_every, served) {
-                out.extend_from_slice(b"-ERR fake failure\r\n");
+                out.push(b'-');
+                let line = script.error_line.as_deref().unwrap_or("ERR fake failure");
+                out.extend_from_slice(line.as_bytes());
+                out.extend_from_slice(b"\r\n");
             } else {
                 out.extend_from_slice(reply_for(&name));
             }
