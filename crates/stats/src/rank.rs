@@ -39,7 +39,7 @@
 
 use crate::dist::{normal_cdf, normal_quantile};
 use crate::error::{check_finite, StatsError};
-use crate::select::{kth_difference, kth_walsh};
+use crate::select::{kth_difference, kth_difference_pair, kth_walsh, kth_walsh_pair};
 
 /// Largest number of non-zero pairs for the exact signed-rank distribution (exclusive).
 pub const SIGNED_RANK_EXACT_BELOW: usize = 50;
@@ -242,11 +242,15 @@ fn sorted_copy(what: &'static str, xs: &[f64]) -> Result<Vec<f64>, StatsError> {
     Ok(v)
 }
 
-/// Order statistics (0-based ranks) of a virtual sorted list of `total` values.
+/// Order statistics (0-based ranks) of a virtual sorted list of `total` values: the two
+/// median ranks (`ranks[0]`, `ranks[1]`, equal or adjacent) and optionally two interval
+/// ranks. Small lists are built and sorted; large ones use selection, the median pair in
+/// one selection.
 fn order_stats(
     total: u64,
     ranks: &[u64],
     kth: &dyn Fn(u64) -> f64,
+    pair: &dyn Fn(u64) -> (f64, f64),
     list: &dyn Fn() -> Vec<f64>,
 ) -> Vec<f64> {
     if total <= 1 << 20 {
@@ -254,7 +258,15 @@ fn order_stats(
         all.sort_by(f64::total_cmp);
         ranks.iter().map(|&k| all[k as usize]).collect()
     } else {
-        ranks.iter().map(|&k| kth(k)).collect()
+        let (a, b) = if ranks[0] == ranks[1] {
+            let v = kth(ranks[0]);
+            (v, v)
+        } else {
+            pair(ranks[0])
+        };
+        let mut out = vec![a, b];
+        out.extend(ranks[2..].iter().map(|&k| kth(k)));
+        out
     }
 }
 
@@ -301,6 +313,7 @@ pub fn hl_paired(d: &[f64], confidence: f64) -> Result<ShiftEstimate, StatsError
         ranks.push(total - 1 - c);
     }
     let kth = |k: u64| kth_walsh(&s, k).unwrap_or(f64::NAN);
+    let pair = |k: u64| kth_walsh_pair(&s, k).unwrap_or((f64::NAN, f64::NAN));
     let list = || {
         let mut w = Vec::with_capacity(total as usize);
         for i in 0..n {
@@ -310,7 +323,7 @@ pub fn hl_paired(d: &[f64], confidence: f64) -> Result<ShiftEstimate, StatsError
         }
         w
     };
-    let v = order_stats(total, &ranks, &kth, &list);
+    let v = order_stats(total, &ranks, &kth, &pair, &list);
     Ok(finish(v, crit, exact))
 }
 
@@ -375,6 +388,7 @@ pub fn hl_unpaired(x: &[f64], y: &[f64], confidence: f64) -> Result<ShiftEstimat
         ranks.push(total - 1 - c);
     }
     let kth = |k: u64| kth_difference(&xs, &ys, k).unwrap_or(f64::NAN);
+    let pair = |k: u64| kth_difference_pair(&xs, &ys, k).unwrap_or((f64::NAN, f64::NAN));
     let list = || {
         let mut dv = Vec::with_capacity(total as usize);
         for a in &xs {
@@ -384,7 +398,7 @@ pub fn hl_unpaired(x: &[f64], y: &[f64], confidence: f64) -> Result<ShiftEstimat
         }
         dv
     };
-    let v = order_stats(total, &ranks, &kth, &list);
+    let v = order_stats(total, &ranks, &kth, &pair, &list);
     Ok(finish(v, crit, exact))
 }
 
