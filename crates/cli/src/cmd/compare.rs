@@ -179,17 +179,23 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         confidence: args.confidence / 100.0,
         margin_pct: args.margin,
     };
-    let report = default_style::compare(&set, &baseline, &ropts);
-    let regression = args
-        .fail_on_regression
-        .is_some_and(|p| default_style::has_regression(&report, p));
+    // The default comparison is computed only when it is printed or gates the exit code.
+    let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
+        .then(|| default_style::compare(&set, &baseline, &ropts));
+    let regression = match (&report, args.fail_on_regression) {
+        (Some(r), Some(p)) => default_style::has_regression(r, p),
+        _ => false,
+    };
     let mut text = match args.style {
-        Style::Resplab => match args.format {
-            Format::Text => default_style::render_text(&report),
-            Format::Markdown => default_style::render_markdown(&report),
-            Format::Json => default_style::render_json(&report),
-            Format::Csv => default_style::render_csv(&report),
-        },
+        Style::Resplab => {
+            let report = report.unwrap_or_else(|| default_style::compare(&set, &baseline, &ropts));
+            match args.format {
+                Format::Text => default_style::render_text(&report),
+                Format::Markdown => default_style::render_markdown(&report),
+                Format::Json => default_style::render_json(&report),
+                Format::Csv => default_style::render_csv(&report),
+            }
+        }
         Style::Ministat => render_ministat(args, &set, &baseline)?,
         Style::Benchstat => {
             let bopts = BenchstatOptions {
