@@ -900,3 +900,49 @@ fn process_replies(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(args: &[&[u8]]) -> Request {
+        let mut r = Request::new();
+        for a in args {
+            r.push_arg(a);
+        }
+        r
+    }
+
+    #[test]
+    fn wire_cache_hits_only_identical_requests() {
+        let mut c = WireCache::new();
+        let ping = req(&[b"PING"]);
+        assert!(!c.hit(0, &ping));
+        c.store(0, &ping, b"*1\r\n$4\r\nPING\r\n");
+        assert!(c.hit(0, &ping));
+        assert_eq!(c.wire, b"*1\r\n$4\r\nPING\r\n");
+        assert!(!c.hit(1, &ping), "another command index");
+        assert!(!c.hit(0, &req(&[b"PINH"])));
+        assert!(
+            !c.hit(0, &req(&[b"PI", b"NG"])),
+            "same bytes, other arguments"
+        );
+        let mut inline = req(&[b"PING"]);
+        inline.set_inline(true);
+        assert!(!c.hit(0, &inline));
+    }
+
+    #[test]
+    fn wire_cache_turns_itself_off_when_requests_differ() {
+        let mut c = WireCache::new();
+        for i in 0..WireCache::TRIAL {
+            let r = req(&[b"GET", i.to_string().as_bytes()]);
+            assert!(!c.hit(0, &r));
+            c.store(0, &r, b"x");
+        }
+        assert!(!c.enabled);
+        let r = req(&[b"GET", b"1"]);
+        c.store(0, &r, b"y");
+        assert!(!c.hit(0, &r), "a disabled cache never hits");
+    }
+}
