@@ -220,3 +220,42 @@ fn redirections_are_classified() {
     );
     assert_eq!(rec.commands["GET"].error_kinds["ASK"], 20);
 }
+
+/// A stopped process still completes TCP handshakes (the kernel does it), so only an
+/// answer proves a reconnect worked. A server frozen with SIGSTOP must end the run as
+/// lost, not keep it waiting or "reconnecting" forever.
+#[test]
+fn a_frozen_server_is_lost_not_waited_for() {
+    let server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 2;
+    cfg.budget = Budget::Requests(100_000_000);
+    cfg.request_timeout = Duration::from_millis(300);
+    cfg.connect_timeout = Duration::from_millis(300);
+    cfg.reconnect = ReconnectPolicy {
+        initial_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(100),
+        give_up_after: Duration::from_millis(700),
+    };
+    let wl = tests_workload(&[TestName::PingMbulk], None, 0);
+    let stop = StopToken::new();
+    let t0 = Instant::now();
+    let rec = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &wl, &stop, &mut |_: &Progress| {}));
+        std::thread::sleep(Duration::from_millis(300));
+        server.signal("STOP").unwrap();
+        let rec = h.join().unwrap();
+        server.signal("CONT").unwrap();
+        rec
+    })
+    .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    assert!(
+        matches!(rec.end, RunEnd::ServerLost { .. }),
+        "{:?}",
+        rec.end
+    );
+    let ping = &rec.commands["PING_MBULK"];
+    assert!(ping.requests > 0);
+    assert!(ping.error_kinds["timeout"] >= 1, "{:?}", ping.error_kinds);
+}

@@ -164,6 +164,32 @@ impl RedisServer {
         Client::connect(&self.addr())
     }
 
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Sends a signal by name (`"STOP"`, `"CONT"`, `"TERM"`) with the `kill` command.
+    ///
+    /// # Errors
+    /// When the server is not running or `kill` fails.
+    pub fn signal(&self, name: &str) -> io::Result<()> {
+        let pid = self
+            .pid()
+            .ok_or_else(|| io::Error::other("the server is not running"))?;
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "kill -{name} {pid} failed: {status}"
+            )))
+        }
+    }
+
     /// Kills the server at once (SIGKILL) and waits for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
