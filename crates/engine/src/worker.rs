@@ -841,6 +841,40 @@ fn same_request(a: &Request, b: &Request) -> bool {
             .all(|(x, y)| x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p == q))
 }
 
+/// A run of replies of one command with one latency, recorded with one histogram update.
+///
+/// Replies parsed from one read share their receive time, and in closed loop the requests
+/// of one refill share their send time, so with pipelining such runs are the rule.
+struct LatencyRun {
+    cmd: usize,
+    latency: u64,
+    len: u64,
+}
+
+impl LatencyRun {
+    #[inline]
+    fn add(&mut self, hists: &mut [LatencyHistogram], cmd: usize, latency: u64) {
+        if cmd == self.cmd && latency == self.latency {
+            self.len += 1;
+        } else {
+            self.flush(hists);
+            self.cmd = cmd;
+            self.latency = latency;
+            self.len = 1;
+        }
+    }
+
+    #[inline]
+    fn flush(&mut self, hists: &mut [LatencyHistogram]) {
+        if self.len > 0 {
+            if let Some(h) = hists.get_mut(self.cmd) {
+                h.record_n(self.latency, self.len);
+            }
+            self.len = 0;
+        }
+    }
+}
+
 /// Delimits the replies in `conn`'s read buffer and records each against the request at
 /// the front of the ring.
 #[inline]
@@ -852,6 +886,25 @@ fn process_replies(
     now: u64,
 ) -> Result<(), ReadFailure> {
     rec.roll(now);
+    let mut run = LatencyRun {
+        cmd: usize::MAX,
+        latency: 0,
+        len: 0,
+    };
+    let result = scan_and_count(conn, rec, limits, open_loop, now, &mut run);
+    run.flush(&mut rec.iv_cmds);
+    result
+}
+
+#[inline]
+fn scan_and_count(
+    conn: &mut Conn,
+    rec: &mut Recorder,
+    limits: &Limits,
+    open_loop: bool,
+    now: u64,
+    run: &mut LatencyRun,
+) -> Result<(), ReadFailure> {
     while conn.rstart < conn.rend {
         let buf = &conn.rbuf[conn.rstart..conn.rend];
         let scanned = match scan_reply(buf, limits) {
@@ -874,13 +927,12 @@ fn process_replies(
             continue;
         }
         let cmd = usize::from(f.cmd);
-        let (Some(t), Some(h)) = (rec.cmds.get_mut(cmd), rec.iv_cmds.get_mut(cmd)) else {
+        let Some(t) = rec.cmds.get_mut(cmd) else {
             return Err(ReadFailure::Lost("reply for an unknown command".into()));
         };
         let latency = now.saturating_sub(f.intended_ns);
         t.requests += 1;
         t.bytes_in += scanned.consumed as u64;
-        h.record(latency);
         if matches!(
             scanned.class,
             ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
@@ -893,6 +945,7 @@ fn process_replies(
             t.count_error(if kind.is_empty() { "ERR" } else { kind }, 1);
             rec.iv_errors += 1;
         }
+        run.add(&mut rec.iv_cmds, cmd, latency);
         if open_loop {
             rec.open.service.record(now.saturating_sub(f.sent_ns));
         }

