@@ -1,0 +1,552 @@
+//! `resplab bench` end to end: the real binary against a real redis-server started on a
+//! free loopback port, and every kind of bad input.
+
+use assert_cmd::Command;
+use resplab_testkit::redis::RedisServer;
+use serde_json::Value;
+
+fn resplab() -> Command {
+    let mut c = Command::cargo_bin("resplab").expect("binary built");
+    c.env_remove("REDISCLI_AUTH");
+    c.timeout(std::time::Duration::from_secs(120));
+    c
+}
+
+/// Runs a bench with `--json -` against `server` and returns the record.
+fn bench_json(server: &RedisServer, args: &[&str]) -> Value {
+    let port = server.port().to_string();
+    let out = resplab()
+        .args(["bench", "-p", &port, "--no-progress", "--json", "-"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON record")
+}
+
+#[test]
+fn bad_input_exits_2_naming_flag_value_and_expectation() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-t", "sett"],
+            "invalid -t test name 'sett': expected one of",
+        ),
+        (
+            &["--ratio", "1-10"],
+            "invalid --ratio '1-10': expected SET:GET",
+        ),
+        (&["--key-pattern", "R:Q"], "--key-pattern"),
+        (&["--data-size-list", "32:x"], "--data-size-list"),
+        (&["--data-size-range", "9-3"], "--data-size-range"),
+        (
+            &["-p", "70000"],
+            "invalid value '70000' for --port: expected a whole number from 1 to 65535",
+        ),
+        (&["-p", "0"], "--port"),
+        (&["-u", "http://x"], "--uri"),
+        (&["-u", "redis://h:99999"], "--uri"),
+        (
+            &["-n", "10", "--test-time", "1"],
+            "-n/--requests cannot be used together with --test-time",
+        ),
+        (&["-c", "0"], "-c/--clients"),
+        (&["-P", "abc"], "-P/--pipeline"),
+        (&["--rate=-5"], "--rate"),
+        (&["--rate", "0"], "--rate"),
+        (&["--arrivals", "poisson"], "--arrivals"),
+        (
+            &["--resp", "4"],
+            "invalid value '4' for --resp: expected 2 or 3",
+        ),
+        (&["--user", "bob"], "--user"),
+        (
+            &["-t", "set", "--ratio", "1:1"],
+            "cannot be used together with -t/--tests",
+        ),
+        (&["--command", "GET \"unterminated"], "--command"),
+        (&["--command-ratio", "2"], "need --command"),
+        (
+            &["-d", "10", "--data-size-range", "1-5"],
+            "cannot be used together",
+        ),
+        (&["--seed", "x"], "--seed"),
+    ];
+    for (args, expected) in cases {
+        let out = resplab().arg("bench").args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let out = resplab()
+        .args(["bench", "--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn json_record_has_the_documented_schema() {
+    let server = RedisServer::start().unwrap();
+    let rec = bench_json(
+        &server,
+        &["-t", "set,get", "-n", "3000", "-c", "10", "--seed", "7"],
+    );
+    let shape = shape_of(&rec);
+    insta::assert_snapshot!("bench_json_shape", shape);
+    assert_eq!(rec["schema_version"], 1);
+    assert_eq!(rec["seed"], 7);
+    assert_eq!(rec["config"]["seed"], 7);
+    assert_eq!(rec["load_model"]["kind"], "closed_loop");
+    for cmd in ["SET", "GET"] {
+        let s = &rec["commands"][cmd];
+        assert_eq!(s["requests"], 3000, "{cmd}");
+        assert_eq!(s["errors"], 0, "{cmd}");
+        assert!(s["ops_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(s["latency_us"]["p50"].as_f64().unwrap() > 0.0);
+        assert!(s["histogram"].as_str().unwrap().starts_with("HISTF"));
+        let h =
+            resplab_stats::hist::LatencyHistogram::from_base64(s["histogram"].as_str().unwrap())
+                .unwrap();
+        assert_eq!(h.count(), 3000);
+    }
+    assert_eq!(rec["totals"]["requests"], 6000);
+    assert!(rec["server"]["redis_version"].is_string());
+    let mut c = server.client().unwrap();
+    assert_eq!(
+        c.cmd(&["DBSIZE"]).unwrap().as_int(),
+        Some(1),
+        "SET key:__rand_int__ without -r"
+    );
+}
+
+/// The JSON's structure with values replaced by their types, arrays by their first element.
+fn shape_of(v: &Value) -> String {
+    fn walk(v: &Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    // Keys below these are data (server INFO fields, command names,
+                    // error kinds), not schema.
+                    let p = if ["server", "commands", "error_kinds"]
+                        .contains(&path.rsplit('.').next().unwrap_or(""))
+                    {
+                        format!("{path}.*")
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(v, &p, out);
+                }
+            }
+            Value::Array(a) => {
+                out.push(format!("{path}: array"));
+                if let Some(first) = a.first() {
+                    walk(first, &format!("{path}[]"), out);
+                }
+            }
+            Value::String(_) => out.push(format!("{path}: string")),
+            Value::Number(_) => out.push(format!("{path}: number")),
+            Value::Bool(_) => out.push(format!("{path}: bool")),
+            Value::Null => out.push(format!("{path}: null")),
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, "", &mut out);
+    out.sort();
+    out.dedup();
+    out.join("\n")
+}
+
+#[test]
+fn csv_and_quiet_layouts_match_redis_benchmark() {
+    let server = RedisServer::start().unwrap();
+    let port = server.port().to_string();
+    let out = resplab()
+        .args([
+            "bench",
+            "-p",
+            &port,
+            "-t",
+            "set,lrange_100",
+            "-n",
+            "1000",
+            "-c",
+            "5",
+            "--csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"");
+    let titles: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split("\",\"").next().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "\"SET",
+            "\"LPUSH (needed to benchmark LRANGE)",
+            "\"LRANGE_100 (first 100 elements)"
+        ]
+    );
+    for l in &lines[1..] {
+        let fields: Vec<&str> = l.split(',').collect();
+        assert_eq!(fields.len(), 8, "{l}");
+        for f in &fields[1..] {
+            let n = f.trim_matches('"');
+            assert!(n.parse::<f64>().is_ok(), "{l}");
+            let decimals = n.split('.').nth(1).unwrap().len();
+            assert!(decimals == 2 || decimals == 3, "{l}");
+        }
+    }
+    let out = resplab()
+        .args([
+            "bench",
+            "-p",
+            &port,
+            "-t",
+            "ping_inline,get",
+            "-n",
+            "1000",
+            "-c",
+            "5",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let re_like = |l: &str, name: &str| {
+        let rest = l.strip_prefix(&format!("{name}: ")).unwrap();
+        let (rps, p50) = rest.split_once(" requests per second, p50=").unwrap();
+        assert!(rps.parse::<f64>().is_ok() && p50.ends_with(" msec"), "{l}");
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    re_like(lines[0], "PING_INLINE");
+    re_like(lines[1], "GET");
+}
+
+#[test]
+fn hdr_out_writes_percentile_files() {
+    let server = RedisServer::start().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("lat");
+    let port = server.port().to_string();
+    let out = resplab()
+        .args([
+            "bench",
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-n",
+            "2000",
+            "-c",
+            "4",
+            "--hdr-out",
+        ])
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["lat_GET.hgrm", "lat_TOTAL.hgrm"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert!(
+            text.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"),
+            "{text}"
+        );
+        assert!(text.contains("Total count    =         2000]"), "{text}");
+    }
+}
+
+#[test]
+fn password_from_flag_env_and_uri_never_appears_in_output() {
+    let secret = "s3cret-Pa55";
+    let server = RedisServer::start_with(&["--requirepass", secret], false).unwrap();
+    let port = server.port().to_string();
+    // Without a password the server refuses: a clear error, exit 2.
+    let out = resplab()
+        .args(["bench", "-p", &port, "-t", "get", "-n", "10", "-c", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let uri = format!("redis://:{secret}@127.0.0.1:{port}/3");
+    for args in [
+        vec![
+            "-p".to_string(),
+            port.clone(),
+            "-a".to_string(),
+            secret.to_string(),
+        ],
+        vec!["-u".to_string(), uri],
+    ] {
+        let out = resplab()
+            .arg("bench")
+            .args(&args)
+            .args(["-t", "set", "-n", "200", "-c", "2", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains(secret), "password leaked: {all}");
+        let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rec["config"]["auth"], true);
+    }
+    let out = resplab()
+        .env("REDISCLI_AUTH", secret)
+        .args([
+            "bench", "-p", &port, "-t", "get", "-n", "100", "-c", "1", "--json", "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(secret));
+    // The URI selected database 3: the SET key lives there.
+    let mut c = server.client().unwrap();
+    c.cmd(&["AUTH", secret]).unwrap();
+    c.cmd(&["SELECT", "3"]).unwrap();
+    assert_eq!(
+        c.cmd(&["EXISTS", "key:__rand_int__"]).unwrap().as_int(),
+        Some(1)
+    );
+}
+
+#[test]
+fn select_resp3_and_unix_socket() {
+    let server = RedisServer::start_with_socket().unwrap();
+    let sock = server.socket_path().unwrap().to_path_buf();
+    let out = resplab()
+        .args([
+            "bench",
+            "--no-progress",
+            "-t",
+            "set,get",
+            "-n",
+            "500",
+            "-c",
+            "3",
+            "--resp",
+            "3",
+            "--select",
+            "5",
+            "--json",
+            "-",
+            "-s",
+        ])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["config"]["resp"], 3);
+    assert_eq!(rec["config"]["target"]["kind"], "unix");
+    assert_eq!(rec["commands"]["GET"]["errors"], 0);
+    let mut c = server.client().unwrap();
+    c.cmd(&["SELECT", "5"]).unwrap();
+    assert_eq!(c.cmd(&["DBSIZE"]).unwrap().as_int(), Some(1));
+}
+
+#[test]
+fn memtier_mix_and_arbitrary_commands() {
+    let server = RedisServer::start().unwrap();
+    let rec = bench_json(
+        &server,
+        &[
+            "--ratio",
+            "1:4",
+            "--key-pattern",
+            "S:R",
+            "--key-maximum",
+            "99",
+            "--key-prefix",
+            "k:",
+            "-n",
+            "5000",
+            "-c",
+            "5",
+            "--data-size-range",
+            "10-20",
+        ],
+    );
+    let sets = rec["commands"]["SET"]["requests"].as_u64().unwrap();
+    let gets = rec["commands"]["GET"]["requests"].as_u64().unwrap();
+    assert_eq!(sets + gets, 5000);
+    assert_eq!(sets, 1000, "1:4 sends one SET per five requests");
+    let mut c = server.client().unwrap();
+    let keys = c.cmd(&["KEYS", "*"]).unwrap().as_text_list();
+    assert!(!keys.is_empty() && keys.len() <= 100);
+    assert!(keys.iter().all(|k| k.starts_with("k:")), "{keys:?}");
+    let len = c.cmd(&["STRLEN", &keys[0]]).unwrap().as_int().unwrap();
+    assert!((10..=20).contains(&len));
+
+    let rec = bench_json(
+        &server,
+        &[
+            "--command",
+            "HSET __key__ f __data__",
+            "--command",
+            "HGET __key__ f",
+            "--command-ratio",
+            "1",
+            "--command-ratio",
+            "3",
+            "--key-prefix",
+            "h:",
+            "--key-maximum",
+            "50",
+            "-n",
+            "4000",
+            "-c",
+            "4",
+        ],
+    );
+    let names: Vec<&String> = rec["commands"].as_object().unwrap().keys().collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(rec["totals"]["requests"], 4000);
+    assert_eq!(rec["totals"]["errors"], 0);
+    assert_eq!(
+        c.cmd(&["TYPE", "h:1"]).unwrap().as_text().as_deref(),
+        Some("hash")
+    );
+}
+
+#[test]
+fn the_same_seed_sends_the_same_commands() {
+    let keys_after = |seed: &str| {
+        let server = RedisServer::start().unwrap();
+        bench_json(
+            &server,
+            &[
+                "-t", "set", "-r", "100000", "-n", "300", "-c", "1", "--seed", seed,
+            ],
+        );
+        let mut keys = server
+            .client()
+            .unwrap()
+            .cmd(&["KEYS", "*"])
+            .unwrap()
+            .as_text_list();
+        keys.sort();
+        keys
+    };
+    let a = keys_after("42");
+    assert!(
+        a.len() > 250,
+        "random keys from a range of 100000: {}",
+        a.len()
+    );
+    assert_eq!(a, keys_after("42"));
+    assert_ne!(a, keys_after("43"));
+}
+
+#[test]
+fn open_loop_run_reports_service_time_and_send_lag() {
+    let server = RedisServer::start().unwrap();
+    let rec = bench_json(
+        &server,
+        &[
+            "-t",
+            "get",
+            "--rate",
+            "2000",
+            "--arrivals",
+            "poisson",
+            "--test-time",
+            "1",
+            "-c",
+            "4",
+            "--seed",
+            "1",
+        ],
+    );
+    assert_eq!(rec["load_model"]["kind"], "open_loop");
+    assert_eq!(rec["load_model"]["arrivals"], "poisson");
+    let n = rec["commands"]["GET"]["requests"].as_u64().unwrap();
+    assert!(
+        (1500..=2500).contains(&n),
+        "about 2000 requests in one second: {n}"
+    );
+    let ol = &rec["open_loop"];
+    assert!(ol["service_time_us"]["p50"].as_f64().unwrap() > 0.0);
+    assert!(ol["send_lag_us"]["p99_9"].is_number());
+    assert!(ol["generator_behind"].is_boolean());
+}
+
+#[test]
+fn no_target_starts_a_throwaway_server_and_says_so() {
+    let out = resplab()
+        .args(["bench", "-t", "ping_mbulk", "-n", "2000", "-c", "4"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("started a throwaway redis-server on 127.0.0.1:"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("closed loop"), "{text}");
+    assert!(text.contains("PING_MBULK"), "{text}");
+
+    let out = resplab()
+        .args([
+            "bench",
+            "-t",
+            "get",
+            "-n",
+            "10",
+            "--server-bin",
+            "/nonexistent/redis-server",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("apt-get install redis-server"));
+}
+
+#[test]
+fn unreachable_server_is_a_clear_error() {
+    let port = resplab_testkit::free_port().unwrap().to_string();
+    let out = resplab()
+        .args(["bench", "-p", &port, "-t", "get", "-n", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
