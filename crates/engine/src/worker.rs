@@ -513,18 +513,18 @@ impl<'a> Worker<'a> {
     #[inline]
     fn fill_closed(&mut self, i: usize, now: u64) {
         let measured = now >= self.measure_ns;
-        loop {
-            let conn = &mut self.conns[i];
-            if !conn.is_live() || conn.inflight.len() >= self.pipeline {
-                return;
+        let conn = &mut self.conns[i];
+        if !conn.is_live() {
+            return;
+        }
+        let mut room = self.pipeline.saturating_sub(conn.inflight.len()) as u64;
+        if measured {
+            if let Some(q) = &mut conn.quota {
+                room = room.min(*q);
+                *q -= room;
             }
-            if measured {
-                match &mut conn.quota {
-                    Some(0) => return,
-                    Some(q) => *q -= 1,
-                    None => {}
-                }
-            }
+        }
+        for _ in 0..room {
             let (cmd, bytes) = self.encode_one(i);
             if measured {
                 if let Some(t) = self.rec.cmds.get_mut(cmd) {
