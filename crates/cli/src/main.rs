@@ -22,6 +22,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The protocol lab: RESP/RESPB conversion, wire sizes and decoder benchmarks.
+    Proto(cmd::proto::ProtoArgs),
     /// One load run (redis-benchmark and memtier_benchmark flags).
     Bench(Box<cmd::bench::BenchArgs>),
     /// Run, resume, list, inspect and export A/B experiments.
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         }
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Proto(a) => cmd::proto::run(a),
         Command::Bench(a) => cmd::bench::run(*a),
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),

@@ -203,3 +203,28 @@ fn inline_requests() {
     let e = parse_request(b"SET \"a b\"\r\n", &l, &mut out).unwrap_err();
     assert_eq!(e.offset, 4);
 }
+
+#[test]
+fn owned_request_parser_agrees_with_zero_copy() {
+    use resplab_proto::resp::request::parse_request_owned;
+    let l = Limits::default();
+    let mut wire = Vec::new();
+    write_command(&mut wire, &[b"SET", b"k", b""]);
+    wire.extend_from_slice(b"PING\r\n");
+    let mut allocs = 0;
+    let (a, n) = parse_request_owned(&wire, &l, &mut allocs)
+        .unwrap()
+        .unwrap();
+    assert_eq!(a, vec![b"SET".to_vec(), b"k".to_vec(), vec![]]);
+    assert_eq!(allocs, 3);
+    let (b, m) = parse_request_owned(&wire[n..], &l, &mut allocs)
+        .unwrap()
+        .unwrap();
+    assert_eq!(b, vec![b"PING".to_vec()]);
+    assert_eq!(n + m, wire.len());
+    assert_eq!(
+        parse_request_owned(&wire[..n - 1], &l, &mut allocs),
+        Ok(None)
+    );
+    assert!(parse_request_owned(b"*1\r\n:1\r\n", &l, &mut allocs).is_err());
+}

@@ -5,3 +5,4 @@ mod bench_args;
 
 pub mod compare;
 pub mod experiment;
+pub mod proto;

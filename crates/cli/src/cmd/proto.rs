@@ -1,0 +1,992 @@
+//! `resplab proto`: the protocol lab. Converts request streams between RESP and RESPB,
+//! compares their wire sizes, and benchmarks three request decoders on the same
+//! commands: RESPB, resplab's zero-copy RESP decoder, and an allocating RESP decoder that
+//! builds an owned argument vector per command the way a conventional server does.
+//!
+//! `proto bench` runs every measurement in a child process (the same binary, re-executed
+//! with a hidden `--child` flag, under `taskset` when `--cpu` is given), so each
+//! decoder's peak memory is its own and pinning needs no system calls of ours. CPU time
+//! comes from `/proc/thread-self/schedstat` (nanoseconds on CPU of the measuring thread).
+//! Allocations are counted by the decoders themselves: the RESPB and zero-copy decoders
+//! reuse one argument buffer and make none after warm-up (checked by watching its
+//! capacity), the allocating decoder counts each vector it creates.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use resplab_proto::resp::encode::write_command;
+use resplab_proto::resp::request::{parse_request, parse_request_owned};
+use resplab_proto::resp::Limits;
+use resplab_proto::respb::codec::{
+    encode_command, frame_to_args, Decoder, Encoding, Field, Frame, FrameKind,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `resplab proto`.
+#[derive(Debug, Args)]
+pub struct ProtoArgs {
+    #[command(subcommand)]
+    command: ProtoCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ProtoCommand {
+    /// Convert a stream of requests between RESP and RESPB (stdin to stdout by default).
+    Convert(ConvertArgs),
+    /// Wire bytes per command type and in total, RESP2 against RESPB.
+    Size(SizeArgs),
+    /// Decode throughput, CPU per command, allocations and peak memory of three decoders.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Format {
+    Resp,
+    Respb,
+}
+
+#[derive(Debug, Args)]
+struct ConvertArgs {
+    /// Input format.
+    #[arg(long)]
+    from: Format,
+    /// Output format.
+    #[arg(long)]
+    to: Format,
+    /// Input file (default: standard input).
+    input: Option<PathBuf>,
+    /// Output file (default: standard output).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Mux id written into every RESPB frame (default: keep the input's, or 0 from RESP).
+    #[arg(long)]
+    mux: Option<u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+enum WorkloadName {
+    Small,
+    Medium,
+    Large,
+    Mixed,
+}
+
+#[derive(Debug, Args)]
+struct SizeArgs {
+    /// A text file of commands, one per line, with shell-like quoting ("..." with
+    /// backslash escapes, '...' literal). Blank lines and lines starting with # are skipped.
+    #[arg(long, conflicts_with = "workload")]
+    file: Option<PathBuf>,
+    /// A generated protocol-lab workload instead of a file.
+    #[arg(long, value_enum)]
+    workload: Option<WorkloadName>,
+    /// Commands to generate for --workload.
+    #[arg(long, default_value_t = 100_000)]
+    commands: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum DecoderName {
+    Respb,
+    RespZeroCopy,
+    RespAllocating,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Workloads to run (default: all four).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    workload: Vec<WorkloadName>,
+    /// Benchmark a captured or generated stream of frames instead of the built-in workloads.
+    #[arg(long, conflicts_with = "workload")]
+    input: Option<PathBuf>,
+    /// Format of --input.
+    #[arg(long, value_enum, requires = "input")]
+    input_format: Option<Format>,
+    /// Size of each generated workload in MiB of RESP.
+    #[arg(long, default_value_t = 10)]
+    size_mb: usize,
+    /// Passes over the workload per repetition.
+    #[arg(long, default_value_t = 10)]
+    iterations: u32,
+    /// Repetitions; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    repetitions: u32,
+    /// Pin each measurement to this CPU (runs the child under `taskset -c N`).
+    #[arg(long)]
+    cpu: Option<usize>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[arg(long, hide = true)]
+    child: bool,
+    #[arg(long, hide = true, value_enum)]
+    decoder: Option<DecoderName>,
+}
+
+/// Runs `resplab proto ...`.
+///
+/// # Errors
+///
+/// I/O failures and malformed input (with the byte offset or line).
+pub fn run(args: ProtoArgs) -> Result<ExitCode> {
+    match args.command {
+        ProtoCommand::Convert(a) => convert(a),
+        ProtoCommand::Size(a) => size(a),
+        ProtoCommand::Bench(a) => bench(a),
+    }
+}
+
+fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    match path {
+        Some(p) => {
+            data = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+        }
+        None => {
+            std::io::stdin()
+                .read_to_end(&mut data)
+                .context("cannot read standard input")?;
+        }
+    }
+    Ok(data)
+}
+
+fn write_output(path: Option<&PathBuf>, data: &[u8]) -> Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, data).with_context(|| format!("cannot write {}", p.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(data).and_then(|()| out.flush()) {
+                Ok(()) => Ok(()),
+                // A closed pipe (`| head`) is not an error.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(e).context("cannot write standard output"),
+            }
+        }
+    }
+}
+
+/// Calls `each(args)` for every request of a RESP or RESPB stream.
+fn for_each_command(
+    data: &[u8],
+    format: Format,
+    name: &str,
+    mut each: impl FnMut(&[&[u8]], u16) -> Result<()>,
+) -> Result<usize> {
+    let limits = Limits::default();
+    let mut pos = 0;
+    let mut count = 0;
+    match format {
+        Format::Resp => {
+            let mut args = Vec::new();
+            while pos < data.len() {
+                let rest = data.get(pos..).unwrap_or(&[]);
+                match parse_request(rest, &limits, &mut args) {
+                    Ok(Some(n)) => {
+                        if !args.is_empty() {
+                            each(&args, 0)?;
+                            count += 1;
+                        }
+                        pos += n;
+                    }
+                    Ok(None) => bail!("{name}: truncated RESP request at byte {pos}"),
+                    Err(e) => bail!("{name}: malformed RESP: {}", e.shifted(pos)),
+                }
+            }
+        }
+        Format::Respb => {
+            let dec = Decoder::new(limits);
+            let mut frame = Frame::default();
+            let mut owned = Vec::new();
+            while pos < data.len() {
+                let rest = data.get(pos..).unwrap_or(&[]);
+                match dec.decode(rest, &mut frame) {
+                    Ok(Some(n)) => {
+                        if matches!(frame.kind, FrameKind::Command(_) | FrameKind::Passthrough) {
+                            frame_to_args(&frame, &limits, &mut owned).map_err(|e| {
+                                anyhow!("{name}: bad passthrough payload in the frame at byte {pos}: {}", e.shifted(pos + 8))
+                            })?;
+                            let refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+                            each(&refs, frame.mux)?;
+                            count += 1;
+                        }
+                        pos += n;
+                    }
+                    Ok(None) => bail!("{name}: truncated RESPB frame at byte {pos}"),
+                    Err(e) => bail!("{name}: malformed RESPB: {}", e.shifted(pos)),
+                }
+            }
+        }
+    }
+    Ok(count)
+}
+
+fn convert(a: ConvertArgs) -> Result<ExitCode> {
+    let name = a
+        .input
+        .as_ref()
+        .map_or_else(|| "stdin".to_string(), |p| p.display().to_string());
+    let data = read_input(a.input.as_ref())?;
+    let mut out = Vec::with_capacity(data.len());
+    let result = for_each_command(&data, a.from, &name, |args, mux| {
+        match a.to {
+            Format::Resp => write_command(&mut out, args),
+            Format::Respb => {
+                encode_command(&mut out, a.mux.unwrap_or(mux), args);
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        eprintln!("resplab: {e:#}");
+        return Ok(ExitCode::from(2));
+    }
+    write_output(a.output.as_ref(), &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands from text and generated workloads
+// ---------------------------------------------------------------------------------------
+
+/// Splits one line into arguments with shell-like quoting.
+fn split_line(line: &str, lineno: usize, file: &str) -> Result<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    let err = |col: usize, what: &str| anyhow!("{file}:{lineno}:{}: {what}", col + 1);
+    while i < bytes.len() {
+        while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let mut arg = Vec::new();
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_whitespace() {
+                break;
+            }
+            match b {
+                b'"' => {
+                    let open = i;
+                    i += 1;
+                    loop {
+                        match bytes.get(i) {
+                            None => {
+                                return Err(err(
+                                    open,
+                                    "expected a closing '\"', found the end of the line",
+                                ))
+                            }
+                            Some(b'"') => {
+                                i += 1;
+                                break;
+                            }
+                            Some(b'\\') => {
+                                let e = bytes.get(i + 1).copied();
+                                i += 2;
+                                match e {
+                                    Some(b'n') => arg.push(b'\n'),
+                                    Some(b'r') => arg.push(b'\r'),
+                                    Some(b't') => arg.push(b'\t'),
+                                    Some(b'x') => {
+                                        let hex = line
+                                            .get(i..i + 2)
+                                            .and_then(|h| u8::from_str_radix(h, 16).ok());
+                                        match hex {
+                                            Some(v) => arg.push(v),
+                                            None => {
+                                                return Err(err(
+                                                    i - 2,
+                                                    "expected two hex digits after \\x",
+                                                ))
+                                            }
+                                        }
+                                        i += 2;
+                                    }
+                                    Some(c) => arg.push(c),
+                                    None => {
+                                        return Err(err(i - 2, "expected a character after '\\'"))
+                                    }
+                                }
+                            }
+                            Some(&c) => {
+                                arg.push(c);
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+                b'\'' => {
+                    let open = i;
+                    let close = bytes
+                        .get(i + 1..)
+                        .and_then(|r| r.iter().position(|&c| c == b'\''))
+                        .ok_or_else(|| {
+                            err(open, "expected a closing \"'\", found the end of the line")
+                        })?;
+                    arg.extend_from_slice(bytes.get(i + 1..i + 1 + close).unwrap_or(&[]));
+                    i += close + 2;
+                }
+                _ => {
+                    arg.push(b);
+                    i += 1;
+                }
+            }
+        }
+        args.push(arg);
+    }
+    Ok(args)
+}
+
+fn read_command_file(path: &PathBuf) -> Result<Vec<Vec<Vec<u8>>>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
+    let name = path.display().to_string();
+    let mut cmds = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        cmds.push(split_line(line, i + 1, &name)?);
+    }
+    Ok(cmds)
+}
+
+/// The protocol-lab workloads: the same shapes as the RESPB proposal's benchmark.
+fn generate(w: WorkloadName, commands: usize) -> Vec<Vec<Vec<u8>>> {
+    let key = |i: usize| format!("k{:05}", i % 100_000).into_bytes();
+    let value = |n: usize, i: usize| {
+        let mut v = format!("{i:08}").into_bytes();
+        v.resize(n, b'x');
+        v
+    };
+    let b = |s: &str| s.as_bytes().to_vec();
+    (0..commands)
+        .map(|i| match w {
+            WorkloadName::Small => vec![b("GET"), key(i)],
+            WorkloadName::Medium => vec![
+                b("SET"),
+                format!("key{:05}", i % 100_000).into_bytes(),
+                value(50, i),
+            ],
+            WorkloadName::Large => vec![
+                b("SET"),
+                format!("key{:05}", i % 100_000).into_bytes(),
+                value(1024, i),
+            ],
+            WorkloadName::Mixed => match i % 8 {
+                0 => vec![b("GET"), key(i)],
+                1 => vec![b("SET"), key(i), value(32, i)],
+                2 => vec![b("DEL"), key(i)],
+                3 => vec![b("MGET"), key(i), key(i + 1), key(i + 2)],
+                4 => vec![
+                    b("JSON.SET"),
+                    key(i),
+                    b("$.name"),
+                    format!("\"user{i}\"").into_bytes(),
+                ],
+                5 => vec![b("JSON.GET"), key(i), b("$.name")],
+                6 => vec![b("BF.ADD"), b("bloom"), key(i)],
+                _ => vec![
+                    b("FT.SEARCH"),
+                    b("idx"),
+                    format!("@name:user{}", i % 1000).into_bytes(),
+                ],
+            },
+        })
+        .collect()
+}
+
+fn resp_len(args: &[Vec<u8>]) -> usize {
+    let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    write_command(&mut out, &refs);
+    out.len()
+}
+
+#[derive(Debug, Default, Serialize)]
+struct SizeRow {
+    command: String,
+    count: u64,
+    resp_bytes: u64,
+    respb_bytes: u64,
+    respb_passthrough: u64,
+    saving_percent: f64,
+}
+
+fn size(a: SizeArgs) -> Result<ExitCode> {
+    let cmds = match (&a.file, a.workload) {
+        (Some(f), _) => match read_command_file(f) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("resplab: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        (None, Some(w)) => generate(w, a.commands),
+        (None, None) => {
+            eprintln!(
+                "resplab: proto size needs --file FILE or --workload small|medium|large|mixed"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut rows: BTreeMap<String, SizeRow> = BTreeMap::new();
+    let mut total = SizeRow {
+        command: "TOTAL".into(),
+        ..SizeRow::default()
+    };
+    let mut buf = Vec::new();
+    for c in &cmds {
+        let Some(name) = c.first() else { continue };
+        let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+        buf.clear();
+        let enc = encode_command(&mut buf, 0, &refs);
+        let key = String::from_utf8_lossy(name).to_ascii_uppercase();
+        let row = rows.entry(key.clone()).or_insert_with(|| SizeRow {
+            command: key,
+            ..SizeRow::default()
+        });
+        let r = resp_len(c) as u64;
+        let p = u64::from(enc == Encoding::Passthrough);
+        for row in [&mut *row, &mut total] {
+            row.count += 1;
+            row.resp_bytes += r;
+            row.respb_bytes += buf.len() as u64;
+            row.respb_passthrough += p;
+        }
+    }
+    let mut all: Vec<SizeRow> = rows.into_values().collect();
+    all.push(total);
+    for r in &mut all {
+        r.saving_percent = if r.resp_bytes > 0 {
+            100.0 * (r.resp_bytes as f64 - r.respb_bytes as f64) / r.resp_bytes as f64
+        } else {
+            0.0
+        };
+    }
+    let mut out = String::new();
+    if a.json {
+        out = serde_json::to_string_pretty(&all)?;
+        out.push('\n');
+    } else {
+        out.push_str(&format!(
+            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+            "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
+        ));
+        out.push_str(&format!(
+            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+            "", "", "", "", "", "RESP2", "RESPB"
+        ));
+        for r in &all {
+            let n = r.count.max(1) as f64;
+            out.push_str(&format!(
+                "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
+                r.command,
+                r.count,
+                r.resp_bytes,
+                r.respb_bytes,
+                r.saving_percent,
+                r.resp_bytes as f64 / n,
+                r.respb_bytes as f64 / n,
+                if r.respb_passthrough > 0 {
+                    format!("  ({} via passthrough)", r.respb_passthrough)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    write_output(None, out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------
+// bench
+// ---------------------------------------------------------------------------------------
+
+/// One child measurement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Sample {
+    workload: String,
+    decoder: DecoderName,
+    commands: u64,
+    input_bytes: u64,
+    iterations: u32,
+    wall_ns: u64,
+    cpu_ns: u64,
+    allocations: u64,
+    peak_memory_bytes: u64,
+    checksum: u64,
+}
+
+/// Medians over repetitions for one (workload, decoder).
+#[derive(Debug, Clone, Serialize)]
+struct BenchRow {
+    workload: String,
+    decoder: DecoderName,
+    repetitions: usize,
+    commands_per_iteration: u64,
+    commands_per_sec: f64,
+    commands_per_sec_min: f64,
+    commands_per_sec_max: f64,
+    cpu_ns_per_command: f64,
+    bytes_per_command: f64,
+    allocations_per_command: f64,
+    peak_memory_bytes: u64,
+}
+
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn build_stream(cmds: &[Vec<Vec<u8>>], format: Format) -> Vec<u8> {
+    let mut out = Vec::new();
+    for c in cmds {
+        let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+        match format {
+            Format::Resp => write_command(&mut out, &refs),
+            Format::Respb => {
+                encode_command(&mut out, 0, &refs);
+            }
+        }
+    }
+    out
+}
+
+fn commands_for_size(w: WorkloadName, size_mb: usize) -> usize {
+    let sample = generate(w, 64);
+    let per = sample.iter().map(|c| resp_len(c)).sum::<usize>() as f64 / 64.0;
+    ((size_mb.max(1) * 1024 * 1024) as f64 / per) as usize
+}
+
+/// One pass of a decoder over `data`: (commands, checksum, allocations).
+#[inline(never)]
+fn pass(
+    decoder: DecoderName,
+    data: &[u8],
+    dec: &Decoder,
+    limits: &Limits,
+) -> Result<(u64, u64, u64)> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut allocs = 0u64;
+    match decoder {
+        DecoderName::Respb => {
+            let mut frame = Frame::default();
+            frame.fields.reserve(64);
+            let cap = frame.fields.capacity();
+            while pos < data.len() {
+                let rest = data.get(pos..).unwrap_or(&[]);
+                match dec.decode(rest, &mut frame) {
+                    Ok(Some(k)) => {
+                        pos += k;
+                        n += 1;
+                        sum = sum.wrapping_add(frame.fields.len() as u64);
+                        if let Some(Field::Bytes(b)) = frame.fields.first() {
+                            sum = sum.wrapping_add(b.len() as u64);
+                        }
+                    }
+                    Ok(None) => bail!("RESPB stream truncated at byte {pos}"),
+                    Err(e) => bail!("malformed RESPB: {}", e.shifted(pos)),
+                }
+            }
+            allocs += u64::from(frame.fields.capacity() != cap);
+        }
+        DecoderName::RespZeroCopy => {
+            let mut args: Vec<&[u8]> = Vec::with_capacity(64);
+            let cap = args.capacity();
+            while pos < data.len() {
+                let rest = data.get(pos..).unwrap_or(&[]);
+                match parse_request(rest, limits, &mut args) {
+                    Ok(Some(k)) => {
+                        pos += k;
+                        n += 1;
+                        sum = sum.wrapping_add(args.len() as u64);
+                        if let Some(a) = args.get(1) {
+                            sum = sum.wrapping_add(a.len() as u64);
+                        }
+                    }
+                    Ok(None) => bail!("RESP stream truncated at byte {pos}"),
+                    Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
+                }
+            }
+            allocs += u64::from(args.capacity() != cap);
+        }
+        DecoderName::RespAllocating => {
+            while pos < data.len() {
+                let rest = data.get(pos..).unwrap_or(&[]);
+                match parse_request_owned(rest, limits, &mut allocs) {
+                    Ok(Some((args, k))) => {
+                        pos += k;
+                        n += 1;
+                        sum = sum.wrapping_add(args.len() as u64);
+                        if let Some(a) = args.get(1) {
+                            sum = sum.wrapping_add(a.len() as u64);
+                        }
+                        drop(std::hint::black_box(args));
+                    }
+                    Ok(None) => bail!("RESP stream truncated at byte {pos}"),
+                    Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
+                }
+            }
+        }
+    }
+    if pos != data.len() {
+        bail!("decoder stopped at byte {pos} of {}", data.len());
+    }
+    Ok((n, sum, allocs))
+}
+
+fn child(a: &BenchArgs) -> Result<ExitCode> {
+    let decoder = a
+        .decoder
+        .ok_or_else(|| anyhow!("--child needs --decoder"))?;
+    let format = match decoder {
+        DecoderName::Respb => Format::Respb,
+        _ => Format::Resp,
+    };
+    let (label, data, expected) = match (&a.input, a.workload.first()) {
+        (Some(p), _) => (
+            p.display().to_string(),
+            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
+            None,
+        ),
+        (None, Some(&w)) => {
+            let cmds = generate(w, commands_for_size(w, a.size_mb));
+            let n = cmds.len() as u64;
+            let label = format!("{w:?}").to_lowercase();
+            (label, build_stream(&cmds, format), Some(n))
+        }
+        (None, None) => bail!("--child needs --workload or --input"),
+    };
+    let limits = Limits::default();
+    let dec = Decoder::new(limits);
+    // Warm-up pass (not measured): page in the input, size the reusable buffers.
+    let (n, _, _) = pass(decoder, &data, &dec, &limits)?;
+    if let Some(e) = expected {
+        if n != e {
+            bail!("decoded {n} commands, expected {e}: the workload was not consumed completely");
+        }
+    }
+    let cpu0 = thread_cpu_ns();
+    let t0 = Instant::now();
+    let mut checksum = 0u64;
+    let mut allocs = 0u64;
+    for _ in 0..a.iterations {
+        let (k, s, al) = pass(decoder, std::hint::black_box(&data), &dec, &limits)?;
+        if k != n {
+            bail!("pass decoded {k} commands, the warm-up {n}");
+        }
+        checksum = checksum.wrapping_add(s);
+        allocs += al;
+    }
+    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let cpu_ns = match (cpu0, thread_cpu_ns()) {
+        (Some(a0), Some(a1)) => a1.saturating_sub(a0),
+        _ => wall_ns,
+    };
+    let s = Sample {
+        workload: label,
+        decoder,
+        commands: n,
+        input_bytes: data.len() as u64,
+        iterations: a.iterations,
+        wall_ns,
+        cpu_ns,
+        allocations: allocs,
+        peak_memory_bytes: peak_rss_bytes(),
+        checksum,
+    };
+    println!("{}", serde_json::to_string(&s)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn bench(a: BenchArgs) -> Result<ExitCode> {
+    if a.child {
+        return child(&a);
+    }
+    if a.iterations == 0 || a.repetitions == 0 {
+        eprintln!("resplab: --iterations and --repetitions must be at least 1");
+        return Ok(ExitCode::from(2));
+    }
+    // (label, workload flag or input, decoders)
+    let mut jobs: Vec<(String, Option<WorkloadName>, Vec<DecoderName>)> = Vec::new();
+    let all = vec![
+        DecoderName::Respb,
+        DecoderName::RespZeroCopy,
+        DecoderName::RespAllocating,
+    ];
+    if let Some(p) = &a.input {
+        let fmt = a
+            .input_format
+            .ok_or_else(|| anyhow!("--input needs --input-format resp|respb"))?;
+        let decs = match fmt {
+            Format::Respb => vec![DecoderName::Respb],
+            Format::Resp => vec![DecoderName::RespZeroCopy, DecoderName::RespAllocating],
+        };
+        jobs.push((p.display().to_string(), None, decs));
+    } else {
+        let ws = if a.workload.is_empty() {
+            vec![
+                WorkloadName::Small,
+                WorkloadName::Medium,
+                WorkloadName::Large,
+                WorkloadName::Mixed,
+            ]
+        } else {
+            a.workload.clone()
+        };
+        for w in ws {
+            jobs.push((format!("{w:?}").to_lowercase(), Some(w), all.clone()));
+        }
+    }
+    let exe = std::env::current_exe().context("cannot find the resplab executable")?;
+    let mut samples: BTreeMap<(String, u8), Vec<Sample>> = BTreeMap::new();
+    for rep in 0..a.repetitions {
+        for (label, w, decs) in &jobs {
+            // Rotate the decoder order each repetition so drift hits all alike.
+            let k = decs.len();
+            for j in 0..k {
+                let d = decs[(j + rep as usize) % k];
+                let mut cmd = match a.cpu {
+                    Some(cpu) => {
+                        let mut c = std::process::Command::new("taskset");
+                        c.arg("-c").arg(cpu.to_string()).arg(&exe);
+                        c
+                    }
+                    None => std::process::Command::new(&exe),
+                };
+                cmd.args(["proto", "bench", "--child", "--decoder"])
+                    .arg(
+                        d.to_possible_value()
+                            .map(|v| v.get_name().to_string())
+                            .unwrap_or_default(),
+                    )
+                    .arg("--iterations")
+                    .arg(a.iterations.to_string())
+                    .arg("--size-mb")
+                    .arg(a.size_mb.to_string());
+                match (w, &a.input) {
+                    (Some(w), _) => {
+                        cmd.arg("--workload").arg(format!("{w:?}").to_lowercase());
+                    }
+                    (None, Some(p)) => {
+                        cmd.arg("--input")
+                            .arg(p)
+                            .arg("--input-format")
+                            .arg(match d {
+                                DecoderName::Respb => "respb",
+                                _ => "resp",
+                            });
+                    }
+                    (None, None) => {}
+                }
+                let out = cmd.output().with_context(|| {
+                    if a.cpu.is_some() {
+                        "cannot run `taskset` (util-linux) for --cpu".to_string()
+                    } else {
+                        "cannot run the benchmark child process".to_string()
+                    }
+                })?;
+                if !out.status.success() {
+                    eprintln!(
+                        "resplab: {} / {:?}: {}",
+                        label,
+                        d,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                    return Ok(ExitCode::from(2));
+                }
+                let s: Sample = serde_json::from_slice(&out.stdout)
+                    .context("cannot read the benchmark child's result")?;
+                if !a.json {
+                    eprint!(".");
+                }
+                samples.entry((label.clone(), d as u8)).or_default().push(s);
+            }
+        }
+    }
+    if !a.json {
+        eprintln!();
+    }
+    let mut rows = Vec::new();
+    for ((label, _), ss) in &samples {
+        let Some(first) = ss.first() else { continue };
+        let total = |s: &Sample| (s.commands * u64::from(s.iterations)).max(1) as f64;
+        let mut cps: Vec<f64> = ss
+            .iter()
+            .map(|s| total(s) / (s.wall_ns.max(1) as f64 / 1e9))
+            .collect();
+        let mut cpu: Vec<f64> = ss.iter().map(|s| s.cpu_ns as f64 / total(s)).collect();
+        let mut alloc: Vec<f64> = ss.iter().map(|s| s.allocations as f64 / total(s)).collect();
+        let mut peak: Vec<f64> = ss.iter().map(|s| s.peak_memory_bytes as f64).collect();
+        let min = cps.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = cps.iter().copied().fold(0.0, f64::max);
+        rows.push(BenchRow {
+            workload: label.clone(),
+            decoder: first.decoder,
+            repetitions: ss.len(),
+            commands_per_iteration: first.commands,
+            commands_per_sec: median(&mut cps),
+            commands_per_sec_min: min,
+            commands_per_sec_max: max,
+            cpu_ns_per_command: median(&mut cpu),
+            bytes_per_command: first.input_bytes as f64 / first.commands.max(1) as f64,
+            allocations_per_command: median(&mut alloc),
+            peak_memory_bytes: median(&mut peak) as u64,
+        });
+    }
+    let mut out = String::new();
+    if a.json {
+        let doc = serde_json::json!({
+            "iterations": a.iterations,
+            "repetitions": a.repetitions,
+            "size_mb": a.size_mb,
+            "cpu": a.cpu,
+            "results": rows,
+        });
+        out = serde_json::to_string_pretty(&doc)?;
+        out.push('\n');
+    } else {
+        out.push_str(&format!(
+            "{:<8} {:<16} {:>10} {:>14} {:>20} {:>9} {:>8} {:>9} {:>10}\n",
+            "workload",
+            "decoder",
+            "cmds/iter",
+            "M cmd/s",
+            "[min-max]",
+            "CPU ns/cmd",
+            "B/cmd",
+            "alloc/cmd",
+            "peak MB"
+        ));
+        for r in &rows {
+            out.push_str(&format!(
+                "{:<8} {:<16} {:>10} {:>14.1} {:>20} {:>10.2} {:>8.1} {:>9.2} {:>10.1}\n",
+                r.workload,
+                serde_json::to_value(r.decoder)?.as_str().unwrap_or(""),
+                r.commands_per_iteration,
+                r.commands_per_sec / 1e6,
+                format!(
+                    "[{:.1}-{:.1}]",
+                    r.commands_per_sec_min / 1e6,
+                    r.commands_per_sec_max / 1e6
+                ),
+                r.cpu_ns_per_command,
+                r.bytes_per_command,
+                r.allocations_per_command,
+                r.peak_memory_bytes as f64 / 1e6,
+            ));
+        }
+        out.push_str(&format!(
+            "medians of {} repetitions x {} passes; CPU from /proc/thread-self/schedstat; peak = VmHWM of the measuring process (input included){}\n",
+            a.repetitions,
+            a.iterations,
+            a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))
+        ));
+    }
+    write_output(None, out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_line_handles_quotes_and_escapes() {
+        let a = split_line(r#"SET "a b" 'c d' "x\x41\n" plain"#, 1, "f").unwrap();
+        assert_eq!(
+            a,
+            vec![
+                b"SET".to_vec(),
+                b"a b".to_vec(),
+                b"c d".to_vec(),
+                b"xA\n".to_vec(),
+                b"plain".to_vec()
+            ]
+        );
+        assert_eq!(
+            split_line(r#"SET """#, 1, "f").unwrap(),
+            vec![b"SET".to_vec(), vec![]]
+        );
+        let e = split_line(r#"SET "open"#, 7, "cmds.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("cmds.txt:7:5:"), "{e}");
+    }
+
+    #[test]
+    fn every_decoder_consumes_every_workload() {
+        let limits = Limits::default();
+        let dec = Decoder::new(limits);
+        for w in [
+            WorkloadName::Small,
+            WorkloadName::Medium,
+            WorkloadName::Large,
+            WorkloadName::Mixed,
+        ] {
+            let cmds = generate(w, 200);
+            let resp = build_stream(&cmds, Format::Resp);
+            let respb = build_stream(&cmds, Format::Respb);
+            assert!(respb.len() < resp.len() || w == WorkloadName::Large);
+            let (n, _, a) = pass(DecoderName::Respb, &respb, &dec, &limits).unwrap();
+            assert_eq!((n, a), (200, 0));
+            let (n, _, a) = pass(DecoderName::RespZeroCopy, &resp, &dec, &limits).unwrap();
+            assert_eq!((n, a), (200, 0));
+            let (n, _, a) = pass(DecoderName::RespAllocating, &resp, &dec, &limits).unwrap();
+            assert_eq!(n, 200);
+            assert!(a >= 600, "{a}");
+        }
+    }
+
+    #[test]
+    fn mixed_workload_is_native_respb() {
+        let mut out = Vec::new();
+        for c in generate(WorkloadName::Mixed, 16) {
+            let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
+            assert!(
+                matches!(encode_command(&mut out, 0, &refs), Encoding::Native(_)),
+                "{c:?}"
+            );
+        }
+    }
+}
