@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # The demo: installs prerequisites when missing, builds resplab, and runs a small A/B
-# experiment with two real redis-server variants against throwaway servers it starts
-# itself, ending in a verdict.
+# experiment (examples/demo.toml): two real redis-server variants, appendonly off versus
+# an append-only file fsynced after every write, each started fresh for every trial on a
+# free loopback port, in six randomized interleaved rounds. It ends with the verdict and
+# writes an HTML report next to the result database under ./demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RESPLAB_SETUP_BROWSER=0 bash scripts/setup.sh
-cargo build --release --locked -q
-exec ./target/release/resplab bench -t set,get -n 100000 -c 50
+cargo build --release --locked -q -p resplab-cli
+out=demo-out
+mkdir -p "$out"
+rm -f "$out/demo.db"
+./target/release/resplab experiment run examples/demo.toml --db "$out/demo.db"
+./target/release/resplab compare db:demo --db "$out/demo.db"
+if ./target/release/resplab report --help >/dev/null 2>&1; then
+  ./target/release/resplab report demo --db "$out/demo.db" --format html -o "$out/demo.html"
+  echo "report: $out/demo.html"
+fi

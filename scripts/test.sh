@@ -8,4 +8,4 @@ bash scripts/setup.sh
 export PATH="$PATH:${GOBIN:-$HOME/go/bin}"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked --release
+cargo test --workspace --locked --profile ci
