@@ -57,14 +57,16 @@ fn a_stall_shows_in_latency_but_not_in_service_time() {
     assert!(set.latency_us.max >= 95_000.0, "{:?}", set.latency_us);
 
     let slow_service = count_at_least(&ol.service_time_histogram, 50 * MS);
+    // The stuck request of each stall (2), plus slack for a busy test machine.
     assert!(
-        (1..=3).contains(&slow_service),
+        (1..=5).contains(&slow_service),
         "{slow_service} slow service times"
     );
     assert!(
-        ol.service_time_us.p99 < 20_000.0,
-        "{:?}",
-        ol.service_time_us
+        ol.service_time_us.p99 < set.latency_us.p99 / 2.0,
+        "service {:?} latency {:?}",
+        ol.service_time_us,
+        set.latency_us
     );
 
     // The requests held back by the cap waited in the client: that is send lag.
@@ -125,4 +127,36 @@ fn a_request_budget_with_poisson_arrivals() {
         panic!("{:?}", rec.load_model);
     };
     assert_eq!(arrivals, "poisson");
+}
+
+#[test]
+fn warmup_requests_are_sent_but_not_recorded() {
+    let server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 2;
+    cfg.pipeline = 4;
+    cfg.warmup = Duration::from_millis(300);
+    cfg.budget = Budget::Duration(Duration::from_millis(700));
+    cfg.open_loop = Some(OpenLoop {
+        rate_per_sec: 1000.0,
+        arrivals: Arrivals::Constant,
+    });
+    let wl = tests_workload(&[TestName::Incr], None, 0);
+    let rec = run_quiet(&cfg, &wl);
+    let ol = rec.open_loop.as_ref().unwrap();
+    // Intended times j ms for j in 0..1000: the first 300 are warm-up, 700 are measured.
+    assert_eq!(rec.commands["INCR"].requests + ol.unsent, 700);
+    let mut c = server.client().unwrap();
+    let sent: u64 = c
+        .cmd(&["GET", "counter:__rand_int__"])
+        .unwrap()
+        .as_text()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        sent,
+        1000 - ol.unsent,
+        "warm-up requests reached the server"
+    );
 }
