@@ -25,6 +25,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// Prints a line on standard output; a closed pipe (`| head`) is not an error, so
+/// write failures are ignored.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Arguments of `resplab experiment`.
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
@@ -216,7 +224,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_plan(exp: &Experiment) {
-    println!(
+    out!(
         "experiment {}: {} variant(s) x {} workload(s) x {} rounds, order {}, seed {}",
         exp.name,
         exp.variants.len(),
@@ -225,10 +233,10 @@ fn print_plan(exp: &Experiment) {
         exp.order.name(),
         exp.seed
     );
-    println!("baseline: {}", exp.baseline().name);
+    out!("baseline: {}", exp.baseline().name);
     for e in plan::full_plan(exp) {
         for t in &e.trials {
-            println!(
+            out!(
                 "  round {:>3}  #{:<3} {:<28} {:<20} ~{:.1}s",
                 t.round,
                 t.position,
@@ -238,7 +246,7 @@ fn print_plan(exp: &Experiment) {
             );
         }
     }
-    println!(
+    out!(
         "estimated duration: {} (request budgets assume {} ops/s; plus reruns of invalid rounds)",
         human(plan::estimate_total(exp)),
         plan::ASSUMED_OPS_PER_SEC
@@ -391,11 +399,11 @@ fn execute(
             outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
         );
     }
-    println!("verdict ({}, paired by round):", exp.primary_metric);
+    out!("verdict ({}, paired by round):", exp.primary_metric);
     for s in final_standing(store, exp)? {
-        println!("  {}", verdict_line(&s, higher, margin));
+        out!("  {}", verdict_line(&s, higher, margin));
     }
-    println!(
+    out!(
         "stored as `{}` in {}; details: resplab compare db:{} --db {}",
         exp.name,
         store.path().display(),
@@ -495,16 +503,20 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
     let store = open_store(&db.db)?;
     let all = store.list_experiments()?;
     if all.is_empty() {
-        println!("no experiments in {}", db.db.display());
+        out!("no experiments in {}", db.db.display());
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    out!(
         "{:<32} {:<9} {:>6} {:>8} {:>8}",
-        "name", "state", "rounds", "variants", "trials"
+        "name",
+        "state",
+        "rounds",
+        "variants",
+        "trials"
     );
     for e in all {
         let st = store.status(&e.name)?;
-        println!(
+        out!(
             "{:<32} {:<9} {:>6} {:>8} {:>8}",
             e.name,
             e.state,
@@ -527,21 +539,24 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&st)?);
+        out!("{}", serde_json::to_string_pretty(&st)?);
         return Ok(ExitCode::SUCCESS);
     }
     let i = &st.info;
-    println!(
+    out!(
         "experiment {} ({}), seed {}, order {}",
-        i.name, i.state, i.seed, i.order_kind
+        i.name,
+        i.state,
+        i.seed,
+        i.order_kind
     );
-    println!(
+    out!(
         "variants: {} (baseline {})",
         i.variants.join(", "),
         i.variants.first().map_or("-", |s| s)
     );
-    println!("workloads: {}", i.workloads.join(", "));
-    println!(
+    out!("workloads: {}", i.workloads.join(", "));
+    out!(
         "trials stored: {} ({} valid, {} invalid); rounds valid: {}/{}",
         st.trials_stored,
         st.trials_valid,
@@ -550,7 +565,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
         i.rounds
     );
     for (r, state) in st.rounds.iter().enumerate() {
-        println!(
+        out!(
             "  round {:>3}: {}",
             r + 1,
             serde_json::to_value(state)?["state"]
@@ -559,7 +574,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for (round, attempt, v, w, c) in &st.failures {
-        println!(
+        out!(
             "  invalid: round {} attempt {attempt} {v}/{w}: {} ({})",
             round + 1,
             c.name,
