@@ -296,3 +296,62 @@ pub(crate) fn put_i64(out: &mut Vec<u8>, n: i64) {
     }
     out.extend_from_slice(&tmp[i..]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Quick paths
+//
+// The functions below recognise only the plainest, complete spelling of a token and
+// answer `None` for everything else: a sign, more than 18 digits, a missing or early end
+// of the buffer, a stray byte. Callers then fall back to the full lexer above, which
+// gives the exact answer (need more, or an error with its offset). Because a quick path
+// accepts a subset of what the full lexer accepts and returns the same result, the two
+// never disagree.
+// ---------------------------------------------------------------------------------------
+
+/// Reads 1 to 18 decimal digits followed by CRLF at `pos`: `(value, position after LF)`.
+#[inline(always)]
+pub(crate) fn quick_uint(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let rest = buf.get(pos..)?;
+    // The common case, one digit: `d\r\n`.
+    if let [d @ b'0'..=b'9', b'\r', b'\n', ..] = rest {
+        return Some((usize::from(d - b'0'), pos + 3));
+    }
+    let mut acc: usize = 0;
+    let mut i = 0usize;
+    for &b in rest.iter().take(18) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        acc = acc * 10 + usize::from(d);
+        i += 1;
+    }
+    if i == 0 || rest.get(i) != Some(&b'\r') || rest.get(i + 1) != Some(&b'\n') {
+        return None;
+    }
+    Some((acc, pos + i + 2))
+}
+
+/// Finds the CRLF ending a line of at most 32 bytes starting at `pos`, within
+/// `max` bytes: `(index of CR, position after LF)`.
+#[inline(always)]
+pub(crate) fn quick_line(buf: &[u8], pos: usize, max: usize) -> Option<(usize, usize)> {
+    let rest = buf.get(pos..)?;
+    let window = rest.get(..rest.len().min(33))?;
+    let i = window.iter().position(|&b| b == b'\r')?;
+    if i > max || rest.get(i + 1) != Some(&b'\n') {
+        return None;
+    }
+    Some((pos + i, pos + i + 2))
+}
+
+/// Checks that `len` payload bytes and CRLF follow at `pos`: `(payload end, position
+/// after LF)`.
+#[inline(always)]
+pub(crate) fn quick_payload(buf: &[u8], pos: usize, len: usize) -> Option<(usize, usize)> {
+    let end = pos.checked_add(len)?;
+    match buf.get(end..end.checked_add(2)?)? {
+        [b'\r', b'\n'] => Some((end, end + 2)),
+        _ => None,
+    }
+}
