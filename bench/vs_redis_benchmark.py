@@ -9,7 +9,7 @@ kernel's rusage of the child process), and prints per-line medians and the ratio
 resplab / redis-benchmark.
 
 Usage: bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
-       [--client-cpu N] [--scale F]
+       [--client-cpu N] [--scale F] [--only TEXT]
 """
 
 import argparse
@@ -99,6 +99,8 @@ def main():
     ap.add_argument("--resplab", default="target/release/resplab")
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--only", default="",
+                    help="run only the workload lines whose label contains this text")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply request counts (e.g. 0.1 for a quick look)")
     args = ap.parse_args()
@@ -114,6 +116,8 @@ def main():
     print(header)
     results = []
     for label, test, clients, pipeline, requests in LINES:
+        if args.only and args.only not in label:
+            continue
         n = max(1000, int(requests * args.scale))
         common = ["-t", test, "-c", str(clients), "-P", str(pipeline), "-n", str(n), "--csv"]
         rb, rl = {"rps": [], "cpu": []}, {"rps": [], "cpu": []}
