@@ -355,3 +355,26 @@ pub(crate) fn quick_payload(buf: &[u8], pos: usize, len: usize) -> Option<(usize
         _ => None,
     }
 }
+
+/// A complete bulk string `$len\r\n<payload>\r\n` at `pos` with `len <= max`:
+/// `(payload, position after the final LF)`. The length says where the closing CRLF
+/// must be, so the payload is never searched.
+#[inline(always)]
+pub(crate) fn quick_bulk(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)> {
+    let rest = buf.get(pos..)?;
+    let (len, header) = match rest {
+        // The common case, a one-digit length, in one bounds check.
+        [b'$', d @ b'0'..=b'9', b'\r', b'\n', ..] => (usize::from(d - b'0'), 4),
+        [b'$', ..] => quick_uint(rest, 1)?,
+        _ => return None,
+    };
+    if len > max {
+        return None;
+    }
+    let body = rest.get(header..)?;
+    let payload = body.get(..len)?;
+    match body.get(len..len.checked_add(2)?)? {
+        [b'\r', b'\n'] => Some((payload, pos + header + len + 2)),
+        _ => None,
+    }
+}

@@ -5,6 +5,10 @@
 //! by a newline). [`parse_request`] handles both and fills a caller-owned vector with
 //! slices borrowed from the input, so decoding a command allocates nothing once that
 //! vector has grown to the largest argument count seen.
+//! Counts and lengths spelled as plain digits take a quick path: each length says where
+//! its payload's CRLF must be, so payloads are never searched; anything unusual (a sign,
+//! a truncated request, a malformed byte) is re-read by the full parser, which alone
+//! decides what is an error and where.
 //!
 //! Inline commands are split on spaces and tabs only; quoted inline arguments (which
 //! would need unescaping into new memory) are rejected with an error that says so.
@@ -40,6 +44,37 @@ pub fn parse_request<'a>(
 
 #[inline]
 fn parse_multibulk<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+) -> Result<Option<usize>, ProtoError> {
+    if let Some(end) = quick_multibulk(buf, limits, args) {
+        return Ok(Some(end));
+    }
+    args.clear();
+    parse_multibulk_full(buf, limits, args)
+}
+
+/// The quick path of [`parse_multibulk`]: a complete request whose counts and lengths
+/// are plain digits. Each length says where its payload's CRLF must be, so the payload
+/// is never searched. `None` (with `args` partly filled) sends the caller to the full
+/// path, which gives the exact answer for incomplete or malformed requests.
+#[inline(always)]
+fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>) -> Option<usize> {
+    let (n, mut pos) = lex::quick_uint(buf, 1)?;
+    if n > limits.max_aggregate_len {
+        return None;
+    }
+    for _ in 0..n {
+        let (arg, after) = lex::quick_bulk(buf, pos, limits.max_bulk_len)?;
+        args.push(arg);
+        pos = after;
+    }
+    Some(pos)
+}
+
+#[inline(never)]
+fn parse_multibulk_full<'a>(
     buf: &'a [u8],
     limits: &Limits,
     args: &mut Vec<&'a [u8]>,
@@ -188,4 +223,60 @@ pub fn parse_request_owned(
     }
     *allocations += allocs;
     Ok(Some((args, pos)))
+}
+
+#[cfg(test)]
+mod quick_path_tests {
+    use super::*;
+
+    /// The quick path must give exactly what the full path gives (consumed bytes,
+    /// arguments, or the error with its offset) on every prefix and every one-byte
+    /// mutation of these requests, under default and tight limits.
+    #[test]
+    fn quick_and_full_paths_agree_exactly() {
+        let seeds: &[&[u8]] = &[
+            b"*2\r\n$3\r\nGET\r\n$6\r\nk00001\r\n",
+            b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$12\r\nvalue-012345\r\n",
+            b"*1\r\n$0\r\n\r\n",
+            b"*0\r\n",
+            b"*-1\r\n",
+            b"*2\r\n$-1\r\n$01\r\nx\r\n",
+            b"*10\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n",
+        ];
+        let limit_sets = [
+            Limits::default(),
+            Limits {
+                max_bulk_len: 3,
+                max_aggregate_len: 2,
+                max_depth: 1,
+            },
+        ];
+        let mutations = [0u8, b'\r', b'\n', b'-', b'0', b'9', b'*', b'$', b'x'];
+        let mut checked = 0usize;
+        for limits in &limit_sets {
+            for seed in seeds {
+                let mut inputs: Vec<Vec<u8>> =
+                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
+                for i in 0..seed.len() {
+                    for &m in &mutations {
+                        let mut v = seed.to_vec();
+                        v[i] = m;
+                        inputs.push(v);
+                    }
+                }
+                for input in inputs.iter().filter(|i| i.first() == Some(&b'*')) {
+                    let mut quick = Vec::new();
+                    let mut full = Vec::new();
+                    let q = parse_request(input, limits, &mut quick);
+                    let f = parse_multibulk_full(input, limits, &mut full);
+                    assert_eq!(q, f, "input {:?}", String::from_utf8_lossy(input));
+                    if let Ok(Some(_)) = q {
+                        assert_eq!(quick, full);
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
 }

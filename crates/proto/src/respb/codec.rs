@@ -17,6 +17,12 @@
 //! strings are slices of the input, numbers are decoded, and the frame's length is
 //! returned. RESPB frames carry no length, so a frame is delimited by walking its layout;
 //! every length and count is checked against the buffer and the limits before use.
+//!
+//! The commands a server sees most have one of a few layouts (a key; two keys; a key and
+//! a value; a list of keys; SET's key, value and flags). [`Decoder`] reads those straight
+//! from their fixed offsets; every other frame, and any frame the direct reading does not
+//! find complete and well-formed, goes through the table interpreter, which therefore
+//! alone decides what is an error and where.
 
 use super::table::{self, Command, Op, F};
 use super::{CONTROL_MUX_CLOSE, CONTROL_MUX_CREATE, MODULE_OPCODE, PASSTHROUGH_OPCODE};
@@ -366,8 +372,90 @@ fn encode_native(out: &mut Vec<u8>, mux: u16, cmd: &Command, args: &[&[u8]]) -> 
 /// Decodes request frames. Holds a dense opcode table for constant-time lookup.
 #[derive(Debug, Clone)]
 pub struct Decoder {
-    core: Vec<Option<&'static Command>>,
+    core: Vec<Option<(&'static Command, Shape)>>,
     limits: Limits,
+}
+
+/// Layouts common enough to get a decoder of their own, which reads the fields straight
+/// from fixed offsets instead of interpreting the layout field by field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Any other layout: the table interpreter.
+    Generic,
+    /// `[S]`: GET, INCR, TTL, ...
+    Key,
+    /// `[S, S]`: HGET, SISMEMBER, RENAME, ...
+    KeyKey,
+    /// `[S, V]`: APPEND, SETNX, GETSET, ...
+    KeyValue,
+    /// `[Rest([S])]`: MGET, DEL, EXISTS, UNLINK, ...
+    Keys,
+    /// `[S, Rest([S])]`: HMGET, SREM, LPUSH of keys, ...
+    KeyKeys,
+    /// `[S, V, FlagsExp]` with the mask of defined flag bits: SET.
+    KeyValueFlags(u8),
+}
+
+fn shape_of(layout: &[F]) -> Shape {
+    match layout {
+        [F::S] => Shape::Key,
+        [F::S, F::S] => Shape::KeyKey,
+        [F::S, F::V] => Shape::KeyValue,
+        [F::Rest([F::S])] => Shape::Keys,
+        [F::S, F::Rest([F::S])] => Shape::KeyKeys,
+        [F::S, F::V, F::FlagsExp(table)] => {
+            Shape::KeyValueFlags(table.iter().fold(0u8, |m, (_, bit, _)| m | bit))
+        }
+        _ => Shape::Generic,
+    }
+}
+
+#[inline(always)]
+fn be16(buf: &[u8], pos: usize) -> Option<u16> {
+    match buf.get(pos..pos.checked_add(2)?)? {
+        &[a, b] => Some(u16::from_be_bytes([a, b])),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn be32(buf: &[u8], pos: usize) -> Option<u32> {
+    match buf.get(pos..pos.checked_add(4)?)? {
+        &[a, b, c, d] => Some(u32::from_be_bytes([a, b, c, d])),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn be64(buf: &[u8], pos: usize) -> Option<u64> {
+    let s = buf.get(pos..pos.checked_add(8)?)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(s);
+    Some(u64::from_be_bytes(a))
+}
+
+/// A present `S` field at `pos`: `(bytes, position after)`.
+#[inline(always)]
+fn quick_s(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
+    let n = be16(buf, pos)?;
+    if n == ABSENT_S {
+        return None;
+    }
+    let start = pos + 2;
+    let end = start + usize::from(n);
+    Some((buf.get(start..end)?, end))
+}
+
+/// A present `V` field at `pos` within the bulk limit: `(bytes, position after)`.
+#[inline(always)]
+fn quick_v(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)> {
+    let n = be32(buf, pos)?;
+    if n == ABSENT_V || n as usize > max {
+        return None;
+    }
+    let start = pos + 4;
+    let end = start.checked_add(n as usize)?;
+    Some((buf.get(start..end)?, end))
 }
 
 impl Decoder {
@@ -378,11 +466,83 @@ impl Decoder {
         for c in table::CORE {
             if let Op::Core(op) = c.op {
                 if let Some(slot) = core.get_mut(usize::from(op)) {
-                    *slot = Some(c);
+                    *slot = Some((c, shape_of(c.layout)));
                 }
             }
         }
         Decoder { core, limits }
+    }
+
+    /// The quick path of [`Decoder::decode`]: a complete core-command frame of one of
+    /// the common [`Shape`]s, every field present and within the limits. `None` (with
+    /// `frame` partly filled) sends the caller to the table interpreter, which gives the
+    /// exact answer for incomplete or malformed frames.
+    #[inline(always)]
+    fn quick<'a>(&self, buf: &'a [u8], frame: &mut Frame<'a>) -> Option<usize> {
+        let op = be16(buf, 0)?;
+        let (cmd, shape) = (*self.core.get(usize::from(op))?)?;
+        let mux = be16(buf, 2)?;
+        let fields = &mut frame.fields;
+        fields.clear();
+        let end = match shape {
+            Shape::Generic => return None,
+            Shape::Key => {
+                let (k, end) = quick_s(buf, 4)?;
+                fields.push(Field::Bytes(k));
+                end
+            }
+            Shape::KeyKey => {
+                let (k, p) = quick_s(buf, 4)?;
+                let (k2, end) = quick_s(buf, p)?;
+                fields.push(Field::Bytes(k));
+                fields.push(Field::Bytes(k2));
+                end
+            }
+            Shape::KeyValue => {
+                let (k, p) = quick_s(buf, 4)?;
+                let (v, end) = quick_v(buf, p, self.limits.max_bulk_len)?;
+                fields.push(Field::Bytes(k));
+                fields.push(Field::Bytes(v));
+                end
+            }
+            Shape::KeyValueFlags(mask) => {
+                let (k, p) = quick_s(buf, 4)?;
+                let (v, p) = quick_v(buf, p, self.limits.max_bulk_len)?;
+                let flags = *buf.get(p)?;
+                let e = be64(buf, p + 1)? as i64;
+                if flags & !mask != 0 {
+                    return None;
+                }
+                fields.push(Field::Bytes(k));
+                fields.push(Field::Bytes(v));
+                fields.push(Field::Byte(flags));
+                fields.push(Field::Int(e));
+                p + 9
+            }
+            Shape::Keys | Shape::KeyKeys => {
+                let mut p = 4;
+                if shape == Shape::KeyKeys {
+                    let (k, next) = quick_s(buf, p)?;
+                    fields.push(Field::Bytes(k));
+                    p = next;
+                }
+                let n = be16(buf, p)?;
+                if usize::from(n) > self.limits.max_aggregate_len {
+                    return None;
+                }
+                fields.push(Field::Word(n));
+                p += 2;
+                for _ in 0..n {
+                    let (k, next) = quick_s(buf, p)?;
+                    fields.push(Field::Bytes(k));
+                    p = next;
+                }
+                p
+            }
+        };
+        frame.mux = mux;
+        frame.kind = FrameKind::Command(cmd);
+        Some(end)
     }
 
     /// Decodes the frame at the start of `buf` into `frame`; returns its length, or
@@ -399,8 +559,15 @@ impl Decoder {
         buf: &'a [u8],
         frame: &mut Frame<'a>,
     ) -> Result<Option<usize>, ProtoError> {
+        if let Some(end) = self.quick(buf, frame) {
+            return Ok(Some(end));
+        }
         decode_with(buf, &self.limits, frame, |op| {
-            self.core.get(usize::from(op)).copied().flatten()
+            self.core
+                .get(usize::from(op))
+                .copied()
+                .flatten()
+                .map(|(c, _)| c)
         })
     }
 }
@@ -859,5 +1026,79 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod quick_path_tests {
+    use super::*;
+
+    fn frame_of(args: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        assert!(matches!(
+            encode_command(&mut out, 7, args),
+            Encoding::Native(_)
+        ));
+        out
+    }
+
+    /// The shaped decoders must give exactly what the table interpreter gives (length,
+    /// fields, or the error with its offset) on every prefix and every one-byte
+    /// mutation of frames of each shape, under default and tight limits.
+    #[test]
+    fn quick_and_table_paths_agree_exactly() {
+        let seeds = [
+            frame_of(&[b"GET", b"k00001"]),
+            frame_of(&[b"GET", b""]),
+            frame_of(&[b"HGET", b"h", b"field"]),
+            frame_of(&[b"APPEND", b"k", b"value"]),
+            frame_of(&[b"SET", b"k", b"v"]),
+            frame_of(&[b"SET", b"key", b"value", b"NX", b"EX", b"10"]),
+            frame_of(&[b"MGET", b"a", b"bb", b"ccc"]),
+            frame_of(&[b"DEL", b"a"]),
+            frame_of(&[b"HMGET", b"h", b"f1", b"f2"]),
+            frame_of(&[b"JSON.GET", b"k", b"$.a"]),
+        ];
+        for s in &seeds[..9] {
+            let op = u16::from_be_bytes([s[0], s[1]]);
+            let cmd = table::core_by_op(op).unwrap();
+            assert_ne!(shape_of(cmd.layout), Shape::Generic, "{}", cmd.name);
+        }
+        let limit_sets = [
+            Limits::default(),
+            Limits {
+                max_bulk_len: 2,
+                max_aggregate_len: 1,
+                max_depth: 1,
+            },
+        ];
+        let mutations = [0u8, 1, 0x20, 0x7f, 0xff];
+        let mut checked = 0usize;
+        for limits in &limit_sets {
+            let dec = Decoder::new(*limits);
+            for seed in &seeds {
+                let mut inputs: Vec<Vec<u8>> =
+                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
+                for i in 0..seed.len() {
+                    for &m in &mutations {
+                        let mut v = seed.clone();
+                        v[i] = m;
+                        inputs.push(v);
+                    }
+                }
+                for input in &inputs {
+                    let mut quick = Frame::default();
+                    let mut table = Frame::default();
+                    let q = dec.decode(input, &mut quick);
+                    let t = decode_frame(input, limits, &mut table);
+                    assert_eq!(q, t, "input {input:02x?}");
+                    if let Ok(Some(_)) = q {
+                        assert_eq!(quick, table, "input {input:02x?}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 }
