@@ -2,32 +2,55 @@
 //! metric, with an effect size, its confidence interval, a p-value from the same test, the
 //! minimal detectable effect and a three-way verdict (METHOD §6.2).
 //!
-//! Method. Values are compared on the log scale, so effects are ratios and are printed
-//! as percentages (e^θ − 1). When both samples carry round numbers, trials are paired by
-//! round and the Hodges–Lehmann estimate of the per-round log-ratios comes with the exact
-//! signed-rank interval and p-value ([`resplab_stats::rank::hl_paired`],
-//! [`resplab_stats::rank::signed_rank`]). Otherwise the samples are unpaired: the
-//! two-sample Hodges–Lehmann shift with its Mann–Whitney interval
-//! ([`resplab_stats::rank::hl_unpaired`]) and the U test's p-value
-//! ([`resplab_stats::utest::mann_whitney`]). The interval and the test are the same
-//! statistic, so they never disagree.
+//! This module only chooses the design and renders. Every number of a row (effect,
+//! interval, p-value, MDE, verdict, warnings, outlier rounds with their leave-one-out
+//! results) comes from [`resplab_stats::verdict`]: [`compare_paired`] when both samples
+//! carry round numbers that match (trials paired by round), [`compare_unpaired`]
+//! otherwise. Its typed warnings are shown with their own advice. The experiment runner
+//! calls the same functions, so `resplab experiment` and `resplab compare` cannot
+//! disagree.
 //!
-//! Verdict. The interval excludes zero: the variant is faster or slower (by the metric's
-//! direction: ops/s up is faster, latency down is faster; metrics without a direction say
-//! higher or lower). A `--margin` was given and the interval lies inside ±margin:
-//! equivalent. Otherwise inconclusive, with the minimal detectable effect, estimated as
-//! 1.43 × the interval half-width (MDE at 80 % power, METHOD §0). With too few trials for
-//! a finite interval (fewer than 6 pairs, or 4 per arm) there is no verdict.
+//! What is decided here:
 //!
-//! Warnings carry advice: too few trials, high variance, trials not interleaved, values
-//! that were flagged by an importer, non-positive values, and an implausible direction (an
-//! instrumented variant faster than its baseline).
+//! - **Pairing.** Values are paired when both sides carry rounds and at least two rounds
+//!   match; rounds present on one side only are left out with a warning. Inputs without
+//!   rounds are compared unpaired, with the "not interleaved" warning.
+//! - **Direction.** Metrics without a direction (plain numbers) are compared as if higher
+//!   were better and reported as HIGHER / LOWER instead of FASTER / SLOWER.
+//! - **Plausibility.** A variant whose label says it is instrumented (`trace`, `probe`,
+//!   `debug`, …) is not expected to beat its baseline ([`Expectation::NotBetter`]).
+//! - **Many rows.** With more than one row, Benjamini–Hochberg q-values
+//!   ([`resplab_stats::fdr::bh_qvalues`]) are shown next to the p-values: the rows with
+//!   q ≤ 0.05 carry at most 5 % false discoveries on average.
+//! - **Summary.** For the primary metric (the first one read, or the one named in the
+//!   options), each variant gets the geometric mean of its ratios across workloads. When
+//!   every workload was paired by round, the interval is a seeded bootstrap over whole
+//!   rounds ([`resplab_stats::bootstrap::geomean_ratio`]); otherwise only the point value
+//!   is shown.
+//!
+//! Cost: per row, that of the stats functions (expected O((m + n) log(m + n)) unpaired)
+//! plus an O(n) median per side; the bootstrap costs O(B·Σ n_w² log n_w) and runs only
+//! when every workload has at most [`BOOTSTRAP_MAX_ROUNDS`] rounds.
+//!
+//! [`compare_paired`]: resplab_stats::verdict::compare_paired
+//! [`compare_unpaired`]: resplab_stats::verdict::compare_unpaired
 
 use resplab_results::sample::{Direction, Metric, Sample, SampleSet};
-use resplab_stats::rank::{hl_paired, hl_unpaired, signed_rank};
-use resplab_stats::utest::mann_whitney;
+use resplab_stats::bootstrap::geomean_ratio;
+use resplab_stats::fdr::bh_qvalues;
+use resplab_stats::verdict::{
+    compare_paired, compare_unpaired, CompareConfig, Comparison, Design, Expectation,
+    Verdict as StatsVerdict, Warning,
+};
+use resplab_stats::StatsError;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// Most rounds per workload for which the geomean summary is bootstrapped.
+pub const BOOTSTRAP_MAX_ROUNDS: usize = 200;
+/// Bootstrap resamples of the geomean summary.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// Options of the default comparison.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +70,25 @@ impl Default for ResplabOptions {
     }
 }
 
-/// The three-way verdict (plus "none" when the data cannot support one).
+/// Options of the geomean summary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryOptions {
+    /// Metric of the summary (default: the first metric read).
+    pub primary_metric: Option<String>,
+    /// Seed of the bootstrap (same seed, same interval).
+    pub seed: u64,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            primary_metric: None,
+            seed: 0x0072_6573_706c_6162,
+        }
+    }
+}
+
+/// The verdict as printed: the stats verdict in the words of the metric's direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -80,6 +121,20 @@ impl Verdict {
             Verdict::NoVerdict => "NO VERDICT",
         }
     }
+
+    /// The stats verdict in the words of `direction`.
+    pub fn from_stats(v: StatsVerdict, direction: Direction) -> Verdict {
+        let plain = direction == Direction::Unknown;
+        match v {
+            StatsVerdict::Better if plain => Verdict::Higher,
+            StatsVerdict::Worse if plain => Verdict::Lower,
+            StatsVerdict::Better => Verdict::Faster,
+            StatsVerdict::Worse => Verdict::Slower,
+            StatsVerdict::Equivalent => Verdict::Equivalent,
+            StatsVerdict::Inconclusive => Verdict::Inconclusive,
+            StatsVerdict::TooFewTrials => Verdict::NoVerdict,
+        }
+    }
 }
 
 /// A warning with advice.
@@ -89,6 +144,37 @@ pub struct Advice {
     pub kind: &'static str,
     /// What happened and what to do.
     pub message: String,
+}
+
+impl Advice {
+    fn from_warning(w: &Warning) -> Advice {
+        let kind = match w {
+            Warning::TooFewTrials { .. } => "too_few_trials",
+            Warning::HighVariance { .. } => "high_variance",
+            Warning::NotInterleaved => "not_interleaved",
+            Warning::ImplausibleDirection { .. } => "implausible_direction",
+            Warning::OutlierRounds { .. } => "outlier_rounds",
+        };
+        Advice {
+            kind,
+            message: w.advice(),
+        }
+    }
+}
+
+/// The result without one flagged round (paired rows).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeftOut {
+    /// The round left out, as numbered in the input.
+    pub round: u32,
+    /// Effect without it, percent.
+    pub effect_pct: f64,
+    /// Interval without it, percent.
+    pub ci_low_pct: f64,
+    /// Interval without it, percent.
+    pub ci_high_pct: f64,
+    /// Verdict without it.
+    pub verdict: Verdict,
 }
 
 /// One variant against the baseline for one (workload, metric).
@@ -104,6 +190,8 @@ pub struct Row {
     pub n_variant: usize,
     /// Paired by round (true) or unpaired.
     pub paired: bool,
+    /// Test behind the p-value and interval (`signed_rank`, `mann_whitney`).
+    pub test: Option<&'static str>,
     /// Median of the baseline and of the variant.
     pub baseline_median: f64,
     pub variant_median: f64,
@@ -112,10 +200,34 @@ pub struct Row {
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
     pub p_value: Option<f64>,
+    /// Benjamini–Hochberg q-value over all rows with a p-value (when there are several).
+    pub q_value: Option<f64>,
     /// Minimal detectable effect at 80 % power, percent.
     pub mde_pct: Option<f64>,
     pub verdict: Verdict,
     pub warnings: Vec<Advice>,
+    /// For each outlier round, the result without it.
+    pub leave_one_out: Vec<LeftOut>,
+}
+
+/// The geometric mean of one variant's ratios across workloads, for the primary metric.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub metric: String,
+    pub unit: String,
+    pub direction: &'static str,
+    pub variant: String,
+    /// Workloads that entered the mean.
+    pub workloads: usize,
+    /// Geometric mean of the ratios, as a percent change.
+    pub effect_pct: f64,
+    /// Bootstrap interval, percent (when every workload was paired by round).
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Bootstrap resamples behind the interval.
+    pub resamples: Option<usize>,
+    /// Why there is no interval, if there is none.
+    pub note: Option<String>,
 }
 
 /// The full comparison.
@@ -125,6 +237,8 @@ pub struct Report {
     pub margin_pct: Option<f64>,
     pub baseline: String,
     pub rows: Vec<Row>,
+    /// Geomean-of-ratios rows (primary metric, variants with two or more workloads).
+    pub summaries: Vec<Summary>,
 }
 
 const INSTRUMENTED_WORDS: [&str; 8] = [
@@ -138,26 +252,44 @@ const INSTRUMENTED_WORDS: [&str; 8] = [
     "profil",
 ];
 
-fn pct(log_ratio: f64) -> f64 {
-    (log_ratio.exp() - 1.0) * 100.0
-}
-
+/// Ordinary median in O(n) (mean of the two middle values for even n); NaN when empty.
 fn median(v: &[f64]) -> f64 {
-    resplab_stats::describe::plain_median(v)
-}
-
-fn cv(v: &[f64]) -> f64 {
-    let (mean, var) = resplab_stats::describe::mean_var(v);
-    if mean == 0.0 {
-        0.0
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    let (lower, hi, _) = s.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
+    if n % 2 == 1 {
+        hi
     } else {
-        var.sqrt() / mean.abs()
+        let lo = lower.iter().copied().max_by(f64::total_cmp).unwrap_or(hi);
+        (lo + hi) / 2.0
     }
 }
 
-/// Compares every label against `baseline` for every (workload, metric) in `set`.
+/// Per-round log-ratios kept for the summary bootstrap.
+struct Paired {
+    row: usize,
+    log_ratios: Vec<f64>,
+}
+
+/// Compares every label against `baseline` for every (workload, metric) in `set`, with
+/// the default summary options.
 pub fn compare(set: &SampleSet, baseline: &str, opts: &ResplabOptions) -> Report {
+    compare_with(set, baseline, opts, &SummaryOptions::default())
+}
+
+/// Compares every label against `baseline` for every (workload, metric) in `set`.
+pub fn compare_with(
+    set: &SampleSet,
+    baseline: &str,
+    opts: &ResplabOptions,
+    summary: &SummaryOptions,
+) -> Report {
     let mut rows = Vec::new();
+    let mut paired = Vec::new();
     for workload in &set.workloads {
         for metric in &set.metrics {
             let Some(base) = set.get(workload, metric, baseline) else {
@@ -167,20 +299,144 @@ pub fn compare(set: &SampleSet, baseline: &str, opts: &ResplabOptions) -> Report
                 let Some(var) = set.get(workload, metric, label) else {
                     continue;
                 };
-                rows.push(compare_one(
-                    workload, metric, baseline, label, base, var, opts,
-                ));
+                let (row, d) = compare_one(workload, metric, baseline, label, base, var, opts);
+                if let Some(log_ratios) = d {
+                    paired.push(Paired {
+                        row: rows.len(),
+                        log_ratios,
+                    });
+                }
+                rows.push(row);
             }
         }
     }
+    add_qvalues(&mut rows);
+    let summaries = summarize(set, baseline, &rows, &paired, opts, summary);
     Report {
         confidence: opts.confidence,
         margin_pct: opts.margin_pct,
         baseline: baseline.to_string(),
         rows,
+        summaries,
     }
 }
 
+fn add_qvalues(rows: &mut [Row]) {
+    let idx: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].p_value.is_some())
+        .collect();
+    if idx.len() < 2 {
+        return;
+    }
+    let p: Vec<f64> = idx.iter().filter_map(|&i| rows[i].p_value).collect();
+    if let Ok(q) = bh_qvalues(&p) {
+        for (&i, q) in idx.iter().zip(q) {
+            rows[i].q_value = Some(q);
+        }
+    }
+}
+
+fn summarize(
+    set: &SampleSet,
+    baseline: &str,
+    rows: &[Row],
+    paired: &[Paired],
+    opts: &ResplabOptions,
+    summary: &SummaryOptions,
+) -> Vec<Summary> {
+    let primary = summary
+        .primary_metric
+        .as_deref()
+        .and_then(|name| set.metrics.iter().find(|m| m.name == name))
+        .or_else(|| set.metrics.first());
+    let Some(primary) = primary else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for label in set.labels.iter().filter(|l| &***l != baseline) {
+        let chosen: Vec<usize> = (0..rows.len())
+            .filter(|&i| {
+                let r = &rows[i];
+                r.variant == **label
+                    && r.metric == primary.name
+                    && r.unit == primary.unit
+                    && r.effect_pct.is_some()
+            })
+            .collect();
+        if chosen.len() < 2 {
+            continue;
+        }
+        let logs: Vec<f64> = chosen
+            .iter()
+            .filter_map(|&i| rows[i].effect_pct)
+            .map(|e| (1.0 + e / 100.0).ln())
+            .collect();
+        let point = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+        let ds: Option<Vec<Vec<f64>>> = chosen
+            .iter()
+            .map(|&i| {
+                paired
+                    .iter()
+                    .find(|p| p.row == i)
+                    .map(|p| p.log_ratios.clone())
+            })
+            .collect();
+        let mut s = Summary {
+            metric: primary.name.clone(),
+            unit: primary.unit.clone(),
+            direction: primary.direction.as_str(),
+            variant: label.to_string(),
+            workloads: chosen.len(),
+            effect_pct: (point - 1.0) * 100.0,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            resamples: None,
+            note: None,
+        };
+        match ds {
+            None => {
+                s.note = Some(
+                    "some workloads were compared unpaired; the bootstrap resamples whole rounds, \
+                     so there is no interval"
+                        .into(),
+                )
+            }
+            Some(ds) if ds.iter().any(|d| d.len() > BOOTSTRAP_MAX_ROUNDS) => {
+                s.note = Some(format!(
+                    "more than {BOOTSTRAP_MAX_ROUNDS} rounds in a workload; the bootstrap was \
+                     skipped"
+                ))
+            }
+            Some(ds) => {
+                match geomean_ratio(&ds, opts.confidence, BOOTSTRAP_RESAMPLES, summary.seed) {
+                    Ok(b) => {
+                        s.effect_pct = (b.ratio - 1.0) * 100.0;
+                        s.ci_low_pct = Some((b.ci_low - 1.0) * 100.0);
+                        s.ci_high_pct = Some((b.ci_high - 1.0) * 100.0);
+                        s.resamples = Some(b.resamples);
+                    }
+                    Err(e) => s.note = Some(format!("no bootstrap interval: {e}")),
+                }
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+fn looks_instrumented(label: &str) -> bool {
+    let lower = label.to_ascii_lowercase();
+    INSTRUMENTED_WORDS.iter().any(|w| lower.contains(w))
+}
+
+fn advice(kind: &'static str, message: impl Into<String>) -> Advice {
+    Advice {
+        kind,
+        message: message.into(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn compare_one(
     workload: &Arc<str>,
     metric: &Metric,
@@ -189,14 +445,14 @@ fn compare_one(
     base: &Sample,
     var: &Sample,
     opts: &ResplabOptions,
-) -> Row {
+) -> (Row, Option<Vec<f64>>) {
     let mut warnings = Vec::new();
     for (l, s) in [(baseline, base), (label, var)] {
         for (origin, value, why) in &s.flagged {
-            warnings.push(Advice {
-                kind: "flagged_value",
-                message: format!("{l}: value {value} from {origin} left out: {why}"),
-            });
+            warnings.push(advice(
+                "flagged_value",
+                format!("{l}: value {value} from {origin} left out: {why}"),
+            ));
         }
     }
     let mut row = Row {
@@ -209,159 +465,138 @@ fn compare_one(
         n_baseline: base.len(),
         n_variant: var.len(),
         paired: false,
+        test: None,
         baseline_median: median(&base.values),
         variant_median: median(&var.values),
         effect_pct: None,
         ci_low_pct: None,
         ci_high_pct: None,
         p_value: None,
+        q_value: None,
         mde_pct: None,
         verdict: Verdict::NoVerdict,
         warnings: Vec::new(),
+        leave_one_out: Vec::new(),
     };
     if base.is_empty() || var.is_empty() {
-        warnings.push(Advice {
-            kind: "no_values",
-            message: "one side has no usable values; nothing to compare".into(),
-        });
+        warnings.push(advice(
+            "no_values",
+            "one side has no usable values; nothing to compare",
+        ));
         row.warnings = warnings;
-        return row;
+        return (row, None);
     }
-    if base
-        .values
-        .iter()
-        .chain(&var.values)
-        .any(|v| *v <= 0.0 || !v.is_finite())
-    {
-        warnings.push(Advice {
-            kind: "non_positive",
-            message: "values ≤ 0 have no ratio; compare them with --style ministat (differences \
-                      of means) instead"
-                .into(),
-        });
-        row.warnings = warnings;
-        return row;
+    let mut cfg = CompareConfig::new(match metric.direction {
+        Direction::LowerIsBetter => resplab_stats::verdict::Direction::LowerIsBetter,
+        _ => resplab_stats::verdict::Direction::HigherIsBetter,
+    });
+    cfg.confidence = opts.confidence;
+    cfg.margin_pct = opts.margin_pct;
+    if metric.direction != Direction::Unknown && looks_instrumented(label) {
+        cfg.expectation = Some(Expectation::NotBetter);
     }
     // Pair by round when both sides carry rounds.
-    let mut pairs: Vec<f64> = Vec::new();
+    let mut pairs: Vec<(u32, f64, f64)> = Vec::new();
     if base.has_rounds() && var.has_rounds() {
+        let mut at: HashMap<u32, usize> = HashMap::with_capacity(base.len());
+        for (j, r) in base.rounds.iter().enumerate() {
+            if let Some(r) = r {
+                at.entry(*r).or_insert(j);
+            }
+        }
         for (i, r) in var.rounds.iter().enumerate() {
-            if let Some(j) = base.rounds.iter().position(|b| b == r) {
-                pairs.push(var.values[i].ln() - base.values[j].ln());
+            if let Some(&j) = r.and_then(|r| at.get(&r)) {
+                pairs.push((r.unwrap_or(0), base.values[j], var.values[i]));
             }
         }
-    }
-    let log_b: Vec<f64> = base.values.iter().map(|v| v.ln()).collect();
-    let log_v: Vec<f64> = var.values.iter().map(|v| v.ln()).collect();
-    let (shift, p) = if pairs.len() >= 2 {
-        row.paired = true;
-        row.n_baseline = pairs.len();
-        row.n_variant = pairs.len();
-        let s = hl_paired(&pairs, opts.confidence);
-        let p = signed_rank(&pairs).map(|t| t.p_value);
-        (s, p.ok())
-    } else {
-        let s = hl_unpaired(&log_b, &log_v, opts.confidence);
-        let p = mann_whitney(&log_b, &log_v).map(|t| t.p_value);
-        (s, p.ok())
-    };
-    row.p_value = p.map(|p| p.min(1.0));
-    if !row.paired {
-        warnings.push(Advice {
-            kind: "not_interleaved",
-            message: "trials carry no round numbers, so they were compared unpaired; run the \
-                      variants in randomized interleaved rounds (resplab experiment) so drift \
-                      cancels and pairing narrows the interval"
-                .into(),
-        });
-    }
-    let Ok(shift) = shift else {
-        row.warnings = warnings;
-        return row;
-    };
-    row.effect_pct = Some(pct(shift.estimate));
-    let n_min = row.n_baseline.min(row.n_variant);
-    if n_min < 6 {
-        warnings.push(Advice {
-            kind: "too_few_trials",
-            message: format!(
-                "{n_min} trials on the smaller side; at least 6 (better 10) per variant are \
-                 needed for a useful {:.0}% interval",
-                opts.confidence * 100.0
-            ),
-        });
-    }
-    for (l, s) in [(baseline, base), (label, var)] {
-        let c = cv(&s.values);
-        if s.len() >= 3 && c > 0.10 {
-            warnings.push(Advice {
-                kind: "high_variance",
-                message: format!(
-                    "{l}: coefficient of variation {:.1}%; look for noisy neighbours, pin CPUs, \
-                     lengthen each trial or add trials",
-                    c * 100.0
+        pairs.sort_by_key(|p| p.0);
+        let unmatched = (base.len() - pairs.len()) + (var.len() - pairs.len());
+        if pairs.len() >= 2 && unmatched > 0 {
+            warnings.push(advice(
+                "unmatched_rounds",
+                format!(
+                    "{unmatched} trials have no partner in the same round and were left out of \
+                     the paired comparison; check for failed or missing trials"
                 ),
-            });
+            ));
         }
     }
-    if !shift.is_bounded() {
-        row.warnings = warnings;
-        return row;
-    }
-    let (lo, hi) = (shift.ci_low, shift.ci_high);
-    row.ci_low_pct = Some(pct(lo));
-    row.ci_high_pct = Some(pct(hi));
-    let half = (hi - lo) / 2.0;
-    row.mde_pct = Some(pct(1.43 * half));
-    let up = lo > 0.0;
-    let down = hi < 0.0;
-    row.verdict = if up || down {
-        match metric.direction {
-            Direction::HigherIsBetter => {
-                if up {
-                    Verdict::Faster
-                } else {
-                    Verdict::Slower
-                }
-            }
-            Direction::LowerIsBetter => {
-                if down {
-                    Verdict::Faster
-                } else {
-                    Verdict::Slower
-                }
-            }
-            Direction::Unknown => {
-                if up {
-                    Verdict::Higher
-                } else {
-                    Verdict::Lower
-                }
-            }
-        }
-    } else if let Some(m) = opts.margin_pct {
-        let (lp, hp) = (pct(lo), pct(hi));
-        if lp > -m && hp < m {
-            Verdict::Equivalent
-        } else {
-            Verdict::Inconclusive
-        }
+    let result = if pairs.len() >= 2 {
+        let b: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+        let v: Vec<f64> = pairs.iter().map(|p| p.2).collect();
+        compare_paired(&b, &v, &cfg)
     } else {
-        Verdict::Inconclusive
+        warnings.push(Advice::from_warning(&Warning::NotInterleaved));
+        compare_unpaired(&base.values, &var.values, &cfg)
     };
-    let lower = label.to_ascii_lowercase();
-    if row.verdict == Verdict::Faster && INSTRUMENTED_WORDS.iter().any(|w| lower.contains(w)) {
-        warnings.push(Advice {
-            kind: "implausible_direction",
-            message: format!(
-                "{label} looks instrumented yet is faster than {baseline}: suspect code layout, \
-                 CPU placement or drift rather than the change; compare several builds of each \
-                 side in randomized interleaved rounds"
-            ),
-        });
+    let c: Comparison = match result {
+        Ok(c) => c,
+        Err(e) => {
+            let a = match e {
+                StatsError::NonPositive { .. } | StatsError::NonFinite { .. } => advice(
+                    "non_positive",
+                    format!(
+                        "{e}; values ≤ 0 have no ratio: compare them with --style ministat \
+                         (differences of means) instead"
+                    ),
+                ),
+                StatsError::AllEqual => advice(
+                    "all_equal",
+                    "every value of both samples is the same; a rank test has nothing to compare",
+                ),
+                other => advice("not_comparable", other.to_string()),
+            };
+            warnings.push(a);
+            row.warnings = warnings;
+            return (row, None);
+        }
+    };
+    row.paired = c.design == Design::Paired;
+    row.test = Some(match c.test {
+        resplab_stats::verdict::TestKind::SignedRank => "signed_rank",
+        resplab_stats::verdict::TestKind::MannWhitney => "mann_whitney",
+    });
+    row.n_baseline = c.n_baseline;
+    row.n_variant = c.n_variant;
+    row.effect_pct = Some(c.effect_pct);
+    row.p_value = Some(c.p_value.clamp(0.0, 1.0));
+    row.mde_pct = c.mde_pct;
+    row.verdict = Verdict::from_stats(c.verdict, metric.direction);
+    if c.verdict != StatsVerdict::TooFewTrials
+        && c.ci_low_pct.is_finite()
+        && c.ci_high_pct.is_finite()
+    {
+        row.ci_low_pct = Some(c.ci_low_pct);
+        row.ci_high_pct = Some(c.ci_high_pct);
     }
+    // Round indices of the stats result are positions among the pairs; name them by the
+    // rounds of the input.
+    let round_of = |k: usize| pairs.get(k).map_or(k as u32, |p| p.0);
+    for w in &c.warnings {
+        let w = match w {
+            Warning::OutlierRounds { rounds } => Warning::OutlierRounds {
+                rounds: rounds.iter().map(|&k| round_of(k) as usize).collect(),
+            },
+            other => other.clone(),
+        };
+        warnings.push(Advice::from_warning(&w));
+    }
+    row.leave_one_out = c
+        .leave_one_out
+        .iter()
+        .map(|l| LeftOut {
+            round: round_of(l.round),
+            effect_pct: l.effect_pct,
+            ci_low_pct: l.ci_low_pct,
+            ci_high_pct: l.ci_high_pct,
+            verdict: Verdict::from_stats(l.verdict, metric.direction),
+        })
+        .collect();
     row.warnings = warnings;
-    row
+    let d = row
+        .paired
+        .then(|| pairs.iter().map(|p| p.2.ln() - p.1.ln()).collect());
+    (row, d)
 }
 
 /// True when some row is significantly worse than the baseline by more than `pct`
@@ -377,8 +612,8 @@ fn fmt_pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:+.2}%"))
 }
 
-fn fmt_ci(r: &Row) -> String {
-    match (r.ci_low_pct, r.ci_high_pct) {
+fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
         (Some(l), Some(h)) => format!("[{l:+.2}%, {h:+.2}%]"),
         _ => "(-inf, +inf)".into(),
     }
@@ -402,27 +637,54 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
-fn metric_label(r: &Row) -> String {
-    let arrow = match r.direction {
+fn arrow(direction: &str) -> &'static str {
+    match direction {
         "higher_is_better" => " ↑",
         "lower_is_better" => " ↓",
         _ => "",
-    };
-    if r.unit.is_empty() || r.unit == r.metric {
-        format!("{}{arrow}", r.metric)
-    } else {
-        format!("{} ({}){arrow}", r.metric, r.unit)
     }
 }
 
-fn cells(r: &Row) -> Vec<String> {
-    vec![
+fn metric_text(metric: &str, unit: &str, direction: &str) -> String {
+    let arrow = arrow(direction);
+    if unit.is_empty() || unit == metric {
+        format!("{metric}{arrow}")
+    } else {
+        format!("{metric} ({unit}){arrow}")
+    }
+}
+
+/// Whether the table has a q column (more than one row).
+fn shows_q(report: &Report) -> bool {
+    report.rows.len() > 1
+}
+
+fn headers(report: &Report) -> Vec<String> {
+    let mut h: Vec<String> = [
+        "workload", "metric", "variant", "n", "baseline", "variant", "effect", "CI", "p",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h[4] = format!("{} (median)", report.baseline);
+    h[5] = "variant (median)".into();
+    h[7] = format!("{:.0}% CI", report.confidence * 100.0);
+    if shows_q(report) {
+        h.push("q".into());
+    }
+    h.push("MDE".into());
+    h.push("verdict".into());
+    h
+}
+
+fn cells(r: &Row, with_q: bool) -> Vec<String> {
+    let mut c = vec![
         if r.workload.is_empty() {
             "-".into()
         } else {
             r.workload.clone()
         },
-        metric_label(r),
+        metric_text(&r.metric, &r.unit, r.direction),
         r.variant.clone(),
         if r.paired {
             format!("{} pairs", r.n_baseline)
@@ -432,45 +694,79 @@ fn cells(r: &Row) -> Vec<String> {
         fmt_num(r.baseline_median),
         fmt_num(r.variant_median),
         fmt_pct(r.effect_pct),
-        fmt_ci(r),
+        fmt_interval(r.ci_low_pct, r.ci_high_pct),
         fmt_p(r.p_value),
-        fmt_mde(r.mde_pct),
-        r.verdict.label().into(),
-    ]
+    ];
+    if with_q {
+        c.push(fmt_p(r.q_value));
+    }
+    c.push(fmt_mde(r.mde_pct));
+    c.push(r.verdict.label().into());
+    c
 }
-
-const HEADERS: [&str; 11] = [
-    "workload", "metric", "variant", "n", "baseline", "variant", "effect", "CI", "p", "MDE",
-    "verdict",
-];
 
 fn notes(report: &Report) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in &report.rows {
+        let place = if r.workload.is_empty() {
+            r.metric.clone()
+        } else {
+            format!("{} {}", r.workload, r.metric)
+        };
         for w in &r.warnings {
-            let place = if r.workload.is_empty() {
-                r.metric.clone()
-            } else {
-                format!("{} {}", r.workload, r.metric)
-            };
             let line = format!("[{}] {place}, {}: {}", w.kind, r.variant, w.message);
             if !out.contains(&line) {
                 out.push(line);
             }
         }
+        for l in &r.leave_one_out {
+            out.push(format!(
+                "[leave_one_out] {place}, {}: without round {}: {:+.2}% {} {}",
+                r.variant,
+                l.round,
+                l.effect_pct,
+                fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct)),
+                l.verdict.label()
+            ));
+        }
     }
     out
 }
 
-/// Plain-text table, then the warnings.
+fn summary_lines(report: &Report) -> Vec<String> {
+    report
+        .summaries
+        .iter()
+        .map(|s| {
+            let ci = match (s.ci_low_pct, s.ci_high_pct) {
+                (Some(_), Some(_)) => format!(
+                    " {} ({:.0}% bootstrap CI, {} resamples of whole rounds)",
+                    fmt_interval(s.ci_low_pct, s.ci_high_pct),
+                    report.confidence * 100.0,
+                    s.resamples.unwrap_or(0)
+                ),
+                _ => s.note.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+            };
+            format!(
+                "{} {}: {:+.2}% over {} workloads{ci}",
+                s.variant,
+                metric_text(&s.metric, &s.unit, s.direction),
+                s.effect_pct,
+                s.workloads
+            )
+        })
+        .collect()
+}
+
+/// Plain-text table, then the geomean summary and the warnings.
 pub fn render_text(report: &Report) -> String {
-    let mut rows: Vec<Vec<String>> = vec![HEADERS.iter().map(|s| s.to_string()).collect()];
-    let ci = format!("{:.0}% CI", report.confidence * 100.0);
-    rows[0][7] = ci;
-    rows[0][4] = format!("{} (median)", report.baseline);
-    rows[0][5] = "variant (median)".into();
-    rows.extend(report.rows.iter().map(cells));
-    let widths: Vec<usize> = (0..HEADERS.len())
+    let with_q = shows_q(report);
+    let head = headers(report);
+    let ncol = head.len();
+    let mut rows: Vec<Vec<String>> = Vec::with_capacity(report.rows.len() + 1);
+    rows.push(head);
+    rows.extend(report.rows.iter().map(|r| cells(r, with_q)));
+    let widths: Vec<usize> = (0..ncol)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
@@ -481,20 +777,30 @@ pub fn render_text(report: &Report) -> String {
             .map_or(String::new(), |m| format!("; equivalence margin ±{m}%"))
     );
     for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let pad = widths[i].saturating_sub(c.chars().count());
-                if (3..=9).contains(&i) {
-                    format!("{}{c}", " ".repeat(pad))
-                } else {
-                    format!("{c}{}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
+            // Numbers (n .. MDE) are right-aligned; names and the verdict left-aligned.
+            if (3..ncol - 1).contains(&i) {
+                line.push_str(&pad);
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&pad);
+            }
+        }
+        out.push_str(line.trim_end());
         out.push('\n');
+    }
+    let s = summary_lines(report);
+    if !s.is_empty() {
+        out.push_str("\ngeomean of ratios across workloads:\n");
+        for l in s {
+            out.push_str(&format!("  {l}\n"));
+        }
     }
     let n = notes(report);
     if !n.is_empty() {
@@ -506,16 +812,27 @@ pub fn render_text(report: &Report) -> String {
     out
 }
 
-/// GitHub-flavoured Markdown table, then the warnings as a list.
+/// GitHub-flavoured Markdown table, then the geomean summary and the warnings as lists.
 pub fn render_markdown(report: &Report) -> String {
+    let with_q = shows_q(report);
     let mut out = format!("Baseline: **{}**\n\n", report.baseline);
-    let mut head: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
-    head[7] = format!("{:.0}% CI", report.confidence * 100.0);
+    let mut head = headers(report);
+    head[4] = "baseline (median)".into();
     out.push_str(&format!("| {} |\n", head.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     for r in &report.rows {
-        let c: Vec<String> = cells(r).iter().map(|s| s.replace('|', "\\|")).collect();
+        let c: Vec<String> = cells(r, with_q)
+            .iter()
+            .map(|s| s.replace('|', "\\|"))
+            .collect();
         out.push_str(&format!("| {} |\n", c.join(" | ")));
+    }
+    let s = summary_lines(report);
+    if !s.is_empty() {
+        out.push_str("\n**Geomean of ratios across workloads**\n\n");
+        for l in s {
+            out.push_str(&format!("- {l}\n"));
+        }
     }
     let n = notes(report);
     if !n.is_empty() {
@@ -541,17 +858,23 @@ fn csv_field(f: &str) -> String {
     }
 }
 
-/// CSV, one row per comparison, raw numbers.
+/// CSV, one row per comparison, raw numbers; geomean summaries follow as rows whose
+/// workload is `geomean`.
 pub fn render_csv(report: &Report) -> String {
     let mut out = String::from(
         "workload,metric,unit,direction,baseline,variant,n_baseline,n_variant,paired,\
-         baseline_median,variant_median,effect_pct,ci_low_pct,ci_high_pct,p_value,mde_pct,\
-         verdict,warnings\n",
+         baseline_median,variant_median,effect_pct,ci_low_pct,ci_high_pct,p_value,q_value,\
+         mde_pct,verdict,warnings\n",
     );
     let o = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    let mut push = |fields: &[String]| {
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    };
     for r in &report.rows {
         let warnings: Vec<&str> = r.warnings.iter().map(|w| w.kind).collect();
-        let fields = [
+        push(&[
             r.workload.clone(),
             r.metric.clone(),
             r.unit.clone(),
@@ -567,13 +890,34 @@ pub fn render_csv(report: &Report) -> String {
             o(r.ci_low_pct),
             o(r.ci_high_pct),
             o(r.p_value),
+            o(r.q_value),
             o(r.mde_pct),
             r.verdict.label().to_string(),
             warnings.join(";"),
-        ];
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
+        ]);
+    }
+    for s in &report.summaries {
+        push(&[
+            "geomean".into(),
+            s.metric.clone(),
+            s.unit.clone(),
+            s.direction.to_string(),
+            report.baseline.clone(),
+            s.variant.clone(),
+            s.workloads.to_string(),
+            s.workloads.to_string(),
+            s.ci_low_pct.is_some().to_string(),
+            String::new(),
+            String::new(),
+            s.effect_pct.to_string(),
+            o(s.ci_low_pct),
+            o(s.ci_high_pct),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
     }
     out
 }
@@ -651,5 +995,128 @@ mod tests {
         assert!(render_text(&rep).contains("EQUIVALENT"));
         assert!(render_csv(&rep).lines().count() == 2);
         assert!(render_json(&rep).contains("\"verdict\": \"equivalent\""));
+    }
+
+    fn paired_set(workloads: &[(&str, f64)], labels: [&str; 2], wild: Option<u32>) -> SampleSet {
+        let m = Arc::new(Metric::new(
+            "ops_per_sec",
+            "ops/s",
+            Direction::HigherIsBetter,
+        ));
+        let mut list = Vec::new();
+        for (w, ratio) in workloads {
+            for r in 0..10u32 {
+                let drift = 1.0 + 0.01 * f64::from(r % 3);
+                let noise = 1.0 + 0.002 * f64::from(r % 4);
+                let mut a = obs(labels[0], 100_000.0 * drift, Some(r), &m);
+                let v = if wild == Some(r) { 1.5 } else { *ratio };
+                let mut b = obs(labels[1], 100_000.0 * drift * v * noise, Some(r), &m);
+                a.workload = Arc::from(*w);
+                b.workload = Arc::from(*w);
+                list.push(a);
+                list.push(b);
+            }
+        }
+        SampleSet::from_observations(&list)
+    }
+
+    #[test]
+    fn numbers_come_from_stats_verdict() {
+        let set = paired_set(&[("GET", 1.03)], ["a", "b"], None);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        let r = &rep.rows[0];
+        let base = set.get("GET", &set.metrics[0], "a").unwrap();
+        let var = set.get("GET", &set.metrics[0], "b").unwrap();
+        let c = compare_paired(
+            &base.values,
+            &var.values,
+            &CompareConfig::new(resplab_stats::verdict::Direction::HigherIsBetter),
+        )
+        .unwrap();
+        assert_eq!(r.effect_pct, Some(c.effect_pct));
+        assert_eq!(r.ci_low_pct, Some(c.ci_low_pct));
+        assert_eq!(r.mde_pct, c.mde_pct);
+        assert_eq!(r.p_value, Some(c.p_value));
+        assert_eq!(r.verdict, Verdict::Faster);
+        assert_eq!(r.test, Some("signed_rank"));
+        // One row: no q column and no summary.
+        assert_eq!(r.q_value, None);
+        assert!(rep.summaries.is_empty());
+        assert!(!render_text(&rep).lines().nth(1).unwrap().contains(" q "));
+    }
+
+    #[test]
+    fn qvalues_and_geomean_summary_over_workloads() {
+        let set = paired_set(
+            &[("GET", 1.03), ("SET", 1.01), ("INCR", 0.99)],
+            ["a", "b"],
+            None,
+        );
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert_eq!(rep.rows.len(), 3);
+        let p: Vec<f64> = rep.rows.iter().map(|r| r.p_value.unwrap()).collect();
+        let q = bh_qvalues(&p).unwrap();
+        for (r, q) in rep.rows.iter().zip(q) {
+            assert_eq!(r.q_value, Some(q));
+            assert!(r.q_value.unwrap() >= r.p_value.unwrap());
+        }
+        assert_eq!(rep.summaries.len(), 1);
+        let s = &rep.summaries[0];
+        assert_eq!(s.workloads, 3);
+        assert_eq!(s.resamples, Some(BOOTSTRAP_RESAMPLES));
+        let lo = s.ci_low_pct.unwrap();
+        let hi = s.ci_high_pct.unwrap();
+        assert!(lo <= s.effect_pct && s.effect_pct <= hi, "{s:?}");
+        // (1.03 · 1.01 · 0.99)^(1/3) ≈ +1.0 %, plus the 0.3 % mean noise of the variant.
+        assert!((s.effect_pct - 1.3).abs() < 0.5, "{s:?}");
+        let text = render_text(&rep);
+        assert!(
+            text.contains("geomean of ratios across workloads"),
+            "{text}"
+        );
+        assert!(text.lines().nth(1).unwrap().contains("  q  "), "{text}");
+        assert!(render_csv(&rep).contains("\ngeomean,ops_per_sec,"));
+        assert!(render_json(&rep).contains("\"summaries\""));
+    }
+
+    #[test]
+    fn outlier_round_gets_leave_one_out_and_instrumented_warning() {
+        let set = paired_set(&[("GET", 1.05)], ["base", "traced"], Some(4));
+        let rep = compare(&set, "base", &ResplabOptions::default());
+        let r = &rep.rows[0];
+        assert_eq!(r.verdict, Verdict::Faster);
+        assert!(r.warnings.iter().any(|w| w.kind == "implausible_direction"));
+        let o = r
+            .warnings
+            .iter()
+            .find(|w| w.kind == "outlier_rounds")
+            .unwrap();
+        assert!(o.message.contains("[4]"), "{o:?}");
+        assert_eq!(r.leave_one_out.len(), 1);
+        assert_eq!(r.leave_one_out[0].round, 4);
+        assert_eq!(r.leave_one_out[0].verdict, Verdict::Faster);
+        assert!(render_text(&rep).contains("without round 4"));
+    }
+
+    #[test]
+    fn unpaired_non_positive_and_unknown_direction() {
+        let m = Arc::new(Metric::new("value", "", Direction::Unknown));
+        let mut list = Vec::new();
+        for i in 0..8 {
+            list.push(obs("a", 10.0 + f64::from(i) * 0.01, None, &m));
+            list.push(obs("b", 20.0 + f64::from(i) * 0.01, None, &m));
+        }
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert_eq!(rep.rows[0].verdict, Verdict::Higher);
+        assert_eq!(rep.rows[0].test, Some("mann_whitney"));
+        list.push(obs("b", -1.0, None, &m));
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert_eq!(rep.rows[0].verdict, Verdict::NoVerdict);
+        assert!(rep.rows[0]
+            .warnings
+            .iter()
+            .any(|w| w.kind == "non_positive"));
     }
 }
