@@ -13,12 +13,13 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use resplab_proto::resp::encode::write_command;
+use resplab_proto::resp::encode::{write_command, write_inline};
 use resplab_proto::resp::request::{parse_request, parse_request_owned};
 use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{
     encode_command, frame_to_args, Decoder, Encoding, Field, Frame, FrameKind,
 };
+use resplab_workload::{Request, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -38,7 +39,7 @@ enum ProtoCommand {
     /// Convert a stream of requests between RESP and RESPB (stdin to stdout by default).
     Convert(ConvertArgs),
     /// Wire bytes per command type and in total, RESP2 against RESPB.
-    Size(SizeArgs),
+    Size(Box<SizeArgs>),
     /// Decode throughput, CPU per command, allocations and peak memory of three decoders.
     Bench(BenchArgs),
 }
@@ -86,12 +87,128 @@ struct SizeArgs {
     /// A generated protocol-lab workload instead of a file.
     #[arg(long, value_enum)]
     workload: Option<WorkloadName>,
-    /// Commands to generate for --workload.
-    #[arg(long, default_value_t = 100_000)]
+    /// Commands to generate for --workload, or per test/phase for a `bench` workload.
+    #[arg(long, short = 'n', alias = "requests", default_value_t = 100_000)]
     commands: usize,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    bench: BenchWorkloadArgs,
+}
+
+/// The workload flags of `resplab bench`, with the same meaning: without --file or
+/// --workload, `proto size` generates the requests `bench` would send.
+#[derive(Debug, Args, Default)]
+struct BenchWorkloadArgs {
+    /// redis-benchmark tests, comma-separated (as `bench -t`).
+    #[arg(short = 't', long, help_heading = "bench workload")]
+    tests: Option<String>,
+    /// Random keys in 0..N (as `bench -r`).
+    #[arg(short = 'r', long, help_heading = "bench workload")]
+    random_keys: Option<String>,
+    /// Value size in bytes (as `bench -d`).
+    #[arg(short = 'd', long, help_heading = "bench workload")]
+    data_size: Option<String>,
+    /// SET:GET ratio of a memtier-style mix (as `bench --ratio`).
+    #[arg(long, help_heading = "bench workload")]
+    ratio: Option<String>,
+    /// Key pattern of the mix, e.g. R:R (as `bench --key-pattern`).
+    #[arg(long, help_heading = "bench workload")]
+    key_pattern: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_minimum: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_maximum: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_prefix: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_median: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_stddev: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    key_zipf_exp: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    data_size_range: Option<String>,
+    #[arg(long, help_heading = "bench workload")]
+    data_size_list: Option<String>,
+    /// A command template (as `bench --command`); repeatable.
+    #[arg(long = "command", help_heading = "bench workload")]
+    command: Vec<String>,
+    #[arg(long = "command-ratio", help_heading = "bench workload")]
+    command_ratio: Vec<String>,
+    #[arg(long = "command-key-pattern", help_heading = "bench workload")]
+    command_key_pattern: Vec<String>,
+    /// Seed of the generated keys and values (as `bench --seed`).
+    #[arg(long, help_heading = "bench workload")]
+    seed: Option<String>,
+}
+
+impl BenchWorkloadArgs {
+    /// The flags as `bench` would be given them; empty when none was set.
+    fn to_bench_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut one = |flag: &str, val: &Option<String>| {
+            if let Some(x) = val {
+                v.push(flag.to_string());
+                v.push(x.clone());
+            }
+        };
+        one("--tests", &self.tests);
+        one("--random-keys", &self.random_keys);
+        one("--data-size", &self.data_size);
+        one("--ratio", &self.ratio);
+        one("--key-pattern", &self.key_pattern);
+        one("--key-minimum", &self.key_minimum);
+        one("--key-maximum", &self.key_maximum);
+        one("--key-prefix", &self.key_prefix);
+        one("--key-median", &self.key_median);
+        one("--key-stddev", &self.key_stddev);
+        one("--key-zipf-exp", &self.key_zipf_exp);
+        one("--data-size-range", &self.data_size_range);
+        one("--data-size-list", &self.data_size_list);
+        one("--seed", &self.seed);
+        for (flag, list) in [
+            ("--command", &self.command),
+            ("--command-ratio", &self.command_ratio),
+            ("--command-key-pattern", &self.command_key_pattern),
+        ] {
+            for x in list {
+                v.push(flag.to_string());
+                v.push(x.clone());
+            }
+        }
+        v
+    }
+}
+
+/// Resolves the `bench` workload flags exactly as `resplab bench` does and generates
+/// `per_phase` requests of every phase: (row label, arguments, inline).
+fn bench_commands(flags: &BenchWorkloadArgs, per_phase: usize) -> Result<Vec<(String, Request)>> {
+    #[derive(clap::Parser)]
+    #[command(disable_help_flag = true)]
+    struct Wrap {
+        #[command(flatten)]
+        bench: super::bench::BenchArgs,
+    }
+    let argv = std::iter::once("bench".to_string()).chain(flags.to_bench_argv());
+    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow!("{e}"))?;
+    let resolved = super::bench::resolve_args(&wrap.bench)?;
+    let workload = Workload::new(&resolved.spec)?;
+    let mut out = Vec::new();
+    for (p, phase) in workload.phases().iter().enumerate() {
+        let mut gen = workload.generator(p, 0);
+        for _ in 0..per_phase {
+            let mut req = Request::new();
+            let i = gen.next(&mut req);
+            let label = match phase.commands.as_slice() {
+                [_] => phase.name.clone(),
+                many => many.get(i).cloned().unwrap_or_else(|| phase.name.clone()),
+            };
+            out.push((label, req));
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -142,7 +259,7 @@ struct BenchArgs {
 pub fn run(args: ProtoArgs) -> Result<ExitCode> {
     match args.command {
         ProtoCommand::Convert(a) => convert(a),
-        ProtoCommand::Size(a) => size(a),
+        ProtoCommand::Size(a) => size(*a),
         ProtoCommand::Bench(a) => bench(a),
     }
 }
@@ -411,6 +528,13 @@ fn generate(w: WorkloadName, commands: usize) -> Vec<Vec<Vec<u8>>> {
         .collect()
 }
 
+/// The row label of a command: its name in upper case.
+fn name_of(c: &[Vec<u8>]) -> String {
+    c.first()
+        .map(|n| String::from_utf8_lossy(n).to_ascii_uppercase())
+        .unwrap_or_default()
+}
+
 fn resp_len(args: &[Vec<u8>]) -> usize {
     let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     let mut out = Vec::new();
@@ -429,18 +553,43 @@ struct SizeRow {
 }
 
 fn size(a: SizeArgs) -> Result<ExitCode> {
-    let cmds = match (&a.file, a.workload) {
+    let bench_flags = a.bench.to_bench_argv();
+    if !bench_flags.is_empty() && (a.file.is_some() || a.workload.is_some()) {
+        eprintln!(
+            "resplab: {} describes a bench workload; it cannot be combined with --file or --workload",
+            bench_flags.first().map_or("", String::as_str)
+        );
+        return Ok(ExitCode::from(2));
+    }
+    // (row label, arguments, RESP2 written inline)
+    let cmds: Vec<(String, Vec<Vec<u8>>, bool)> = match (&a.file, a.workload) {
         (Some(f), _) => match read_command_file(f) {
-            Ok(c) => c,
+            Ok(c) => c.into_iter().map(|c| (name_of(&c), c, false)).collect(),
             Err(e) => {
                 eprintln!("resplab: {e:#}");
                 return Ok(ExitCode::from(2));
             }
         },
-        (None, Some(w)) => generate(w, a.commands),
+        (None, Some(w)) => generate(w, a.commands)
+            .into_iter()
+            .map(|c| (name_of(&c), c, false))
+            .collect(),
+        (None, None) if !bench_flags.is_empty() => match bench_commands(&a.bench, a.commands) {
+            Ok(c) => c
+                .into_iter()
+                .map(|(label, req)| {
+                    let args = req.args().map(<[u8]>::to_vec).collect();
+                    (label, args, req.is_inline())
+                })
+                .collect(),
+            Err(e) => {
+                eprintln!("resplab: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
         (None, None) => {
             eprintln!(
-                "resplab: proto size needs --file FILE or --workload small|medium|large|mixed"
+                "resplab: proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
             );
             return Ok(ExitCode::from(2));
         }
@@ -451,17 +600,28 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
         ..SizeRow::default()
     };
     let mut buf = Vec::new();
-    for c in &cmds {
-        let Some(name) = c.first() else { continue };
+    let mut order: Vec<String> = Vec::new();
+    for (key, c, inline) in &cmds {
+        if c.is_empty() {
+            continue;
+        }
         let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
         buf.clear();
         let enc = encode_command(&mut buf, 0, &refs);
-        let key = String::from_utf8_lossy(name).to_ascii_uppercase();
-        let row = rows.entry(key.clone()).or_insert_with(|| SizeRow {
-            command: key,
-            ..SizeRow::default()
+        let row = rows.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            SizeRow {
+                command: key.clone(),
+                ..SizeRow::default()
+            }
         });
-        let r = resp_len(c) as u64;
+        let r = if *inline {
+            let mut text = Vec::new();
+            write_inline(&mut text, &refs);
+            text.len() as u64
+        } else {
+            resp_len(c) as u64
+        };
         let p = u64::from(enc == Encoding::Passthrough);
         for row in [&mut *row, &mut total] {
             row.count += 1;
@@ -470,7 +630,11 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
             row.respb_passthrough += p;
         }
     }
-    let mut all: Vec<SizeRow> = rows.into_values().collect();
+    // Bench phases keep their run order; named commands sort by name.
+    if bench_flags.is_empty() {
+        order.sort();
+    }
+    let mut all: Vec<SizeRow> = order.iter().filter_map(|k| rows.remove(k)).collect();
     all.push(total);
     for r in &mut all {
         r.saving_percent = if r.resp_bytes > 0 {
