@@ -521,7 +521,8 @@ fn compare_one(
             ));
         }
     }
-    let result = if pairs.len() >= 2 {
+    row.paired = pairs.len() >= 2;
+    let result = if row.paired {
         let b: Vec<f64> = pairs.iter().map(|p| p.1).collect();
         let v: Vec<f64> = pairs.iter().map(|p| p.2).collect();
         compare_paired(&b, &v, &cfg)

@@ -2,7 +2,10 @@
 //! with the baseline, print the chosen style, and gate CI on regressions.
 //!
 //! Inputs are `[label=]FILE` as benchstat takes them; the format of each file is detected
-//! from its content (see `resplab_results::import`). Styles:
+//! from its content (see `resplab_results::import`). `[label=]db:NAME` reads a stored
+//! experiment from the results database (`--db PATH`, default `./resplab.db`), paired by
+//! round; when it comes first, its first variant is the baseline and its declared primary
+//! metric and margin are used. Styles:
 //! - `resplab` (default): effect %, CI, p, n, MDE and a verdict per (workload, metric);
 //!   `--format text|markdown|json|csv`;
 //! - `ministat`: ministat's exact output, one block per (workload, metric), with its flags
@@ -17,11 +20,15 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use resplab_report::benchstat::{self, BenchstatOptions};
 use resplab_report::ministat::{self, MinistatOptions, NamedSet};
-use resplab_report::resplab::{self as default_style, ResplabOptions};
-use resplab_results::import::{load_inputs, InputSpec, NoStore, PlainOptions};
+use resplab_report::resplab::{self as default_style, ResplabOptions, SummaryOptions};
+use resplab_results::import::{
+    load_inputs, ImportError, InputSpec, Location, PlainOptions, StoredSource,
+};
+use resplab_results::sample::Observation;
 use resplab_results::sample::SampleSet;
 use resplab_stats::ministat::Confidence;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Output style.
@@ -87,6 +94,9 @@ pub struct CompareArgs {
     /// ministat -w: plot width (default 74).
     #[arg(short = 'w', value_name = "WIDTH", default_value_t = 74)]
     pub width: usize,
+    /// Results database for `db:NAME` inputs (written by `resplab experiment run`).
+    #[arg(long, value_name = "PATH", default_value = resplab_store::DEFAULT_DB)]
+    pub db: PathBuf,
     /// Plain-number files: column to read, from 1 (reads every input as plain numbers).
     #[arg(short = 'C', value_name = "COLUMN")]
     pub column: Option<usize>,
@@ -161,8 +171,21 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
             .to_vec(),
         force: args.column.is_some() || args.delimiters.is_some(),
     };
-    let loaded = load_inputs(&specs, &plain, &mut NoStore)?;
+    let mut store = LazyStore {
+        path: args.db.clone(),
+        store: None,
+    };
+    let loaded = load_inputs(&specs, &plain, &mut store)?;
     let set = SampleSet::from_observations(&loaded.observations);
+    // A stored experiment given first supplies the baseline (its first variant), the
+    // primary metric of the summary and the equivalence margin it declared.
+    let stored_first = match specs.first().map(|s| (&s.location, s)) {
+        Some((Location::Stored(name), spec)) => match store.store.as_ref() {
+            Some(st) => Some((st.experiment(name)?, spec)),
+            None => None,
+        },
+        _ => None,
+    };
     let baseline = match &args.baseline {
         Some(b) => {
             if !loaded.labels.iter().any(|l| l == b) {
@@ -173,22 +196,44 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
             }
             b.clone()
         }
-        None => loaded.labels.first().cloned().unwrap_or_default(),
+        None => match &stored_first {
+            Some((info, spec)) => {
+                let first = info.variants.first().cloned().unwrap_or_default();
+                match (spec.explicit_label, info.variants.len()) {
+                    (false, _) => first,
+                    (true, 1) => spec.label.clone(),
+                    (true, _) => format!("{}/{first}", spec.label),
+                }
+            }
+            None => loaded.labels.first().cloned().unwrap_or_default(),
+        },
     };
     let ropts = ResplabOptions {
         confidence: args.confidence / 100.0,
-        margin_pct: args.margin,
+        margin_pct: args.margin.or_else(|| {
+            stored_first
+                .as_ref()
+                .and_then(|(info, _)| info.margin)
+                .map(|m| m * 100.0)
+        }),
+    };
+    let sopts = SummaryOptions {
+        primary_metric: stored_first
+            .as_ref()
+            .map(|(info, _)| info.primary_metric.clone()),
+        ..SummaryOptions::default()
     };
     // The default comparison is computed only when it is printed or gates the exit code.
     let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
-        .then(|| default_style::compare(&set, &baseline, &ropts));
+        .then(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
     let regression = match (&report, args.fail_on_regression) {
         (Some(r), Some(p)) => default_style::has_regression(r, p),
         _ => false,
     };
     let mut text = match args.style {
         Style::Resplab => {
-            let report = report.unwrap_or_else(|| default_style::compare(&set, &baseline, &ropts));
+            let report = report
+                .unwrap_or_else(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
             match args.format {
                 Format::Text => default_style::render_text(&report),
                 Format::Markdown => default_style::render_markdown(&report),
@@ -240,6 +285,43 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         }
     }
     Ok((text, regression))
+}
+
+/// Opens the results database on the first `db:NAME` input, so file-only comparisons
+/// never touch (or create) it.
+struct LazyStore {
+    path: PathBuf,
+    store: Option<resplab_store::Store>,
+}
+
+impl StoredSource for LazyStore {
+    fn load(&mut self, name: &str, label: Option<&str>) -> Result<Vec<Observation>, ImportError> {
+        if self.store.is_none() {
+            if !self.path.is_file() {
+                return Err(ImportError::Argument {
+                    arg: format!("db:{name}"),
+                    message: format!(
+                        "expected a results database at `{}` (--db PATH, written by `resplab \
+                         experiment run`), found no such file",
+                        self.path.display()
+                    ),
+                });
+            }
+            let store =
+                resplab_store::Store::open(&self.path).map_err(|e| ImportError::Argument {
+                    arg: format!("--db {}", self.path.display()),
+                    message: e.to_string(),
+                })?;
+            self.store = Some(store);
+        }
+        match self.store.as_mut() {
+            Some(s) => s.load(name, label),
+            None => Err(ImportError::Argument {
+                arg: format!("db:{name}"),
+                message: "the results database is not open".into(),
+            }),
+        }
+    }
 }
 
 fn render_ministat(args: &CompareArgs, set: &SampleSet, baseline: &str) -> anyhow::Result<String> {
