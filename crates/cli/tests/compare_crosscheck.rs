@@ -209,6 +209,20 @@ fn benchstat_tables_are_identical_on_generated_data() {
         let (got, rcode) = run(&resplab, &rargs, &dir);
         assert_eq!(rcode, 0, "resplab failed on case {case}\n{got}");
         assert_eq!(got, want, "case {case}: benchstat {}", names.join(" "));
+        // The CSV prints every number in full, the geomean summaries included.
+        let mut bargs: Vec<String> = vec!["-format".into(), "csv".into()];
+        bargs.extend(names.iter().cloned());
+        let (want_csv, code) = run(&benchstat, &bargs, &dir);
+        assert_eq!(code, 0, "benchstat -format csv failed on case {case}");
+        rargs.extend(["--format".to_string(), "csv".to_string()]);
+        let (got_csv, rcode) = run(&resplab, &rargs, &dir);
+        assert_eq!(rcode, 0, "resplab --format csv failed on case {case}");
+        assert_eq!(
+            got_csv,
+            want_csv,
+            "case {case}: benchstat -format csv {}",
+            names.join(" ")
+        );
         cases += 1;
     }
     assert!(cases >= 50);
