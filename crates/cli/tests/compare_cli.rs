@@ -216,3 +216,67 @@ fn missing_database_or_experiment_is_an_input_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("other"), "{err}");
 }
+
+/// Writes one plain-number file per trial: round k of the baseline and of the variant
+/// share a large drift, the variant is 1 % higher.
+fn drifting_files(dir: &Path, rounds: usize) -> Vec<String> {
+    let mut args = vec!["compare".to_string()];
+    for (label, ratio) in [("base", 1.0), ("new", 1.01)] {
+        for k in 0..rounds {
+            let drift = 1.0 + 0.2 * ((k * 7) % 5) as f64;
+            let jitter = 1.0 + 0.0005 * (k % 3) as f64;
+            let name = format!("{label}{k}.txt");
+            std::fs::write(
+                dir.join(&name),
+                format!("{}\n", 1000.0 * drift * ratio * jitter),
+            )
+            .unwrap();
+            args.push(format!("{label}={name}"));
+        }
+    }
+    args
+}
+
+#[test]
+fn paired_files_pair_the_ith_file_of_each_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = drifting_files(dir.path(), 8);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Unpaired, the drift hides the 1 % shift.
+    let (out, _, code) = resplab(&argv, dir.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("8+8"), "{out}");
+    assert!(out.contains("INCONCLUSIVE"), "{out}");
+    assert!(out.contains("not_interleaved"), "{out}");
+    // Paired by file index, it shows.
+    let mut paired = argv.clone();
+    paired.push("--paired");
+    let (out, _, code) = resplab(&paired, dir.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("8 pairs"), "{out}");
+    assert!(out.contains("HIGHER"), "{out}");
+    assert!(!out.contains("not_interleaved"), "{out}");
+    // One file fewer for the variant: a note, and seven pairs.
+    let mut shorter = paired[..paired.len() - 2].to_vec();
+    shorter.push("--paired");
+    let (out, _, code) = resplab(&shorter, dir.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("7 pairs"), "{out}");
+    assert!(
+        out.contains("different numbers of files (base: 8, new: 7)"),
+        "{out}"
+    );
+    assert!(out.contains("unmatched_rounds"), "{out}");
+}
+
+#[test]
+fn paired_files_with_several_values_each_fall_back_to_unpaired() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [("a.txt", "1\n2\n3\n4\n"), ("b.txt", "2\n3\n4\n5\n")] {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let (out, _, code) = resplab(&["compare", "--paired", "a.txt", "b.txt"], dir.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("repeated_rounds"), "{out}");
+    assert!(out.contains("4+4"), "{out}");
+}

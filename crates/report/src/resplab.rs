@@ -499,15 +499,27 @@ fn compare_one(
     let mut pairs: Vec<(u32, f64, f64)> = Vec::new();
     if base.has_rounds() && var.has_rounds() {
         let mut at: HashMap<u32, usize> = HashMap::with_capacity(base.len());
+        let mut repeated = false;
         for (j, r) in base.rounds.iter().enumerate() {
             if let Some(r) = r {
-                at.entry(*r).or_insert(j);
+                repeated |= at.insert(*r, j).is_some();
             }
         }
+        let mut seen: HashMap<u32, ()> = HashMap::with_capacity(var.len());
         for (i, r) in var.rounds.iter().enumerate() {
-            if let Some(&j) = r.and_then(|r| at.get(&r)) {
-                pairs.push((r.unwrap_or(0), base.values[j], var.values[i]));
+            let Some(r) = *r else { continue };
+            repeated |= seen.insert(r, ()).is_some();
+            if let Some(&j) = at.get(&r) {
+                pairs.push((r, base.values[j], var.values[i]));
             }
+        }
+        if repeated {
+            pairs.clear();
+            warnings.push(advice(
+                "repeated_rounds",
+                "a round holds several values of one label (with --paired: several values of \
+                 this metric per file), so trials cannot be paired by round; compared unpaired",
+            ));
         }
         pairs.sort_by_key(|p| p.0);
         let unmatched = (base.len() - pairs.len()) + (var.len() - pairs.len());

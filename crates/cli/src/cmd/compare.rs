@@ -22,7 +22,7 @@ use resplab_report::benchstat::{self, BenchstatOptions};
 use resplab_report::ministat::{self, MinistatOptions, NamedSet};
 use resplab_report::resplab::{self as default_style, ResplabOptions, SummaryOptions};
 use resplab_results::import::{
-    load_inputs, ImportError, InputSpec, Location, PlainOptions, StoredSource,
+    load_inputs_with, ImportError, InputSpec, Location, PlainOptions, StoredSource,
 };
 use resplab_results::sample::Observation;
 use resplab_results::sample::SampleSet;
@@ -94,6 +94,10 @@ pub struct CompareArgs {
     /// ministat -w: plot width (default 74).
     #[arg(short = 'w', value_name = "WIDTH", default_value_t = 74)]
     pub width: usize,
+    /// Pair the i-th file of each label with the i-th file of the others as round i (each
+    /// file one trial, run in interleaved order); the comparison is then paired by round.
+    #[arg(long)]
+    pub paired: bool,
     /// Results database for `db:NAME` inputs (written by `resplab experiment run`).
     #[arg(long, value_name = "PATH", default_value = resplab_store::DEFAULT_DB)]
     pub db: PathBuf,
@@ -175,7 +179,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         path: args.db.clone(),
         store: None,
     };
-    let loaded = load_inputs(&specs, &plain, &mut store)?;
+    let loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
     let set = SampleSet::from_observations(&loaded.observations);
     // A stored experiment given first supplies the baseline (its first variant), the
     // primary metric of the summary and the equivalence margin it declared.

@@ -351,8 +351,26 @@ pub fn load_inputs(
     plain: &PlainOptions,
     store: &mut dyn StoredSource,
 ) -> Result<Loaded, ImportError> {
+    load_inputs_with(specs, plain, store, false)
+}
+
+/// As [`load_inputs`]; with `pair_files`, the i-th file of each label (counted from 0 in
+/// the order given) is round i, so the comparison pairs the i-th files of two labels
+/// (the files of one label must then hold one value per workload and metric each).
+/// Labels with different numbers of files get a note; their extra files have no
+/// partner. Stored experiments keep their own rounds.
+///
+/// # Errors
+/// The first input that cannot be read or parsed.
+pub fn load_inputs_with(
+    specs: &[InputSpec],
+    plain: &PlainOptions,
+    store: &mut dyn StoredSource,
+    pair_files: bool,
+) -> Result<Loaded, ImportError> {
     let mut interner = Interner::default();
     let mut loaded = Loaded::default();
+    let mut files_per_label: Vec<(String, u32)> = Vec::new();
     for spec in specs {
         if !loaded.labels.contains(&spec.label) && matches!(spec.location, Location::Path(_)) {
             loaded.labels.push(spec.label.clone());
@@ -368,11 +386,40 @@ pub fn load_inputs(
                 loaded.observations.extend(obs);
             }
             Location::Path(path) => {
-                let imported = load_input(path, &spec.label, plain, &mut interner)?;
+                let mut imported = load_input(path, &spec.label, plain, &mut interner)?;
+                if pair_files {
+                    let round = match files_per_label.iter_mut().find(|(l, _)| *l == spec.label) {
+                        Some((_, n)) => {
+                            *n += 1;
+                            *n - 1
+                        }
+                        None => {
+                            files_per_label.push((spec.label.clone(), 1));
+                            0
+                        }
+                    };
+                    for o in &mut imported.observations {
+                        o.round = Some(round);
+                    }
+                }
                 loaded.notes.extend(imported.notes);
                 loaded.observations.extend(imported.observations);
             }
         }
+    }
+    if files_per_label
+        .iter()
+        .any(|(_, n)| Some(n) != files_per_label.first().map(|(_, n)| n))
+    {
+        let counts: Vec<String> = files_per_label
+            .iter()
+            .map(|(l, n)| format!("{l}: {n}"))
+            .collect();
+        loaded.notes.push(format!(
+            "--paired: the labels have different numbers of files ({}); files beyond the \
+             shortest label's count have no partner and are left out of paired comparisons",
+            counts.join(", ")
+        ));
     }
     number_trials(&mut loaded.observations);
     Ok(loaded)
