@@ -103,3 +103,94 @@ fn size_rejects_bad_bench_flags_and_mixed_sources() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--tests"));
 }
+
+fn resp_stream(n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let key = format!("key:{i:06}");
+        let val = "v".repeat(i % 37);
+        out.extend_from_slice(
+            format!(
+                "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{val}\r\n",
+                key.len(),
+                val.len()
+            )
+            .as_bytes(),
+        );
+    }
+    out
+}
+
+fn convert(from: &str, to: &str, input: &[u8]) -> std::process::Output {
+    resplab()
+        .args(["proto", "convert", "--from", from, "--to", to])
+        .write_stdin(input.to_vec())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn convert_streams_across_read_boundaries_and_round_trips() {
+    // About 300 KB: several 64 KiB reads, requests split across them.
+    let mut resp = resp_stream(6000);
+    // One value larger than a read, so the buffer has to grow for it.
+    let big = vec![b'x'; 200_000];
+    resp.extend_from_slice(
+        format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${}\r\n", big.len()).as_bytes(),
+    );
+    resp.extend_from_slice(&big);
+    resp.extend_from_slice(b"\r\n");
+    assert!(resp.len() > 4 * 64 * 1024);
+    let respb = convert("resp", "respb", &resp);
+    assert!(
+        respb.status.success(),
+        "{}",
+        String::from_utf8_lossy(&respb.stderr)
+    );
+    assert!(respb.stdout.len() < resp.len());
+    let back = convert("respb", "resp", &respb.stdout);
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(back.stdout, resp);
+}
+
+#[test]
+fn convert_reports_exact_stream_offsets_past_the_first_read() {
+    let good = resp_stream(5000);
+    assert!(good.len() > 2 * 64 * 1024);
+    // A request whose second argument does not start with '$'.
+    let mut bad = good.clone();
+    bad.extend_from_slice(b"*2\r\n$3\r\nGET\r\n#oops\r\n");
+    let at = good.len() + 13;
+    let out = convert("resp", "respb", &bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("at byte {at}:")), "{err}");
+    // What came before the bad request was converted and written.
+    let ok = convert("resp", "respb", &good);
+    assert_eq!(out.stdout, ok.stdout);
+
+    // A truncated last request: the offset is where it starts.
+    let mut cut = good.clone();
+    cut.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$5\r\nab");
+    let out = convert("resp", "respb", &cut);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("truncated RESP request at byte {}", good.len())),
+        "{err}"
+    );
+
+    // The same for RESPB: an unknown opcode after the first read.
+    let respb = convert("resp", "respb", &good).stdout;
+    assert!(respb.len() > 64 * 1024);
+    let mut bad = respb.clone();
+    bad.extend_from_slice(&[0x0E, 0xEE, 0, 0]);
+    let out = convert("respb", "resp", &bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("at byte {}:", respb.len())), "{err}");
+}

@@ -3,6 +3,11 @@
 //! commands: RESPB, resplab's zero-copy RESP decoder, and an allocating RESP decoder that
 //! builds an owned argument vector per command the way a conventional server does.
 //!
+//! `proto convert` streams: it reads 64 KiB at a time, converts every complete request in
+//! the buffer, and keeps only the unfinished one, so memory stays bounded by the largest
+//! request rather than the input. Byte offsets in its errors count from the start of the
+//! input; what was converted before a malformed request has already been written.
+//!
 //! `proto bench` runs every measurement in a child process (the same binary, re-executed
 //! with a hidden `--child` flag, under `taskset` when `--cpu` is given), so each
 //! decoder's peak memory is its own and pinning needs no system calls of ours. CPU time
@@ -233,7 +238,7 @@ struct BenchArgs {
     /// Size of each generated workload in MiB of RESP.
     #[arg(long, default_value_t = 10)]
     size_mb: usize,
-    /// Passes over the workload per repetition.
+    /// Passes over the workload per repetition (at least; passes continue until 300 ms).
     #[arg(long, default_value_t = 10)]
     iterations: u32,
     /// Repetitions; medians are reported.
@@ -264,21 +269,6 @@ pub fn run(args: ProtoArgs) -> Result<ExitCode> {
     }
 }
 
-fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>> {
-    let mut data = Vec::new();
-    match path {
-        Some(p) => {
-            data = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
-        }
-        None => {
-            std::io::stdin()
-                .read_to_end(&mut data)
-                .context("cannot read standard input")?;
-        }
-    }
-    Ok(data)
-}
-
 fn write_output(path: Option<&PathBuf>, data: &[u8]) -> Result<()> {
     match path {
         Some(p) => std::fs::write(p, data).with_context(|| format!("cannot write {}", p.display())),
@@ -294,59 +284,144 @@ fn write_output(path: Option<&PathBuf>, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Calls `each(args)` for every request of a RESP or RESPB stream.
+/// Bytes read from the input at a time; also the output flush threshold.
+const CHUNK: usize = 64 * 1024;
+
+/// Reads into `tmp` until data, end of input (0) or an error other than an interrupt.
+fn read_some(input: &mut dyn Read, tmp: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match input.read(tmp) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// Calls `each(args, mux)` for every request of a RESP or RESPB stream, reading it
+/// incrementally: the buffer holds at most the unfinished request plus one read of
+/// [`CHUNK`] bytes, and byte offsets in errors count from the start of the stream.
 fn for_each_command(
-    data: &[u8],
+    input: &mut dyn Read,
     format: Format,
     name: &str,
     mut each: impl FnMut(&[&[u8]], u16) -> Result<()>,
 ) -> Result<usize> {
     let limits = Limits::default();
-    let mut pos = 0;
-    let mut count = 0;
-    match format {
-        Format::Resp => {
-            let mut args = Vec::new();
-            while pos < data.len() {
-                let rest = data.get(pos..).unwrap_or(&[]);
-                match parse_request(rest, &limits, &mut args) {
-                    Ok(Some(n)) => {
-                        if !args.is_empty() {
-                            each(&args, 0)?;
-                            count += 1;
+    let dec = Decoder::new(limits);
+    let mut tmp = vec![0u8; CHUNK];
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
+    // Stream offset of buf[0].
+    let mut base = 0usize;
+    let mut count = 0usize;
+    let mut owned = Vec::new();
+    loop {
+        let n = read_some(input, &mut tmp).with_context(|| format!("cannot read {name}"))?;
+        let eof = n == 0;
+        buf.extend_from_slice(tmp.get(..n).unwrap_or(&[]));
+        let mut pos = 0usize;
+        match format {
+            Format::Resp => {
+                let mut args = Vec::new();
+                while let Some(rest) = buf.get(pos..).filter(|r| !r.is_empty()) {
+                    match parse_request(rest, &limits, &mut args) {
+                        Ok(Some(k)) => {
+                            if !args.is_empty() {
+                                each(&args, 0)?;
+                                count += 1;
+                            }
+                            pos += k;
                         }
-                        pos += n;
+                        Ok(None) => break,
+                        Err(e) => bail!("{name}: malformed RESP: {}", e.shifted(base + pos)),
                     }
-                    Ok(None) => bail!("{name}: truncated RESP request at byte {pos}"),
-                    Err(e) => bail!("{name}: malformed RESP: {}", e.shifted(pos)),
+                }
+            }
+            Format::Respb => {
+                let mut frame = Frame::default();
+                while let Some(rest) = buf.get(pos..).filter(|r| !r.is_empty()) {
+                    match dec.decode(rest, &mut frame) {
+                        Ok(Some(k)) => {
+                            if matches!(frame.kind, FrameKind::Command(_) | FrameKind::Passthrough)
+                            {
+                                let at = base + pos;
+                                frame_to_args(&frame, &limits, &mut owned).map_err(|e| {
+                                    anyhow!("{name}: bad passthrough payload in the frame at byte {at}: {}", e.shifted(at + 8))
+                                })?;
+                                let refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+                                each(&refs, frame.mux)?;
+                                count += 1;
+                            }
+                            pos += k;
+                        }
+                        Ok(None) => break,
+                        Err(e) => bail!("{name}: malformed RESPB: {}", e.shifted(base + pos)),
+                    }
                 }
             }
         }
-        Format::Respb => {
-            let dec = Decoder::new(limits);
-            let mut frame = Frame::default();
-            let mut owned = Vec::new();
-            while pos < data.len() {
-                let rest = data.get(pos..).unwrap_or(&[]);
-                match dec.decode(rest, &mut frame) {
-                    Ok(Some(n)) => {
-                        if matches!(frame.kind, FrameKind::Command(_) | FrameKind::Passthrough) {
-                            frame_to_args(&frame, &limits, &mut owned).map_err(|e| {
-                                anyhow!("{name}: bad passthrough payload in the frame at byte {pos}: {}", e.shifted(pos + 8))
-                            })?;
-                            let refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-                            each(&refs, frame.mux)?;
-                            count += 1;
-                        }
-                        pos += n;
-                    }
-                    Ok(None) => bail!("{name}: truncated RESPB frame at byte {pos}"),
-                    Err(e) => bail!("{name}: malformed RESPB: {}", e.shifted(pos)),
-                }
+        buf.drain(..pos);
+        base += pos;
+        if eof {
+            if buf.is_empty() {
+                return Ok(count);
+            }
+            match format {
+                Format::Resp => bail!("{name}: truncated RESP request at byte {base}"),
+                Format::Respb => bail!("{name}: truncated RESPB frame at byte {base}"),
             }
         }
     }
-    Ok(count)
+}
+
+/// Where converted bytes go: standard output or a file, in [`CHUNK`]-sized writes.
+struct Sink {
+    out: Box<dyn Write>,
+    buf: Vec<u8>,
+    /// Standard output was closed by the reader (`| head`): discard the rest quietly.
+    closed: bool,
+}
+
+impl Sink {
+    fn open(path: Option<&PathBuf>) -> Result<Sink> {
+        let out: Box<dyn Write> = match path {
+            Some(p) => Box::new(
+                std::fs::File::create(p)
+                    .with_context(|| format!("cannot write {}", p.display()))?,
+            ),
+            None => Box::new(std::io::stdout()),
+        };
+        Ok(Sink {
+            out,
+            buf: Vec::with_capacity(2 * CHUNK),
+            closed: false,
+        })
+    }
+
+    /// Writes out the buffered bytes if there are at least `min` of them.
+    fn flush_if(&mut self, min: usize) -> Result<()> {
+        if self.buf.len() < min.max(1) {
+            return Ok(());
+        }
+        if !self.closed {
+            match self.out.write_all(&self.buf) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.closed = true,
+                Err(e) => return Err(e).context("cannot write the converted output"),
+            }
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.flush_if(1)?;
+        match self.out.flush() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(e).context("cannot write the converted output")
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
@@ -354,23 +429,34 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         .input
         .as_ref()
         .map_or_else(|| "stdin".to_string(), |p| p.display().to_string());
-    let data = read_input(a.input.as_ref())?;
-    let mut out = Vec::with_capacity(data.len());
-    let result = for_each_command(&data, a.from, &name, |args, mux| {
+    let mut input: Box<dyn Read> = match &a.input {
+        Some(p) => Box::new(
+            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
+        ),
+        None => Box::new(std::io::stdin()),
+    };
+    let mut sink = Sink::open(a.output.as_ref())?;
+    let result = for_each_command(&mut input, a.from, &name, |args, mux| {
         match a.to {
-            Format::Resp => write_command(&mut out, args),
+            Format::Resp => write_command(&mut sink.buf, args),
             Format::Respb => {
-                encode_command(&mut out, a.mux.unwrap_or(mux), args);
+                encode_command(&mut sink.buf, a.mux.unwrap_or(mux), args);
             }
         }
-        Ok(())
+        sink.flush_if(CHUNK)
     });
-    if let Err(e) = result {
-        eprintln!("resplab: {e:#}");
-        return Ok(ExitCode::from(2));
+    match result {
+        Ok(_) => {
+            sink.finish()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            // What converted cleanly before the bad request is kept.
+            let _ = sink.finish();
+            eprintln!("resplab: {e:#}");
+            Ok(ExitCode::from(2))
+        }
     }
-    write_output(a.output.as_ref(), &out)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -830,6 +916,9 @@ fn pass(
     Ok((n, sum, allocs))
 }
 
+/// The shortest measured stretch of one child.
+const MIN_MEASURE: std::time::Duration = std::time::Duration::from_millis(300);
+
 fn child(a: &BenchArgs) -> Result<ExitCode> {
     let decoder = a
         .decoder
@@ -865,13 +954,18 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
     let mut checksum = 0u64;
     let mut allocs = 0u64;
-    for _ in 0..a.iterations {
+    // At least `iterations` passes and at least MIN_MEASURE: the thread CPU clock in
+    // schedstat advances in scheduler ticks, so a run of a few milliseconds (RESPB
+    // skipping 1 KB values) would read as zero CPU.
+    let mut passes = 0u32;
+    while passes < a.iterations || t0.elapsed() < MIN_MEASURE {
         let (k, s, al) = pass(decoder, std::hint::black_box(&data), &dec, &limits)?;
         if k != n {
             bail!("pass decoded {k} commands, the warm-up {n}");
         }
         checksum = checksum.wrapping_add(s);
         allocs += al;
+        passes = passes.saturating_add(1);
     }
     let wall_ns = t0.elapsed().as_nanos() as u64;
     let cpu_ns = match (cpu0, thread_cpu_ns()) {
@@ -883,7 +977,7 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
         decoder,
         commands: n,
         input_bytes: data.len() as u64,
-        iterations: a.iterations,
+        iterations: passes,
         wall_ns,
         cpu_ns,
         allocations: allocs,
@@ -1081,7 +1175,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             ));
         }
         out.push_str(&format!(
-            "medians of {} repetitions x {} passes; CPU from /proc/thread-self/schedstat; peak = VmHWM of the measuring process (input included){}\n",
+            "medians of {} repetitions x at least {} passes (and 300 ms); CPU from /proc/thread-self/schedstat; peak = VmHWM of the measuring process (input included){}\n",
             a.repetitions,
             a.iterations,
             a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))
