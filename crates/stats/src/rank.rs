@@ -32,14 +32,14 @@
 //!
 //! Cost: the signed-rank test O(n log n + n·n²) for n < 50, O(n log n) beyond. The HL
 //! estimates sort the input and then select at most four order statistics of the Walsh
-//! averages or differences: when there are at most 2²⁰ of them they are listed and
-//! selected (O(M)), otherwise by [`crate::select`] in expected O((m + n) log(m + n)),
-//! never listing the m·n values. The exact critical value costs O(n³) (paired) or
+//! averages or differences together, by [`crate::select`], in expected
+//! O((m + n) log(m + n)): the four ranks lie close together and share their sampling
+//! rounds, and at most 2²⁰ candidates are ever listed (all of them when M is that small). The exact critical value costs O(n³) (paired) or
 //! O((m + n)·m·c) (unpaired, ≤ 50 per side).
 
 use crate::dist::{normal_cdf, normal_quantile};
 use crate::error::{check_finite, StatsError};
-use crate::select::{kth_difference, kth_difference_pair, kth_walsh, kth_walsh_pair};
+use crate::select::{differences_at, walsh_at};
 
 /// Largest number of non-zero pairs for the exact signed-rank distribution (exclusive).
 pub const SIGNED_RANK_EXACT_BELOW: usize = 50;
@@ -242,34 +242,6 @@ fn sorted_copy(what: &'static str, xs: &[f64]) -> Result<Vec<f64>, StatsError> {
     Ok(v)
 }
 
-/// Order statistics (0-based ranks) of a virtual sorted list of `total` values: the two
-/// median ranks (`ranks[0]`, `ranks[1]`, equal or adjacent) and optionally two interval
-/// ranks. Small lists are built and sorted; large ones use selection, the median pair in
-/// one selection.
-fn order_stats(
-    total: u64,
-    ranks: &[u64],
-    kth: &dyn Fn(u64) -> f64,
-    pair: &dyn Fn(u64) -> (f64, f64),
-    list: &dyn Fn() -> Vec<f64>,
-) -> Vec<f64> {
-    if total <= 1 << 20 {
-        let mut all = list();
-        all.sort_by(f64::total_cmp);
-        ranks.iter().map(|&k| all[k as usize]).collect()
-    } else {
-        let (a, b) = if ranks[0] == ranks[1] {
-            let v = kth(ranks[0]);
-            (v, v)
-        } else {
-            pair(ranks[0])
-        };
-        let mut out = vec![a, b];
-        out.extend(ranks[2..].iter().map(|&k| kth(k)));
-        out
-    }
-}
-
 fn median_ranks(total: u64) -> (u64, u64) {
     if total % 2 == 1 {
         (total / 2, total / 2)
@@ -312,18 +284,7 @@ pub fn hl_paired(d: &[f64], confidence: f64) -> Result<ShiftEstimate, StatsError
         ranks.push(c);
         ranks.push(total - 1 - c);
     }
-    let kth = |k: u64| kth_walsh(&s, k).unwrap_or(f64::NAN);
-    let pair = |k: u64| kth_walsh_pair(&s, k).unwrap_or((f64::NAN, f64::NAN));
-    let list = || {
-        let mut w = Vec::with_capacity(total as usize);
-        for i in 0..n {
-            for j in i..n {
-                w.push(0.5 * (s[i] + s[j]));
-            }
-        }
-        w
-    };
-    let v = order_stats(total, &ranks, &kth, &pair, &list);
+    let v = walsh_at(&s, &ranks).unwrap_or_else(|| vec![f64::NAN; ranks.len()]);
     Ok(finish(v, crit, exact))
 }
 
@@ -350,8 +311,8 @@ fn finish(v: Vec<f64>, crit: Option<(u64, f64)>, exact: bool) -> ShiftEstimate {
 }
 
 /// Unpaired Hodges–Lehmann shift of `y` relative to `x` (median of y_j − x_i) with its
-/// Mann–Whitney interval at `confidence`. Never lists the m·n differences when there are
-/// more than 2²⁰ of them. Cost: see the module documentation.
+/// Mann–Whitney interval at `confidence`. Never lists more than 2²⁰ of the m·n
+/// differences. Cost: see the module documentation.
 ///
 /// # Errors
 /// [`StatsError::TooFewValues`] if either sample is empty, [`StatsError::NonFinite`] on
@@ -387,18 +348,7 @@ pub fn hl_unpaired(x: &[f64], y: &[f64], confidence: f64) -> Result<ShiftEstimat
         ranks.push(c);
         ranks.push(total - 1 - c);
     }
-    let kth = |k: u64| kth_difference(&xs, &ys, k).unwrap_or(f64::NAN);
-    let pair = |k: u64| kth_difference_pair(&xs, &ys, k).unwrap_or((f64::NAN, f64::NAN));
-    let list = || {
-        let mut dv = Vec::with_capacity(total as usize);
-        for a in &xs {
-            for b in &ys {
-                dv.push(b - a);
-            }
-        }
-        dv
-    };
-    let v = order_stats(total, &ranks, &kth, &pair, &list);
+    let v = differences_at(&xs, &ys, &ranks).unwrap_or_else(|| vec![f64::NAN; ranks.len()]);
     Ok(finish(v, crit, exact))
 }
 

@@ -1,35 +1,57 @@
-//! Selection of the k-th smallest pairwise difference or Walsh average without
-//! enumerating them.
+//! Selection of order statistics of the pairwise differences or Walsh averages without
+//! listing them.
 //!
 //! Source: Johnson & Mizoguchi (1978), "Selecting the Kth Element in X + Y and
-//! X1 + X2 + … + Xm" (SIAM J. Comput. 7(2)), and Monahan (1984), "Fast Computation of the
-//! Hodges–Lehmann Location Estimator" (ACM TOMS 10(3), Algorithm 616).
+//! X1 + X2 + … + Xm" (SIAM J. Comput. 7(2)); Monahan (1984), "Fast Computation of the
+//! Hodges–Lehmann Location Estimator" (ACM TOMS 10(3), Algorithm 616); Floyd & Rivest
+//! (1975), "Expected Time Bounds for Selection" (CACM 18(3)) for the sampled pivots.
 //!
-//! The m·n differences y_j − x_i (or the n(n+1)/2 Walsh averages (d_i + d_j)/2, i ≤ j) of
-//! sorted inputs form a matrix whose rows are sorted. Each row keeps a window of column
-//! indices that may still hold the answer. For a pivot p, one monotone sweep finds, in
-//! every row, how many entries are below (or at most) p: because the rows are sorted in both
-//! directions the sweep pointer only moves one way, so a count costs O(m + n). Each round
-//! draws 4096 candidates uniformly (seeded, deterministic) and takes two of them as pivots
-//! bracketing rank k's relative position (as Floyd & Rivest's selection does); the windows
-//! then shrink to the values between the pivots, about 4 % of the candidates, or to the
-//! side that holds rank k when the bracket misses. So O(log(mn)) rounds are expected:
-//! O((m + n) log(m + n)) time in all, O(m + n) memory. When few candidates remain they are
-//! gathered and selected directly.
+//! **The implicit matrix.** For ascending x (m values) and y (n values) the m·n differences
+//! y_j − x_i form a matrix whose rows ascend in j and whose columns descend in i. The
+//! n(n+1)/2 Walsh averages (d_i + d_j)/2, i ≤ j, of ascending d are the same kind of
+//! matrix once its rows are visited from i = n − 1 down to 0, row i holding the columns
+//! j ≥ i. Values are compared exactly as computed (`y[j] - x[i]`, `0.5 * (d[i] + d[j])`);
+//! IEEE rounding is monotone, so the computed values keep this order.
 //!
-//! Values are compared exactly as computed (y_j − x_i, and 0.5·(d_i + d_j)), and IEEE
-//! rounding is monotone, so the sorted-row structure holds for the computed values too.
+//! **Counting.** A *cut* "v < p" or "v ≤ p" is counted in one sweep: in every row the
+//! entries admitted by the cut form a prefix, and because columns descend that prefix only
+//! grows from one row to the next, so one pointer walks the columns once: O(m + n). The
+//! same sweep with two pointers lists, row by row, the columns lying between two cuts.
+//!
+//! **Selection.** The wanted ranks (the median pair and both interval bounds, say) start
+//! in one *interval* of candidates: everything. A round draws a stratified sample of 16,384
+//! candidates of an interval (one sweep), sorts it, and for each wanted rank takes the two
+//! sample values whose positions lie 3 standard deviations either side of the rank's
+//! relative position, as Floyd & Rivest do; brackets that overlap are merged, so ranks
+//! close together (the three order statistics of a Hodges–Lehmann estimate are within a
+//! few per mille of one another) share their first rounds. Each new cut is counted with
+//! one sweep, and every wanted rank then falls, by the counts, into exactly one piece
+//! between consecutive cuts: its bracket with high probability, a neighbouring piece when
+//! the sample misled. A bracket holds about 6/√16384 ≈ 5 % of its interval or less, so
+//! an interval of the 10¹² differences of two million values is down to a few hundred
+//! thousand candidates after four rounds; those are listed and selected directly.
+//!
+//! **Ties.** Pieces are defined by values, not positions, so equal values never straddle
+//! a cut. A piece between "v < p" and "v ≤ p" holds only copies of p and answers all of its
+//! ranks at once, however many copies there are. Every cut value is itself a candidate, so
+//! each piece outside a bracket is strictly smaller than its interval; if a bracket spans
+//! the whole interval (e.g. two distinct values remain), the next round splits the
+//! interval three ways at a sampled value q ("< q", "= q", "> q"), which always shrinks
+//! it. Heavy ties therefore cost no more than distinct values.
+//!
+//! **Cost.** Expected O((m + n)·log(m + n)) time for a fixed number of ranks (the number
+//! of rounds grows with log(mn) / log(1/0.05)), O(1) memory besides the sample and the
+//! final list of at most 2²⁰ candidates; the inputs are never copied.
 
-/// A matrix with sorted rows, each a window of columns.
-trait SortedRows {
+use std::rc::Rc;
+
+/// A matrix whose visited rows ascend along the columns and whose columns descend along
+/// the visited rows; row r only holds the columns from `start(r)` on.
+trait Matrix {
     fn rows(&self) -> usize;
-    /// Valid columns of row i: [start, end).
-    fn range(&self, i: usize) -> (usize, usize);
-    fn value(&self, i: usize, j: usize) -> f64;
-    /// For every row, the first column whose value is ≥ p (`strict` false) or > p
-    /// (`strict` true), written into `out`; returns how many values lie before those
-    /// boundaries in all. Must run in O(rows + columns).
-    fn boundaries(&self, p: f64, strict: bool, out: &mut [usize]) -> u64;
+    fn cols(&self) -> usize;
+    fn start(&self, r: usize) -> usize;
+    fn value(&self, r: usize, j: usize) -> f64;
 }
 
 struct Differences<'a> {
@@ -37,29 +59,20 @@ struct Differences<'a> {
     y: &'a [f64],
 }
 
-impl SortedRows for Differences<'_> {
+impl Matrix for Differences<'_> {
     fn rows(&self) -> usize {
         self.x.len()
     }
-    fn range(&self, _i: usize) -> (usize, usize) {
-        (0, self.y.len())
+    fn cols(&self) -> usize {
+        self.y.len()
     }
-    fn value(&self, i: usize, j: usize) -> f64 {
-        self.y[j] - self.x[i]
+    #[inline]
+    fn start(&self, _r: usize) -> usize {
+        0
     }
-    fn boundaries(&self, p: f64, strict: bool, out: &mut [usize]) -> u64 {
-        // y_j − x_i falls as i grows, so the boundary moves right with i.
-        let n = self.y.len();
-        let mut j = 0;
-        let mut count = 0u64;
-        for (o, &xi) in out.iter_mut().zip(self.x) {
-            while j < n && below(self.y[j] - xi, p, strict) {
-                j += 1;
-            }
-            *o = j;
-            count += j as u64;
-        }
-        count
+    #[inline]
+    fn value(&self, r: usize, j: usize) -> f64 {
+        self.y[j] - self.x[r]
     }
 }
 
@@ -67,43 +80,111 @@ struct Walsh<'a> {
     d: &'a [f64],
 }
 
-impl SortedRows for Walsh<'_> {
+impl Matrix for Walsh<'_> {
     fn rows(&self) -> usize {
         self.d.len()
     }
-    fn range(&self, i: usize) -> (usize, usize) {
-        (i, self.d.len())
+    fn cols(&self) -> usize {
+        self.d.len()
     }
-    fn value(&self, i: usize, j: usize) -> f64 {
-        0.5 * (self.d[i] + self.d[j])
+    #[inline]
+    fn start(&self, r: usize) -> usize {
+        self.d.len() - 1 - r
     }
-    fn boundaries(&self, p: f64, strict: bool, out: &mut [usize]) -> u64 {
-        // (d_i + d_j)/2 grows with i, so the boundary over all columns moves right as i
-        // falls; the row's own window then starts at column i.
-        let n = self.d.len();
-        let mut j = 0;
-        let mut count = 0u64;
-        for i in (0..n).rev() {
-            while j < n && below(0.5 * (self.d[i] + self.d[j]), p, strict) {
-                j += 1;
-            }
-            out[i] = j.max(i);
-            count += (out[i] - i) as u64;
+    #[inline]
+    fn value(&self, r: usize, j: usize) -> f64 {
+        0.5 * (self.d[self.d.len() - 1 - r] + self.d[j])
+    }
+}
+
+/// The set of values below a threshold: "v < p" (`incl` false) or "v ≤ p" (`incl` true).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cut {
+    p: f64,
+    incl: bool,
+}
+
+impl Cut {
+    #[inline]
+    fn admits(self, v: f64) -> bool {
+        if self.incl {
+            v <= self.p
+        } else {
+            v < self.p
         }
-        count
     }
 }
 
-#[inline]
-fn below(v: f64, p: f64, strict: bool) -> bool {
-    if strict {
-        v <= p
-    } else {
-        v < p
+/// A cut with, for every row, the number of columns (counted from column 0) it admits.
+struct Bound {
+    cut: Cut,
+    cols: Rc<[u32]>,
+}
+
+/// Cuts swept side by side: their pointer chains are independent, so the processor
+/// overlaps them.
+const LANES: usize = 4;
+
+/// The per-row boundaries of every cut: one merge-like sweep per cut (m + n steps, no
+/// data-dependent branch), `LANES` cuts at a time.
+fn boundaries<M: Matrix>(m: &M, cuts: &[Cut]) -> Vec<Vec<u32>> {
+    let (rows, cols) = (m.rows(), m.cols());
+    let mut out: Vec<Vec<u32>> = cuts.iter().map(|_| vec![0u32; rows]).collect();
+    for (group, outs) in cuts.chunks(LANES).zip(out.chunks_mut(LANES)) {
+        let mut state = [(0usize, 0usize); LANES];
+        loop {
+            let mut active = false;
+            for ((c, o), s) in group.iter().zip(outs.iter_mut()).zip(state.iter_mut()) {
+                let (r, j) = *s;
+                if r < rows && j < cols {
+                    let a = usize::from(c.admits(m.value(r, j)));
+                    o[r] = j as u32;
+                    *s = (r + 1 - a, j + a);
+                    active = true;
+                }
+            }
+            if !active {
+                break;
+            }
+        }
+        for (o, s) in outs.iter_mut().zip(&state) {
+            if s.0 < rows {
+                o[s.0..].fill(cols as u32);
+            }
+        }
+    }
+    out
+}
+
+/// Calls `f(r, lo, hi)` for every row holding candidates between two bounds (columns
+/// lo..hi); O(rows).
+fn walk<M: Matrix>(
+    m: &M,
+    lower: Option<&Bound>,
+    upper: Option<&Bound>,
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let n = m.cols();
+    for r in 0..m.rows() {
+        let s = m.start(r);
+        let lo = lower.map_or(s, |b| (b.cols[r] as usize).max(s));
+        let hi = upper.map_or(n, |b| (b.cols[r] as usize).max(s));
+        if hi > lo {
+            f(r, lo, hi);
+        }
     }
 }
 
-/// SplitMix64: a tiny seeded generator for pivot choice (deterministic results).
+/// How many entries a bound admits.
+fn admitted<M: Matrix>(m: &M, cols: &[u32]) -> u64 {
+    cols.iter()
+        .enumerate()
+        .map(|(r, &c)| (c as usize).saturating_sub(m.start(r)) as u64)
+        .sum()
+}
+
+/// SplitMix64: a tiny seeded generator for the samples (results never depend on it, only
+/// the running time does; seeded so that the running time is reproducible too).
 struct SplitMix(u64);
 
 impl SplitMix {
@@ -114,182 +195,310 @@ impl SplitMix {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+    /// Uniform in 0..n (n > 0).
     fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
     }
 }
 
-/// Candidates gathered directly once this few remain.
-const DIRECT: u64 = 4096;
-/// Candidates sampled per round to place the two pivots.
-const SAMPLE: usize = 4096;
+/// Sizes of one selection: candidates sampled per round, and the interval size at or
+/// below which candidates are listed and selected directly (≥ `sample`).
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    sample: usize,
+    direct: u64,
+}
 
-fn select<M: SortedRows>(m: &M, k: u64) -> f64 {
-    let rows = m.rows();
-    let starts: Vec<usize> = (0..rows).map(|i| m.range(i).0).collect();
-    let mut lo = starts.clone();
-    let mut hi: Vec<usize> = (0..rows).map(|i| m.range(i).1).collect();
-    let mut b_lo = vec![0usize; rows];
-    let mut b_hi = vec![0usize; rows];
-    let mut prefix = vec![0u64; rows + 1];
-    let mut sample = Vec::with_capacity(SAMPLE);
-    let mut rng = SplitMix(0x0005_EED0_F4C0_FFEE ^ k);
-    loop {
-        let mut before = 0u64;
-        for i in 0..rows {
-            prefix[i + 1] = prefix[i] + (hi[i] - lo[i]) as u64;
-            before += (lo[i] - starts[i]) as u64;
+const TUNING: Tuning = Tuning {
+    sample: 1 << 14,
+    direct: 1 << 20,
+};
+
+/// Rounds after which an interval is listed whatever its size.
+const MAX_DEPTH: u32 = 200;
+
+/// Half-width of a bracket in standard deviations of the sample rank.
+const SPREAD_SD: f64 = 3.0;
+
+/// Candidates between two bounds, with the wanted ranks among them.
+struct Interval {
+    lower: Option<Bound>,
+    upper: Option<Bound>,
+    /// Rank of the first candidate (entries admitted by `lower`).
+    before: u64,
+    /// Entries admitted by `upper`.
+    upto: u64,
+    /// Wanted ranks in before..upto, ascending.
+    targets: Vec<u64>,
+    /// The last round did not shrink this interval: split three ways next.
+    stalled: bool,
+    /// Rounds that led to this interval.
+    depth: u32,
+}
+
+/// Every candidate of the interval.
+fn gather<M: Matrix>(m: &M, iv: &Interval) -> Vec<f64> {
+    let mut vals = Vec::with_capacity((iv.upto - iv.before) as usize);
+    walk(m, iv.lower.as_ref(), iv.upper.as_ref(), |r, lo, hi| {
+        vals.extend((lo..hi).map(|j| m.value(r, j)));
+    });
+    vals
+}
+
+/// A stratified sample of `k` of the interval's candidates (one from each k-th of them
+/// in row order), sorted.
+fn sample<M: Matrix>(m: &M, iv: &Interval, k: usize, rng: &mut SplitMix, out: &mut Vec<f64>) {
+    let size = iv.upto - iv.before;
+    let s = k as u64;
+    let mut i = 0u64;
+    let mut next = rng.below(size) / s;
+    let mut cum = 0u64;
+    out.clear();
+    walk(m, iv.lower.as_ref(), iv.upper.as_ref(), |r, lo, hi| {
+        let end = cum + (hi - lo) as u64;
+        while i < s && next < end {
+            out.push(m.value(r, lo + (next - cum) as usize));
+            i += 1;
+            if i < s {
+                next = ((u128::from(i) * u128::from(size) + u128::from(rng.below(size)))
+                    / u128::from(s)) as u64;
+            }
         }
-        let remaining = prefix[rows];
-        if remaining <= DIRECT.max(rows as u64) {
-            let mut vals = Vec::with_capacity(remaining as usize);
-            for i in 0..rows {
-                for j in lo[i]..hi[i] {
-                    vals.push(m.value(i, j));
+        cum = end;
+    });
+    out.sort_unstable_by(f64::total_cmp);
+}
+
+/// The new cuts for one round of an interval, from its sorted sample.
+fn round_cuts(iv: &Interval, smp: &[f64]) -> Vec<Cut> {
+    let mut cuts = Vec::new();
+    let Some(last) = smp.len().checked_sub(1) else {
+        return cuts;
+    };
+    if iv.stalled {
+        let q = smp[smp.len() / 2];
+        cuts.push(Cut { p: q, incl: false });
+        cuts.push(Cut { p: q, incl: true });
+        return cuts;
+    }
+    let size = (iv.upto - iv.before) as f64;
+    let s = smp.len() as f64;
+    // Brackets as sample indices, merged when their values meet.
+    let mut brackets: Vec<(usize, usize)> = Vec::new();
+    for &t in &iv.targets {
+        let f = ((t - iv.before) as f64 + 0.5) / size;
+        let centre = f * s;
+        let half = SPREAD_SD * (s * f * (1.0 - f)).sqrt() + 1.0;
+        let lo = ((centre - half).floor().max(0.0) as usize).min(last);
+        let hi = ((centre + half).ceil().max(0.0) as usize).min(last);
+        match brackets.last_mut() {
+            Some(b) if smp[lo] <= smp[b.1] => b.1 = b.1.max(hi),
+            _ => brackets.push((lo, hi)),
+        }
+    }
+    for (lo, hi) in brackets {
+        cuts.push(Cut {
+            p: smp[lo],
+            incl: false,
+        });
+        cuts.push(Cut {
+            p: smp[hi],
+            incl: true,
+        });
+    }
+    cuts
+}
+
+/// The values of the given (0-based, each < total) ranks, in the order asked.
+fn select_ranks<M: Matrix>(m: &M, total: u64, ranks: &[u64], tuning: Tuning) -> Vec<f64> {
+    let mut wanted: Vec<u64> = ranks.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut found: Vec<f64> = vec![f64::NAN; wanted.len()];
+    let mut put = |t: u64, v: f64| {
+        if let Ok(i) = wanted.binary_search(&t) {
+            found[i] = v;
+        }
+    };
+    let seed = wanted.iter().fold(0x5EED_0F5E_1EC7_u64, |a, &t| {
+        a.rotate_left(17) ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    });
+    let mut rng = SplitMix(seed);
+    let mut smp = Vec::with_capacity(tuning.sample);
+    let mut work = vec![Interval {
+        lower: None,
+        upper: None,
+        before: 0,
+        upto: total,
+        targets: wanted.clone(),
+        stalled: false,
+        depth: 0,
+    }];
+    // Rounds: every open interval proposes cuts; all cuts are swept together.
+    while !work.is_empty() {
+        let mut open: Vec<(Interval, Vec<Cut>)> = Vec::new();
+        for iv in work.drain(..) {
+            // Every round shrinks an interval (see the module notes), by about 20 times
+            // in expectation; the depth limit only guards against inconsistent input.
+            let small = iv.upto - iv.before <= tuning.direct.max(tuning.sample as u64)
+                || iv.depth >= MAX_DEPTH;
+            if !small {
+                sample(m, &iv, tuning.sample, &mut rng, &mut smp);
+            }
+            if small || smp.is_empty() {
+                let mut vals = gather(m, &iv);
+                let mut base = 0usize;
+                for &t in &iv.targets {
+                    let idx = (t - iv.before) as usize;
+                    if idx < base || idx >= vals.len() {
+                        continue;
+                    }
+                    let (_, v, _) = vals[base..].select_nth_unstable_by(idx - base, f64::total_cmp);
+                    put(t, *v);
+                    base = idx + 1;
                 }
+                continue;
             }
-            let idx = (k - before) as usize;
-            let (_, v, _) = vals.select_nth_unstable_by(idx, f64::total_cmp);
-            return *v;
+            let cuts = round_cuts(&iv, &smp);
+            open.push((iv, cuts));
         }
-        // Floyd–Rivest style: sample candidates and take two pivots that bracket the
-        // target's relative position with high probability.
-        let draw = |rng: &mut SplitMix| {
-            let r = rng.below(remaining);
-            let i = prefix.partition_point(|&p| p <= r) - 1;
-            m.value(i, lo[i] + (r - prefix[i]) as usize)
-        };
-        sample.clear();
-        for _ in 0..SAMPLE {
-            sample.push(draw(&mut rng));
-        }
-        sample.sort_unstable_by(f64::total_cmp);
-        let f = (k - before) as f64 / remaining as f64;
-        let spread = 2.5 * (SAMPLE as f64 * f * (1.0 - f)).sqrt() + 1.0;
-        let centre = f * SAMPLE as f64;
-        let li = (centre - spread).floor().max(0.0) as usize;
-        let hi_i = ((centre + spread).ceil() as usize).min(SAMPLE - 1);
-        let (p_lo, p_hi) = (sample[li], sample[hi_i]);
-        let below_lo = m.boundaries(p_lo, false, &mut b_lo);
-        if k < below_lo {
-            for i in 0..rows {
-                hi[i] = hi[i].min(b_lo[i]).max(lo[i]);
+        let all: Vec<Cut> = open.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+        let mut swept = boundaries(m, &all).into_iter();
+        for (iv, cuts) in open {
+            // Consecutive bounds, from the interval's own to its own, with their counts.
+            let mut bounds: Vec<(Option<Bound>, u64)> = Vec::with_capacity(cuts.len() + 2);
+            let (before0, upto0) = (iv.before, iv.upto);
+            bounds.push((iv.lower, before0));
+            for cut in cuts {
+                let cols: Rc<[u32]> = swept.next().unwrap_or_default().into();
+                let n = admitted(m, &cols).clamp(before0, upto0);
+                bounds.push((Some(Bound { cut, cols }), n));
             }
-            continue;
-        }
-        let upto_hi = m.boundaries(p_hi, true, &mut b_hi);
-        if k >= upto_hi {
-            for i in 0..rows {
-                lo[i] = lo[i].max(b_hi[i]).min(hi[i]);
-            }
-            continue;
-        }
-        if p_lo == p_hi {
-            // Every value ranked below_lo..upto_hi equals the pivot.
-            return p_lo;
-        }
-        let mut removed = false;
-        for i in 0..rows {
-            let (nl, nh) = (
-                lo[i].max(b_lo[i]),
-                hi[i].min(b_hi[i]).max(lo[i].max(b_lo[i])),
-            );
-            removed |= nl != lo[i] || nh != hi[i];
-            lo[i] = nl;
-            hi[i] = nh;
-        }
-        if !removed {
-            // All candidates lie in [p_lo, p_hi]: settle on p_lo's side. Values equal to
-            // p_lo are ranked below_lo.. and the target is at or above that, so split at
-            // "≤ p_lo": either the answer is p_lo or it is strictly above it.
-            let upto_lo = m.boundaries(p_lo, true, &mut b_hi);
-            if k < upto_lo {
-                return p_lo;
-            }
-            for i in 0..rows {
-                lo[i] = lo[i].max(b_hi[i]).min(hi[i]);
+            bounds.push((iv.upper, upto0));
+            let mut targets = iv.targets.iter().copied().peekable();
+            for w in bounds.windows(2) {
+                let ((lower, before), (upper, upto)) = (&w[0], &w[1]);
+                let (before, upto) = (*before, *upto);
+                let mut inside = Vec::new();
+                while let Some(&t) = targets.peek() {
+                    if t >= upto {
+                        break;
+                    }
+                    if t >= before {
+                        inside.push(t);
+                    }
+                    targets.next();
+                }
+                if inside.is_empty() {
+                    continue;
+                }
+                if let (Some(l), Some(u)) = (lower, upper) {
+                    if l.cut.p == u.cut.p && !l.cut.incl && u.cut.incl {
+                        // Only copies of one value lie here.
+                        for t in inside {
+                            put(t, l.cut.p);
+                        }
+                        continue;
+                    }
+                }
+                let share = |b: &Option<Bound>| {
+                    b.as_ref().map(|b| Bound {
+                        cut: b.cut,
+                        cols: Rc::clone(&b.cols),
+                    })
+                };
+                work.push(Interval {
+                    lower: share(lower),
+                    upper: share(upper),
+                    before,
+                    upto,
+                    targets: inside,
+                    stalled: before == before0 && upto == upto0,
+                    depth: iv.depth + 1,
+                });
             }
         }
     }
+    ranks
+        .iter()
+        .map(|t| {
+            wanted
+                .binary_search(t)
+                .map(|i| found[i])
+                .unwrap_or(f64::NAN)
+        })
+        .collect()
 }
 
-/// The smallest value strictly greater than `v`, and how many values are ≤ `v`; one sweep,
-/// O(rows + columns). `None` for the value when nothing is greater.
-fn next_above<M: SortedRows>(m: &M, v: f64) -> (Option<f64>, u64) {
-    let rows = m.rows();
-    let mut b = vec![0usize; rows];
-    let upto = m.boundaries(v, true, &mut b);
-    let mut best: Option<f64> = None;
-    for (i, &j) in b.iter().enumerate() {
-        if j < m.range(i).1 {
-            let x = m.value(i, j);
-            best = Some(best.map_or(x, |c: f64| c.min(x)));
-        }
-    }
-    (best, upto)
+/// Whether `v` ascends and holds only finite values.
+fn sorted_finite(v: &[f64]) -> bool {
+    v.iter().all(|x| x.is_finite()) && v.windows(2).all(|w| w[0] <= w[1])
 }
 
-/// The k-th and (k+1)-th smallest values in one selection plus one sweep.
-fn select_pair<M: SortedRows>(m: &M, k: u64) -> (f64, f64) {
-    let v = select(m, k);
-    let (next, upto) = next_above(m, v);
-    if k + 1 < upto {
-        (v, v)
-    } else {
-        (v, next.unwrap_or(v))
+/// The values at the given 0-based ranks among the m·n differences y_j − x_i of ascending
+/// `x_sorted` and `y_sorted`, in the order of `ranks`; ranks close together share their
+/// work. `None` if either input is empty, not ascending or not finite, or a rank is
+/// ≥ m·n. Expected O((m + n) log(m + n)) time per distinct region of ranks.
+pub fn differences_at(x_sorted: &[f64], y_sorted: &[f64], ranks: &[u64]) -> Option<Vec<f64>> {
+    let total = x_sorted.len() as u64 * y_sorted.len() as u64;
+    if ranks.iter().any(|&k| k >= total)
+        || y_sorted.len() > u32::MAX as usize
+        || !sorted_finite(x_sorted)
+        || !sorted_finite(y_sorted)
+    {
+        return None;
     }
+    Some(select_ranks(
+        &Differences {
+            x: x_sorted,
+            y: y_sorted,
+        },
+        total,
+        ranks,
+        TUNING,
+    ))
+}
+
+/// The values at the given 0-based ranks among the n(n+1)/2 Walsh averages
+/// (d_i + d_j)/2, i ≤ j, of ascending `d_sorted`, in the order of `ranks`. `None` if the
+/// input is empty, not ascending or not finite, or a rank is ≥ n(n+1)/2. Expected
+/// O(n log n).
+pub fn walsh_at(d_sorted: &[f64], ranks: &[u64]) -> Option<Vec<f64>> {
+    let n = d_sorted.len() as u64;
+    let total = n * (n + 1) / 2;
+    if ranks.iter().any(|&k| k >= total)
+        || d_sorted.len() > u32::MAX as usize
+        || !sorted_finite(d_sorted)
+    {
+        return None;
+    }
+    Some(select_ranks(&Walsh { d: d_sorted }, total, ranks, TUNING))
 }
 
 /// The k-th and (k+1)-th smallest (0-based) of the differences y_j − x_i, e.g. the two
-/// middle values for an even count. `None` if k + 1 ≥ m·n. Expected O((m + n) log(m + n)).
+/// middle values for an even count. `None` if k + 1 ≥ m·n (or as [`differences_at`]).
 pub fn kth_difference_pair(x_sorted: &[f64], y_sorted: &[f64], k: u64) -> Option<(f64, f64)> {
-    let total = x_sorted.len() as u64 * y_sorted.len() as u64;
-    if k + 1 >= total {
-        return None;
-    }
-    Some(select_pair(
-        &Differences {
-            x: x_sorted,
-            y: y_sorted,
-        },
-        k,
-    ))
+    let v = differences_at(x_sorted, y_sorted, &[k, k.checked_add(1)?])?;
+    Some((v[0], v[1]))
 }
 
-/// The k-th and (k+1)-th smallest (0-based) Walsh averages. `None` if k + 1 ≥ n(n+1)/2.
-/// Expected O(n log n).
+/// The k-th and (k+1)-th smallest (0-based) Walsh averages. `None` if k + 1 ≥ n(n+1)/2
+/// (or as [`walsh_at`]).
 pub fn kth_walsh_pair(d_sorted: &[f64], k: u64) -> Option<(f64, f64)> {
-    let n = d_sorted.len() as u64;
-    if k + 1 >= n * (n + 1) / 2 {
-        return None;
-    }
-    Some(select_pair(&Walsh { d: d_sorted }, k))
+    let v = walsh_at(d_sorted, &[k, k.checked_add(1)?])?;
+    Some((v[0], v[1]))
 }
 
 /// The k-th smallest (0-based) of the m·n differences y_j − x_i, for ascending `x` and
-/// `y`. `None` if either is empty or k ≥ m·n. Expected O((m + n) log(m + n)).
+/// `y`. `None` if k ≥ m·n (or as [`differences_at`]).
 pub fn kth_difference(x_sorted: &[f64], y_sorted: &[f64], k: u64) -> Option<f64> {
-    let total = x_sorted.len() as u64 * y_sorted.len() as u64;
-    if k >= total {
-        return None;
-    }
-    Some(select(
-        &Differences {
-            x: x_sorted,
-            y: y_sorted,
-        },
-        k,
-    ))
+    differences_at(x_sorted, y_sorted, &[k]).map(|v| v[0])
 }
 
 /// The k-th smallest (0-based) of the n(n+1)/2 Walsh averages (d_i + d_j)/2, i ≤ j, of
-/// ascending `d`. `None` if k is out of range. Expected O(n log n).
+/// ascending `d`. `None` if k is out of range (or as [`walsh_at`]).
 pub fn kth_walsh(d_sorted: &[f64], k: u64) -> Option<f64> {
-    let n = d_sorted.len() as u64;
-    if k >= n * (n + 1) / 2 {
-        return None;
-    }
-    Some(select(&Walsh { d: d_sorted }, k))
+    walsh_at(d_sorted, &[k]).map(|v| v[0])
 }
 
 #[cfg(test)]
@@ -299,6 +508,26 @@ mod tests {
 
     fn sorted(v: &mut [f64]) {
         v.sort_by(f64::total_cmp);
+    }
+
+    fn all_differences(x: &[f64], y: &[f64]) -> Vec<f64> {
+        let mut all: Vec<f64> = x
+            .iter()
+            .flat_map(|a| y.iter().map(move |b| b - a))
+            .collect();
+        sorted(&mut all);
+        all
+    }
+
+    fn all_walsh(d: &[f64]) -> Vec<f64> {
+        let mut w = Vec::new();
+        for i in 0..d.len() {
+            for j in i..d.len() {
+                w.push(0.5 * (d[i] + d[j]));
+            }
+        }
+        sorted(&mut w);
+        w
     }
 
     #[test]
@@ -323,11 +552,7 @@ mod tests {
             };
             let x = gen(m);
             let y = gen(n);
-            let mut all: Vec<f64> = x
-                .iter()
-                .flat_map(|a| y.iter().map(move |b| b - a))
-                .collect();
-            sorted(&mut all);
+            let all = all_differences(&x, &y);
             for &k in &[0, all.len() / 3, all.len() / 2, all.len() - 1] {
                 assert_eq!(
                     kth_difference(&x, &y, k as u64),
@@ -335,13 +560,7 @@ mod tests {
                     "case {case} k {k}"
                 );
             }
-            let mut w = Vec::new();
-            for i in 0..n {
-                for j in i..n {
-                    w.push(0.5 * (y[i] + y[j]));
-                }
-            }
-            sorted(&mut w);
+            let w = all_walsh(&y);
             for &k in &[0, w.len() / 4, w.len() / 2, w.len() - 1] {
                 assert_eq!(
                     kth_walsh(&y, k as u64),
@@ -350,38 +569,6 @@ mod tests {
                 );
             }
         }
-        // Many ties, large enough for several pivot rounds.
-        let mut x: Vec<f64> = (0..400).map(|i| ((i * 37) % 5) as f64).collect();
-        let mut y: Vec<f64> = (0..500).map(|i| ((i * 53) % 4) as f64).collect();
-        sorted(&mut x);
-        sorted(&mut y);
-        let mut all: Vec<f64> = x
-            .iter()
-            .flat_map(|a| y.iter().map(move |b| b - a))
-            .collect();
-        sorted(&mut all);
-        for k in [0, 1234, 50_000, 99_999, 100_000, 150_001, 199_999] {
-            assert_eq!(kth_difference(&x, &y, k as u64), Some(all[k]), "ties k {k}");
-        }
-        let mut w = Vec::new();
-        for i in 0..x.len() {
-            for j in i..x.len() {
-                w.push(0.5 * (x[i] + x[j]));
-            }
-        }
-        sorted(&mut w);
-        for k in [0, 777, 40_000, 80_199] {
-            assert_eq!(kth_walsh(&x, k as u64), Some(w[k]), "ties walsh k {k}");
-        }
-        for k in [0usize, 1234, 99_999, 150_001] {
-            assert_eq!(
-                kth_difference_pair(&x, &y, k as u64),
-                Some((all[k], all[k + 1]))
-            );
-        }
-        for k in [0usize, 777, 40_000] {
-            assert_eq!(kth_walsh_pair(&x, k as u64), Some((w[k], w[k + 1])));
-        }
         let xs = [0.1, 0.5, 0.9];
         let ys = [1.0, 1.3];
         assert_eq!(
@@ -389,6 +576,130 @@ mod tests {
             Some((1.0 - 0.5, 1.3 - 0.5))
         );
         assert_eq!(kth_difference(&[1.0], &[2.0], 1), None);
+        assert_eq!(kth_difference_pair(&[1.0], &[2.0], 0), None);
         assert_eq!(kth_walsh(&[], 0), None);
+        assert_eq!(walsh_at(&[1.0], &[0]), Some(vec![1.0]));
+    }
+
+    /// Every rank of small matrices, with tiny samples and lists so that the sampling
+    /// rounds, bracket misses and three-way splits all run many times.
+    #[test]
+    fn rounds_match_brute_force_with_ties_and_tiny_samples() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2027);
+        let tunings = [
+            Tuning {
+                sample: 4,
+                direct: 4,
+            },
+            Tuning {
+                sample: 9,
+                direct: 12,
+            },
+            Tuning {
+                sample: 64,
+                direct: 64,
+            },
+        ];
+        for case in 0..60 {
+            let m = rng.gen_range(1..40);
+            let n = rng.gen_range(1..40);
+            // 0: continuous, 1: few distinct values, 2: one value with most of the mass,
+            // 3: all equal, 4: two decimals.
+            let shape = case % 5;
+            let mut gen = |len: usize| -> Vec<f64> {
+                let mut v: Vec<f64> = (0..len)
+                    .map(|_| match shape {
+                        0 => rng.gen::<f64>() * 4.0 - 2.0,
+                        1 => rng.gen_range(0..3) as f64,
+                        2 => {
+                            if rng.gen::<f64>() < 0.8 {
+                                1.5
+                            } else {
+                                rng.gen_range(0..5) as f64
+                            }
+                        }
+                        3 => 7.25,
+                        _ => (rng.gen::<f64>() * 300.0).round() / 100.0,
+                    })
+                    .collect();
+                sorted(&mut v);
+                v
+            };
+            let x = gen(m);
+            let y = gen(n);
+            let tuning = tunings[case % tunings.len()];
+            let all = all_differences(&x, &y);
+            let ranks: Vec<u64> = (0..all.len() as u64).rev().collect();
+            let got = select_ranks(
+                &Differences { x: &x, y: &y },
+                all.len() as u64,
+                &ranks,
+                tuning,
+            );
+            for (&k, v) in ranks.iter().zip(&got) {
+                assert_eq!(*v, all[k as usize], "case {case} shape {shape} k {k}");
+            }
+            // A few ranks at once, as the Hodges–Lehmann estimates ask for them.
+            let mid = all.len() as u64 / 2;
+            let few = [mid, mid.saturating_sub(1), 0, all.len() as u64 - 1, mid];
+            let got = select_ranks(
+                &Differences { x: &x, y: &y },
+                all.len() as u64,
+                &few,
+                tuning,
+            );
+            for (&k, v) in few.iter().zip(&got) {
+                assert_eq!(*v, all[k as usize], "case {case} few k {k}");
+            }
+            let w = all_walsh(&x);
+            let ranks: Vec<u64> = (0..w.len() as u64).collect();
+            let got = select_ranks(&Walsh { d: &x }, w.len() as u64, &ranks, tuning);
+            for (&k, v) in ranks.iter().zip(&got) {
+                assert_eq!(*v, w[k as usize], "case {case} shape {shape} walsh k {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn large_tied_inputs_take_the_sampling_path() {
+        // 2000 × 1500 = 3·10⁶ differences of integers 0..9 (heavy ties) and 1500 values
+        // with two decimals: more than the direct-listing limit, so the default tuning
+        // samples. Brute force by counting for the integers.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut x: Vec<f64> = (0..2000).map(|_| rng.gen_range(0..10) as f64).collect();
+        let mut y: Vec<f64> = (0..1500).map(|_| rng.gen_range(0..10) as f64).collect();
+        sorted(&mut x);
+        sorted(&mut y);
+        let all = all_differences(&x, &y);
+        let total = all.len() as u64;
+        let ranks = [0, 1, total / 2 - 1, total / 2, 1_234_567, total - 1];
+        let got = differences_at(&x, &y, &ranks).unwrap();
+        for (&k, v) in ranks.iter().zip(&got) {
+            assert_eq!(*v, all[k as usize], "k {k}");
+        }
+        let mut d: Vec<f64> = (0..2000)
+            .map(|_| (rng.gen::<f64>() * 20.0).round() / 100.0 - 0.05)
+            .collect();
+        sorted(&mut d);
+        let w = all_walsh(&d);
+        let total = w.len() as u64;
+        let ranks = [3, total / 2, total / 2 + 1, total - 2];
+        let got = walsh_at(&d, &ranks).unwrap();
+        for (&k, v) in ranks.iter().zip(&got) {
+            assert_eq!(*v, w[k as usize], "walsh k {k}");
+        }
+    }
+
+    #[test]
+    fn rejects_unsorted_or_non_finite_input() {
+        assert_eq!(differences_at(&[2.0, 1.0], &[0.0], &[0]), None);
+        assert_eq!(differences_at(&[1.0], &[f64::NAN], &[0]), None);
+        assert_eq!(differences_at(&[1.0], &[f64::INFINITY], &[0]), None);
+        assert_eq!(walsh_at(&[1.0, 0.0], &[0]), None);
+        assert_eq!(walsh_at(&[1.0, 2.0], &[3]), None);
+        assert_eq!(differences_at(&[], &[1.0], &[0]), None);
+        // Finite values whose differences overflow still order correctly.
+        let v = differences_at(&[-f64::MAX, 0.0], &[f64::MAX], &[0, 1]).unwrap();
+        assert_eq!(v, vec![f64::MAX, f64::INFINITY]);
     }
 }
