@@ -46,12 +46,18 @@
 use std::rc::Rc;
 
 /// A matrix whose visited rows ascend along the columns and whose columns descend along
-/// the visited rows; row r only holds the columns from `start(r)` on.
+/// the visited rows; row r only holds the columns from `start(r)` on. Entry (r, j) is
+/// `combine(key(r), columns()[j])`.
 trait Matrix {
     fn rows(&self) -> usize;
-    fn cols(&self) -> usize;
+    fn columns(&self) -> &[f64];
     fn start(&self, r: usize) -> usize;
-    fn value(&self, r: usize, j: usize) -> f64;
+    fn key(&self, r: usize) -> f64;
+    fn combine(key: f64, column: f64) -> f64;
+    #[inline]
+    fn value(&self, r: usize, j: usize) -> f64 {
+        Self::combine(self.key(r), self.columns()[j])
+    }
 }
 
 struct Differences<'a> {
@@ -63,16 +69,20 @@ impl Matrix for Differences<'_> {
     fn rows(&self) -> usize {
         self.x.len()
     }
-    fn cols(&self) -> usize {
-        self.y.len()
+    fn columns(&self) -> &[f64] {
+        self.y
     }
     #[inline]
     fn start(&self, _r: usize) -> usize {
         0
     }
     #[inline]
-    fn value(&self, r: usize, j: usize) -> f64 {
-        self.y[j] - self.x[r]
+    fn key(&self, r: usize) -> f64 {
+        self.x[r]
+    }
+    #[inline(always)]
+    fn combine(key: f64, column: f64) -> f64 {
+        column - key
     }
 }
 
@@ -84,16 +94,20 @@ impl Matrix for Walsh<'_> {
     fn rows(&self) -> usize {
         self.d.len()
     }
-    fn cols(&self) -> usize {
-        self.d.len()
+    fn columns(&self) -> &[f64] {
+        self.d
     }
     #[inline]
     fn start(&self, r: usize) -> usize {
         self.d.len() - 1 - r
     }
     #[inline]
-    fn value(&self, r: usize, j: usize) -> f64 {
-        0.5 * (self.d[self.d.len() - 1 - r] + self.d[j])
+    fn key(&self, r: usize) -> f64 {
+        self.d[self.d.len() - 1 - r]
+    }
+    #[inline(always)]
+    fn combine(key: f64, column: f64) -> f64 {
+        0.5 * (key + column)
     }
 }
 
@@ -125,32 +139,68 @@ struct Bound {
 /// overlaps them.
 const LANES: usize = 4;
 
-/// The per-row boundaries of every cut: one merge-like sweep per cut (m + n steps, no
-/// data-dependent branch), `LANES` cuts at a time.
-fn boundaries<M: Matrix>(m: &M, cuts: &[Cut]) -> Vec<Vec<u32>> {
-    let (rows, cols) = (m.rows(), m.cols());
-    let mut out: Vec<Vec<u32>> = cuts.iter().map(|_| vec![0u32; rows]).collect();
-    for (group, outs) in cuts.chunks(LANES).zip(out.chunks_mut(LANES)) {
-        let mut state = [(0usize, 0usize); LANES];
-        loop {
-            let mut active = false;
-            for ((c, o), s) in group.iter().zip(outs.iter_mut()).zip(state.iter_mut()) {
-                let (r, j) = *s;
-                if r < rows && j < cols {
-                    let a = usize::from(c.admits(m.value(r, j)));
-                    o[r] = j as u32;
-                    *s = (r + 1 - a, j + a);
-                    active = true;
+/// Columns tested at once when a row's boundary moves.
+const STRIDE: usize = 8;
+
+/// The boundary of row `key` for `cut`, at or after column `j`: tests `STRIDE` columns at
+/// a time (independent comparisons, no branch on the data) and stops at the first block
+/// not fully admitted. Admitted columns form a prefix of each row.
+#[inline(always)]
+fn advance<M: Matrix>(cols: &[f64], mut j: usize, key: f64, cut: Cut) -> usize {
+    loop {
+        match cols.get(j..j + STRIDE) {
+            Some(block) => {
+                let admitted: usize = if cut.incl {
+                    block
+                        .iter()
+                        .map(|&v| usize::from(M::combine(key, v) <= cut.p))
+                        .sum()
+                } else {
+                    block
+                        .iter()
+                        .map(|&v| usize::from(M::combine(key, v) < cut.p))
+                        .sum()
+                };
+                j += admitted;
+                if admitted < STRIDE {
+                    return j;
                 }
             }
-            if !active {
-                break;
+            None => {
+                while j < cols.len() && cut.admits(M::combine(key, cols[j])) {
+                    j += 1;
+                }
+                return j;
             }
         }
-        for (o, s) in outs.iter_mut().zip(&state) {
-            if s.0 < rows {
-                o[s.0..].fill(cols as u32);
-            }
+    }
+}
+
+/// Boundaries of `L` cuts in one pass over the rows (row-major on purpose: the `L`
+/// lanes of a row are what the processor overlaps).
+#[allow(clippy::needless_range_loop)]
+fn sweep<M: Matrix, const L: usize>(m: &M, cuts: &[Cut], outs: &mut [Vec<u32>]) {
+    let cols = m.columns();
+    let mut j = [0usize; L];
+    for r in 0..m.rows() {
+        let key = m.key(r);
+        for l in 0..L {
+            j[l] = advance::<M>(cols, j[l], key, cuts[l]);
+            outs[l][r] = j[l] as u32;
+        }
+    }
+}
+
+/// The per-row boundaries of every cut (the number of columns, counted from column 0,
+/// that it admits in each row): O(rows + columns) per cut, `LANES` cuts per pass.
+fn boundaries<M: Matrix>(m: &M, cuts: &[Cut]) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = cuts.iter().map(|_| vec![0u32; m.rows()]).collect();
+    for (group, outs) in cuts.chunks(LANES).zip(out.chunks_mut(LANES)) {
+        match group.len() {
+            4 => sweep::<M, 4>(m, group, outs),
+            3 => sweep::<M, 3>(m, group, outs),
+            2 => sweep::<M, 2>(m, group, outs),
+            _ => sweep::<M, 1>(m, group, outs),
         }
     }
     out
@@ -164,7 +214,7 @@ fn walk<M: Matrix>(
     upper: Option<&Bound>,
     mut f: impl FnMut(usize, usize, usize),
 ) {
-    let n = m.cols();
+    let n = m.columns().len();
     for r in 0..m.rows() {
         let s = m.start(r);
         let lo = lower.map_or(s, |b| (b.cols[r] as usize).max(s));
@@ -250,8 +300,11 @@ fn gather<M: Matrix>(m: &M, iv: &Interval) -> Vec<f64> {
 fn sample<M: Matrix>(m: &M, iv: &Interval, k: usize, rng: &mut SplitMix, out: &mut Vec<f64>) {
     let size = iv.upto - iv.before;
     let s = k as u64;
+    // One candidate from each of k strata of `stride` candidates (the last few
+    // candidates, fewer than k, are never drawn).
+    let stride = (size / s).max(1);
     let mut i = 0u64;
-    let mut next = rng.below(size) / s;
+    let mut next = rng.below(stride);
     let mut cum = 0u64;
     out.clear();
     walk(m, iv.lower.as_ref(), iv.upper.as_ref(), |r, lo, hi| {
@@ -260,8 +313,7 @@ fn sample<M: Matrix>(m: &M, iv: &Interval, k: usize, rng: &mut SplitMix, out: &m
             out.push(m.value(r, lo + (next - cum) as usize));
             i += 1;
             if i < s {
-                next = ((u128::from(i) * u128::from(size) + u128::from(rng.below(size)))
-                    / u128::from(s)) as u64;
+                next = i * stride + rng.below(stride);
             }
         }
         cum = end;
