@@ -28,7 +28,7 @@ use crate::error::ProtoError;
 /// A [`ProtoError`] with the byte offset for a malformed request, an argument longer than
 /// `limits.max_bulk_len`, more arguments than `limits.max_aggregate_len`, or a quoted
 /// inline argument.
-#[inline]
+#[inline(always)]
 pub fn parse_request<'a>(
     buf: &'a [u8],
     limits: &Limits,
@@ -37,25 +37,19 @@ pub fn parse_request<'a>(
     args.clear();
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, limits, args),
+        Some(b'*') => {
+            // Small enough to inline into the caller's loop; the full parser is not.
+            if let Some(end) = quick_multibulk(buf, limits, args) {
+                return Ok(Some(end));
+            }
+            args.clear();
+            parse_multibulk_full(buf, limits, args)
+        }
         Some(_) => parse_inline(buf, limits, args),
     }
 }
 
-#[inline]
-fn parse_multibulk<'a>(
-    buf: &'a [u8],
-    limits: &Limits,
-    args: &mut Vec<&'a [u8]>,
-) -> Result<Option<usize>, ProtoError> {
-    if let Some(end) = quick_multibulk(buf, limits, args) {
-        return Ok(Some(end));
-    }
-    args.clear();
-    parse_multibulk_full(buf, limits, args)
-}
-
-/// The quick path of [`parse_multibulk`]: a complete request whose counts and lengths
+/// The quick path of [`parse_request`] for multibulk requests: a complete request whose counts and lengths
 /// are plain digits. Each length says where its payload's CRLF must be, so the payload
 /// is never searched. `None` (with `args` partly filled) sends the caller to the full
 /// path, which gives the exact answer for incomplete or malformed requests.

@@ -373,6 +373,8 @@ fn encode_native(out: &mut Vec<u8>, mux: u16, cmd: &Command, args: &[&[u8]]) -> 
 #[derive(Debug, Clone)]
 pub struct Decoder {
     core: Vec<Option<(&'static Command, Shape)>>,
+    /// Module commands sorted by subcommand, with their shapes.
+    modules: Vec<(u32, &'static Command, Shape)>,
     limits: Limits,
 }
 
@@ -470,43 +472,63 @@ impl Decoder {
                 }
             }
         }
-        Decoder { core, limits }
+        let mut modules: Vec<(u32, &'static Command, Shape)> = table::MODULES
+            .iter()
+            .filter_map(|c| match c.op {
+                Op::Module(sub) => Some((sub, c, shape_of(c.layout))),
+                Op::Core(_) => None,
+            })
+            .collect();
+        modules.sort_by_key(|m| m.0);
+        Decoder {
+            core,
+            modules,
+            limits,
+        }
     }
 
-    /// The quick path of [`Decoder::decode`]: a complete core-command frame of one of
+    /// The quick path of [`Decoder::decode`]: a complete core or module frame of one of
     /// the common [`Shape`]s, every field present and within the limits. `None` (with
     /// `frame` partly filled) sends the caller to the table interpreter, which gives the
     /// exact answer for incomplete or malformed frames.
     #[inline(always)]
     fn quick<'a>(&self, buf: &'a [u8], frame: &mut Frame<'a>) -> Option<usize> {
         let op = be16(buf, 0)?;
-        let (cmd, shape) = (*self.core.get(usize::from(op))?)?;
+        let (cmd, shape, first) = if op == MODULE_OPCODE {
+            let sub = be32(buf, 4)?;
+            let i = self.modules.binary_search_by_key(&sub, |m| m.0).ok()?;
+            let &(_, cmd, shape) = self.modules.get(i)?;
+            (cmd, shape, 8)
+        } else {
+            let (cmd, shape) = (*self.core.get(usize::from(op))?)?;
+            (cmd, shape, 4)
+        };
         let mux = be16(buf, 2)?;
         let fields = &mut frame.fields;
         fields.clear();
         let end = match shape {
             Shape::Generic => return None,
             Shape::Key => {
-                let (k, end) = quick_s(buf, 4)?;
+                let (k, end) = quick_s(buf, first)?;
                 fields.push(Field::Bytes(k));
                 end
             }
             Shape::KeyKey => {
-                let (k, p) = quick_s(buf, 4)?;
+                let (k, p) = quick_s(buf, first)?;
                 let (k2, end) = quick_s(buf, p)?;
                 fields.push(Field::Bytes(k));
                 fields.push(Field::Bytes(k2));
                 end
             }
             Shape::KeyValue => {
-                let (k, p) = quick_s(buf, 4)?;
+                let (k, p) = quick_s(buf, first)?;
                 let (v, end) = quick_v(buf, p, self.limits.max_bulk_len)?;
                 fields.push(Field::Bytes(k));
                 fields.push(Field::Bytes(v));
                 end
             }
             Shape::KeyValueFlags(mask) => {
-                let (k, p) = quick_s(buf, 4)?;
+                let (k, p) = quick_s(buf, first)?;
                 let (v, p) = quick_v(buf, p, self.limits.max_bulk_len)?;
                 let flags = *buf.get(p)?;
                 let e = be64(buf, p + 1)? as i64;
@@ -520,7 +542,7 @@ impl Decoder {
                 p + 9
             }
             Shape::Keys | Shape::KeyKeys => {
-                let mut p = 4;
+                let mut p = first;
                 if shape == Shape::KeyKeys {
                     let (k, next) = quick_s(buf, p)?;
                     fields.push(Field::Bytes(k));
@@ -1058,6 +1080,8 @@ mod quick_path_tests {
             frame_of(&[b"DEL", b"a"]),
             frame_of(&[b"HMGET", b"h", b"f1", b"f2"]),
             frame_of(&[b"JSON.GET", b"k", b"$.a"]),
+            frame_of(&[b"BF.ADD", b"bloom", b"k1"]),
+            frame_of(&[b"FT.SEARCH", b"idx", b"@name:user1"]),
         ];
         for s in &seeds[..9] {
             let op = u16::from_be_bytes([s[0], s[1]]);
