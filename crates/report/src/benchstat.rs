@@ -28,6 +28,7 @@ use resplab_results::sample::Observation;
 use resplab_stats::quantile_ci::{median_summary, MedianSummary};
 use resplab_stats::utest::{mann_whitney, samples_needed};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// benchstat's `-confidence` and `-alpha`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -345,11 +346,37 @@ struct Summary {
     warnings: Vec<String>,
 }
 
+/// Whether two observations land in the same cell (same label, workload, metric and
+/// configuration objects), so a run of them needs one lookup.
+fn same_cell(a: &Observation, b: &Observation) -> bool {
+    Arc::ptr_eq(&a.label, &b.label)
+        && Arc::ptr_eq(&a.workload, &b.workload)
+        && Arc::ptr_eq(&a.metric, &b.metric)
+        && match (&a.config, &b.config) {
+            (None, None) => true,
+            (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+            _ => false,
+        }
+}
+
 /// Groups observations into benchstat tables, keys and rows in first-seen order.
-fn build(observations: &[Observation]) -> Vec<Table> {
+///
+/// Cost: O(n) for n observations plus one keyed lookup per run of observations that
+/// share their cell (a million plain numbers from one file are one run).
+fn build<'a, I>(observations: I) -> Vec<Table>
+where
+    I: Iterator<Item = &'a Observation> + Clone,
+{
     // Configuration fields in first-seen order.
     let mut fields: Vec<String> = Vec::new();
-    for o in observations {
+    let mut last_config: Option<&Arc<Vec<(String, String)>>> = None;
+    for o in observations.clone() {
+        if let (Some(a), Some(b)) = (last_config, &o.config) {
+            if Arc::ptr_eq(a, b) {
+                continue;
+            }
+        }
+        last_config = o.config.as_ref();
         if let Some(c) = &o.config {
             for (k, _) in c.iter() {
                 if !fields.contains(k) {
@@ -365,7 +392,17 @@ fn build(observations: &[Observation]) -> Vec<Table> {
     let mut tables: Vec<Table> = Vec::new();
     let mut index: HashMap<(Vec<String>, String), usize> = HashMap::new();
     let mut tidy_cache: HashMap<String, (String, f64)> = HashMap::new();
+    // The cell of the previous observation: (its observation, table, row, column, factor).
+    let mut last: Option<(&Observation, usize, usize, usize, f64)> = None;
     for o in observations {
+        if let Some((prev, ti, r, c, factor)) = last {
+            if same_cell(prev, o) {
+                if let Some(cell) = tables[ti].cells.get_mut(&(r, c)) {
+                    cell.push(o.value * factor);
+                    continue;
+                }
+            }
+        }
         let vals: Vec<String> = fields
             .iter()
             .map(|f| {
@@ -416,6 +453,7 @@ fn build(observations: &[Observation]) -> Vec<Table> {
         let r = t.rows.iter().position(|x| *x == row).unwrap_or(0);
         let c = t.cols.iter().position(|x| *x == col).unwrap_or(0);
         t.cells.entry((r, c)).or_default().push(o.value * factor);
+        last = Some((o, ti, r, c, factor));
     }
     // Order tables by configuration values, then unit, each in first-seen order; rows
     // and columns by global first-seen order.
@@ -432,6 +470,13 @@ fn build(observations: &[Observation]) -> Vec<Table> {
             cells.insert((nr, nc), v);
         }
         t.cells = cells;
+    }
+    // Every statistic of a cell is order-free; sorted once here, the sorts inside the
+    // median and the U test find the values in order and cost O(n).
+    for t in &mut tables {
+        for v in t.cells.values_mut() {
+            v.sort_unstable_by(f64::total_cmp);
+        }
     }
     tables.sort_by_key(|t| {
         let mut k: Vec<usize> = t
@@ -860,6 +905,32 @@ pub fn render_text(
     observations: &[Observation],
     opts: &BenchstatOptions,
 ) -> Result<String, BenchstatError> {
+    render_text_from(observations.iter(), opts)
+}
+
+/// The observations of `first` (the baseline column), then all others, without copying
+/// them.
+pub fn baseline_first<'a>(
+    observations: &'a [Observation],
+    first: &'a str,
+) -> impl Iterator<Item = &'a Observation> + Clone {
+    let base = observations.iter().filter(move |o| *o.label == *first);
+    let rest = observations.iter().filter(move |o| *o.label != *first);
+    base.chain(rest)
+}
+
+/// As [`render_text`], from any re-iterable sequence of observations (e.g.
+/// [`baseline_first`]).
+///
+/// # Errors
+/// [`BenchstatError`] when a value is NaN or infinite.
+pub fn render_text_from<'a, I>(
+    observations: I,
+    opts: &BenchstatOptions,
+) -> Result<String, BenchstatError>
+where
+    I: Iterator<Item = &'a Observation> + Clone,
+{
     let tables = build(observations);
     let mut out = String::new();
     let mut prev: Option<&Vec<(String, String)>> = None;
@@ -922,6 +993,20 @@ pub fn render_csv(
     observations: &[Observation],
     opts: &BenchstatOptions,
 ) -> Result<(String, String), BenchstatError> {
+    render_csv_from(observations.iter(), opts)
+}
+
+/// As [`render_csv`], from any re-iterable sequence of observations.
+///
+/// # Errors
+/// [`BenchstatError`] when a value is NaN or infinite.
+pub fn render_csv_from<'a, I>(
+    observations: I,
+    opts: &BenchstatOptions,
+) -> Result<(String, String), BenchstatError>
+where
+    I: Iterator<Item = &'a Observation> + Clone,
+{
     let tables = build(observations);
     let mut out = String::new();
     let mut warnings = String::new();

@@ -269,6 +269,16 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// Median of sorted values (mean of the two middle ones for even n); NaN when empty.
+fn sorted_median(v: &[f64]) -> f64 {
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// Per-round log-ratios kept for the summary bootstrap.
 struct Paired {
     row: usize,
@@ -466,8 +476,8 @@ fn compare_one(
         n_variant: var.len(),
         paired: false,
         test: None,
-        baseline_median: median(&base.values),
-        variant_median: median(&var.values),
+        baseline_median: f64::NAN,
+        variant_median: f64::NAN,
         effect_pct: None,
         ci_low_pct: None,
         ci_high_pct: None,
@@ -479,6 +489,8 @@ fn compare_one(
         leave_one_out: Vec::new(),
     };
     if base.is_empty() || var.is_empty() {
+        row.baseline_median = median(&base.values);
+        row.variant_median = median(&var.values);
         warnings.push(advice(
             "no_values",
             "one side has no usable values; nothing to compare",
@@ -534,13 +546,25 @@ fn compare_one(
         }
     }
     row.paired = pairs.len() >= 2;
+    if row.paired {
+        row.baseline_median = median(&base.values);
+        row.variant_median = median(&var.values);
+    }
     let result = if row.paired {
         let b: Vec<f64> = pairs.iter().map(|p| p.1).collect();
         let v: Vec<f64> = pairs.iter().map(|p| p.2).collect();
         compare_paired(&b, &v, &cfg)
     } else {
         warnings.push(Advice::from_warning(&Warning::NotInterleaved));
-        compare_unpaired(&base.values, &var.values, &cfg)
+        // Sorted once here (the unpaired statistics are order-free): the medians are then
+        // read off, and the sorts inside the comparison find the values in order.
+        let mut b = base.values.clone();
+        let mut v = var.values.clone();
+        b.sort_unstable_by(f64::total_cmp);
+        v.sort_unstable_by(f64::total_cmp);
+        row.baseline_median = sorted_median(&b);
+        row.variant_median = sorted_median(&v);
+        compare_unpaired(&b, &v, &cfg)
     };
     let c: Comparison = match result {
         Ok(c) => c,

@@ -168,8 +168,6 @@ pub struct Sample {
     pub values: Vec<f64>,
     /// Round of each value in `values`, when known.
     pub rounds: Vec<Option<u32>>,
-    /// Where each value in `values` came from.
-    pub origins: Vec<Origin>,
     /// Values that were flagged and left out, with the reason.
     pub flagged: Vec<(Origin, f64, String)>,
 }
@@ -248,7 +246,6 @@ impl SampleSet {
                 None => {
                     pending.values.push(obs.value);
                     pending.rounds.push(obs.round);
-                    pending.origins.push(obs.origin.clone());
                 }
             }
         }
@@ -282,7 +279,6 @@ impl SampleSet {
         } else {
             s.values.extend(add.values);
             s.rounds.extend(add.rounds);
-            s.origins.extend(add.origins);
             s.flagged.extend(add.flagged);
         }
     }

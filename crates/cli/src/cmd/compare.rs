@@ -252,28 +252,16 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
                 alpha: args.alpha,
             };
             // The baseline label goes first.
-            let mut obs: Vec<_> = loaded
-                .observations
-                .iter()
-                .filter(|o| *o.label == *baseline)
-                .cloned()
-                .collect();
-            obs.extend(
-                loaded
-                    .observations
-                    .iter()
-                    .filter(|o| *o.label != *baseline)
-                    .cloned(),
-            );
+            let obs = benchstat::baseline_first(&loaded.observations, &baseline);
             match args.format {
                 Format::Csv => {
-                    let (csv, warnings) = benchstat::render_csv(&obs, &bopts)?;
+                    let (csv, warnings) = benchstat::render_csv_from(obs, &bopts)?;
                     if !warnings.is_empty() {
                         eprint!("{warnings}");
                     }
                     csv
                 }
-                Format::Text => benchstat::render_text(&obs, &bopts)?,
+                Format::Text => benchstat::render_text_from(obs, &bopts)?,
                 f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
             }
         }
@@ -288,6 +276,10 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
             eprintln!("resplab: note: {n}");
         }
     }
+    // The process ends right after printing: releasing millions of observations one by
+    // one would cost more than comparing them, so their memory goes back with the process.
+    std::mem::forget(set);
+    std::mem::forget(loaded);
     Ok((text, regression))
 }
 

@@ -403,7 +403,11 @@ pub fn load_inputs_with(
                     }
                 }
                 loaded.notes.extend(imported.notes);
-                loaded.observations.extend(imported.observations);
+                if loaded.observations.is_empty() {
+                    loaded.observations = imported.observations;
+                } else {
+                    loaded.observations.extend(imported.observations);
+                }
             }
         }
     }
