@@ -13,23 +13,28 @@
 //! j ≥ i. Values are compared exactly as computed (`y[j] - x[i]`, `0.5 * (d[i] + d[j])`);
 //! IEEE rounding is monotone, so the computed values keep this order.
 //!
-//! **Counting.** A *cut* "v < p" or "v ≤ p" is counted in one sweep: in every row the
-//! entries admitted by the cut form a prefix, and because columns descend that prefix only
-//! grows from one row to the next, so one pointer walks the columns once: O(m + n). The
-//! same sweep with two pointers lists, row by row, the columns lying between two cuts.
+//! **Counting.** A *cut* "v < p" or "v ≤ p" admits a prefix of every row, and because
+//! the columns descend, that prefix only grows from one row to the next. So one pointer
+//! that never moves back finds every row's boundary: O(m + n) per cut. The sweep tests
+//! eight columns at a time (independent comparisons, no branch on the data) and carries
+//! four cuts side by side, whose pointer chains the processor overlaps. The boundaries are
+//! kept (one `u32` per row and cut) and define, row by row, the columns lying between two
+//! cuts, so listing or sampling those costs O(m) and no new sweep.
 //!
 //! **Selection.** The wanted ranks (the median pair and both interval bounds, say) start
-//! in one *interval* of candidates: everything. A round draws a stratified sample of 16,384
-//! candidates of an interval (one sweep), sorts it, and for each wanted rank takes the two
-//! sample values whose positions lie 3 standard deviations either side of the rank's
+//! in one *interval* of candidates: everything. A round draws a stratified sample of
+//! 65,536 candidates of each open interval, sorts it, and for each wanted rank takes the
+//! two sample values whose positions lie 2.5 standard deviations either side of the rank's
 //! relative position, as Floyd & Rivest do; brackets that overlap are merged, so ranks
-//! close together (the three order statistics of a Hodges–Lehmann estimate are within a
-//! few per mille of one another) share their first rounds. Each new cut is counted with
-//! one sweep, and every wanted rank then falls, by the counts, into exactly one piece
-//! between consecutive cuts: its bracket with high probability, a neighbouring piece when
-//! the sample misled. A bracket holds about 6/√16384 ≈ 5 % of its interval or less, so
-//! an interval of the 10¹² differences of two million values is down to a few hundred
-//! thousand candidates after four rounds; those are listed and selected directly.
+//! close together (the order statistics of a Hodges–Lehmann estimate and its interval lie
+//! within a few per mille of one another) share their first rounds. The new cuts of all
+//! intervals are swept together, and every wanted rank then falls, by the counts, into
+//! exactly one piece between consecutive cuts: its bracket with high probability, a
+//! neighbouring piece when the sample misled. A bracket holds at most about
+//! 2 · 2.5 · ½ / √65536 ≈ 1 % of its interval, so the 10¹² differences of two samples of
+//! a million are down to about a million candidates around each rank after three rounds
+//! (14 cuts in all for the four ranks of an estimate); those are listed and selected
+//! directly.
 //!
 //! **Ties.** Pieces are defined by values, not positions, so equal values never straddle
 //! a cut. A piece between "v < p" and "v ≤ p" holds only copies of p and answers all of its
@@ -40,8 +45,8 @@
 //! it. Heavy ties therefore cost no more than distinct values.
 //!
 //! **Cost.** Expected O((m + n)·log(m + n)) time for a fixed number of ranks (the number
-//! of rounds grows with log(mn) / log(1/0.05)), O(1) memory besides the sample and the
-//! final list of at most 2²⁰ candidates; the inputs are never copied.
+//! of rounds grows with log(mn) / log(100)); memory O(m) per live cut (a few at a time),
+//! the sample, and the final lists of at most 2²⁰ candidates; the inputs are never copied.
 
 use std::rc::Rc;
 
@@ -260,7 +265,7 @@ struct Tuning {
 }
 
 const TUNING: Tuning = Tuning {
-    sample: 1 << 14,
+    sample: 1 << 16,
     direct: 1 << 20,
 };
 
@@ -268,7 +273,7 @@ const TUNING: Tuning = Tuning {
 const MAX_DEPTH: u32 = 200;
 
 /// Half-width of a bracket in standard deviations of the sample rank.
-const SPREAD_SD: f64 = 3.0;
+const SPREAD_SD: f64 = 2.5;
 
 /// Candidates between two bounds, with the wanted ranks among them.
 struct Interval {
