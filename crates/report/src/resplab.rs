@@ -742,7 +742,10 @@ fn cells(r: &Row, with_q: bool) -> Vec<String> {
     c
 }
 
+/// Warning lines: one per (kind, variant, message), naming the rows it applies to (the
+/// first three, then a count), so a warning that holds for every metric is read once.
 fn notes(report: &Report) -> Vec<String> {
+    let mut groups: Vec<(&str, &str, &str, Vec<String>)> = Vec::new();
     let mut out: Vec<String> = Vec::new();
     for r in &report.rows {
         let place = if r.workload.is_empty() {
@@ -751,11 +754,33 @@ fn notes(report: &Report) -> Vec<String> {
             format!("{} {}", r.workload, r.metric)
         };
         for w in &r.warnings {
-            let line = format!("[{}] {place}, {}: {}", w.kind, r.variant, w.message);
-            if !out.contains(&line) {
-                out.push(line);
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == w.kind && g.1 == r.variant && g.2 == w.message)
+            {
+                Some(g) => {
+                    if !g.3.contains(&place) {
+                        g.3.push(place.clone());
+                    }
+                }
+                None => groups.push((w.kind, &r.variant, &w.message, vec![place.clone()])),
             }
         }
+    }
+    for (kind, variant, message, places) in groups {
+        let shown = if places.len() > 3 {
+            format!("{} and {} more", places[..3].join(", "), places.len() - 3)
+        } else {
+            places.join(", ")
+        };
+        out.push(format!("[{kind}] {shown}, {variant}: {message}"));
+    }
+    for r in &report.rows {
+        let place = if r.workload.is_empty() {
+            r.metric.clone()
+        } else {
+            format!("{} {}", r.workload, r.metric)
+        };
         for l in &r.leave_one_out {
             out.push(format!(
                 "[leave_one_out] {place}, {}: without round {}: {:+.2}% {} {}",
