@@ -48,7 +48,16 @@ clients = 4
         .find(|l| l.contains("get / a2 vs baseline"))
         .unwrap_or_else(|| panic!("no verdict line in:\n{stdout}"))
         .to_string();
-    assert!(line.contains("n = 10"), "{line}");
+    // Ten rounds are planned; on a busy machine a round whose trial fails a validity
+    // check (a saturated client, say) is rerun, and a round that stays invalid is left
+    // out of the verdict, so at least the six pairs a 95 % interval needs must remain.
+    let n: u32 = line
+        .split("n = ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no n in {line}"));
+    assert!((6..=10).contains(&n), "{line}");
     assert!(line.contains("MDE"), "{line}");
     let ok = line.contains("no difference proven") || line.contains("EQUIVALENT");
     (ok, line)
