@@ -787,7 +787,11 @@ fn notes(report: &Report) -> Vec<String> {
                 r.variant,
                 l.round,
                 l.effect_pct,
-                fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct)),
+                if l.verdict == Verdict::NoVerdict {
+                    fmt_interval(None, None)
+                } else {
+                    fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct))
+                },
                 l.verdict.label()
             ));
         }
