@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RESPLAB_SETUP_BROWSER=0 bash scripts/setup.sh
 cargo build --release --locked -q -p resplab-cli
+resplab="${CARGO_TARGET_DIR:-target}/release/resplab"
 out=demo-out
 mkdir -p "$out"
 rm -f "$out/demo.db"
-./target/release/resplab experiment run examples/demo.toml --db "$out/demo.db"
-./target/release/resplab compare db:demo --db "$out/demo.db"
-if ./target/release/resplab report --help >/dev/null 2>&1; then
-  ./target/release/resplab report demo --db "$out/demo.db" --format html -o "$out/demo.html"
+"$resplab" experiment run examples/demo.toml --db "$out/demo.db"
+"$resplab" compare db:demo --db "$out/demo.db"
+if "$resplab" report --help >/dev/null 2>&1; then
+  "$resplab" report demo --db "$out/demo.db" --format html -o "$out/demo.html"
   echo "report: $out/demo.html"
 fi
