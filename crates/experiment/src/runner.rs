@@ -579,21 +579,31 @@ impl Runner<'_> {
             .and_then(|c| crate::words::cpu_list_len(c).ok())
             .unwrap_or(self.cores);
         let usable = (threads as usize).min(allowed).max(1) as f64;
-        let busy = if run.duration_sec > 0.0 {
-            run.client_cpu.total_sec() / (run.duration_sec * usable)
+        // CPU time is charged in clock ticks (10 ms), so a measured part shorter than
+        // MIN_CPU_JUDGE_SEC cannot tell a busy generator from an idle one.
+        const MIN_CPU_JUDGE_SEC: f64 = 0.5;
+        if run.duration_sec < MIN_CPU_JUDGE_SEC {
+            checks.push(Check {
+                name: "client_cpu".into(),
+                passed: true,
+                detail: format!(
+                    "not judged: the measured part ({:.3} s) is shorter than {MIN_CPU_JUDGE_SEC} s, too short for CPU accounting in clock ticks",
+                    run.duration_sec
+                ),
+            });
         } else {
-            0.0
-        };
-        checks.push(Check {
-            name: "client_cpu".into(),
-            passed: busy < self.exp.client_cpu_limit,
-            detail: format!(
-                "load generator used {:.0} % of {} CPU(s) (limit {:.0} %)",
-                busy * 100.0,
-                usable,
-                self.exp.client_cpu_limit * 100.0
-            ),
-        });
+            let busy = run.client_cpu.total_sec() / (run.duration_sec * usable);
+            checks.push(Check {
+                name: "client_cpu".into(),
+                passed: busy < self.exp.client_cpu_limit,
+                detail: format!(
+                    "load generator used {:.0} % of {} CPU(s) (limit {:.0} %)",
+                    busy * 100.0,
+                    usable,
+                    self.exp.client_cpu_limit * 100.0
+                ),
+            });
+        }
         if let Some(ol) = &run.open_loop {
             let limit_us = self.exp.send_lag_limit.as_secs_f64() * 1e6;
             let lag = ol.send_lag_us.p99_9;
