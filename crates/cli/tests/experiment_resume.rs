@@ -68,17 +68,21 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
         .arg("--db")
         .arg(&db)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
     let deadline = Instant::now() + Duration::from_secs(60);
     while stored(&db) < 3 {
         assert!(Instant::now() < deadline, "no progress within 60 s");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "finished before it could be killed"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("finished ({status}) before it could be killed:\n{err}");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     // Mid-trial: the fourth trial is running now.

@@ -131,7 +131,16 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         });
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > found) {
-        let tx = conn.transaction().map_err(err)?;
+        // Another process may open the same new file at the same moment: take the write
+        // lock first (waiting up to the busy timeout) and look at the version again
+        // under it, so each migration runs exactly once.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        if user_version(&tx).map_err(err)? >= m.version {
+            tx.commit().map_err(err)?;
+            continue;
+        }
         tx.execute_batch(m.sql).map_err(err)?;
         tx.execute(
             "INSERT INTO schema_migrations (version, description, applied_at_unix_ms)
