@@ -6,7 +6,7 @@
 # the full comparison of the stored trials; the result database is ./demo-out/demo.db.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RESPLAB_SETUP_BROWSER=0 bash scripts/setup.sh
+bash scripts/setup.sh
 cargo build --release --locked -q -p resplab-cli
 resplab="${CARGO_TARGET_DIR:-target}/release/resplab"
 out=demo-out
