@@ -10,6 +10,8 @@
 
 pub mod benchstat;
 pub mod cfmt;
+pub mod doc;
 pub mod ministat;
+pub mod plot;
 pub mod resplab;
 pub mod texttab;

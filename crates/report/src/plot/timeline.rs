@@ -1,0 +1,74 @@
+//! A per-second figure (ops/s, p99 latency) over the measured part of one trial per
+//! variant. Shows warm-up that was too short, throughput that sags as memory fills, a
+//! stall, or a periodic hiccup (an fsync, a background save) that a whole-trial number
+//! averages away.
+
+use super::{
+    colour, draw_markers, padded, render_svg, tick_number, PlotError, Series, DESC_FONT, TICK_FONT,
+};
+use plotters::prelude::*;
+
+/// What to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline<'a> {
+    /// One series per variant: (seconds since the measured part began, value).
+    pub series: &'a [Series],
+    /// Y axis description with its unit.
+    pub y_desc: &'a str,
+}
+
+/// Draws the plot.
+///
+/// # Errors
+/// [`PlotError`] when no series has a point or drawing fails.
+pub fn render(p: &Timeline<'_>) -> Result<String, PlotError> {
+    let pts = p
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|q| q.0.is_finite() && q.1.is_finite());
+    let tmax = pts.clone().map(|q| q.0).fold(f64::NEG_INFINITY, f64::max);
+    let ymax = pts.clone().map(|q| q.1).fold(f64::NEG_INFINITY, f64::max);
+    let ymin = pts.map(|q| q.1).fold(f64::INFINITY, f64::min);
+    if !tmax.is_finite() {
+        return Err(PlotError::new(
+            "per-second series",
+            "expected at least one second, found none",
+        ));
+    }
+    let (ylo, yhi) = padded(ymin, ymax, true);
+    let legend: Vec<(String, usize)> = p
+        .series
+        .iter()
+        .filter(|s| !s.points.is_empty())
+        .map(|s| (s.name.clone(), s.index))
+        .collect();
+    render_svg("per-second series", &legend, |area| {
+        let mut chart = ChartBuilder::on(area)
+            .margin_left(8)
+            .margin_right(24)
+            .margin_top(8)
+            .x_label_area_size(52)
+            .y_label_area_size(86)
+            .build_cartesian_2d(0f64..(tmax.max(1.0) * 1.04), ylo..yhi)?;
+        chart
+            .configure_mesh()
+            .x_desc("time since the measured part began (s)")
+            .y_desc(p.y_desc)
+            .x_label_formatter(&|v| tick_number(*v))
+            .y_label_formatter(&|v| tick_number(*v))
+            .label_style(("sans-serif", TICK_FONT))
+            .axis_desc_style(("sans-serif", DESC_FONT))
+            .light_line_style(WHITE)
+            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+            .draw()?;
+        for s in p.series.iter().filter(|s| !s.points.is_empty()) {
+            chart.draw_series(LineSeries::new(
+                s.points.clone(),
+                colour(s.index).stroke_width(2),
+            ))?;
+            draw_markers(&mut chart, &s.points, s.index)?;
+        }
+        Ok(())
+    })
+}

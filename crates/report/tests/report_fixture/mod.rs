@@ -1,0 +1,218 @@
+//! A fixed, seeded experiment for report tests: three variants, two workloads, eight
+//! interleaved rounds, with full run records (histograms and per-second series).
+
+use resplab_report::doc::{ReportInput, TrialInput, WorkloadInput};
+use resplab_report::resplab::ResplabOptions;
+use resplab_results::sample::{Direction, Metric, Observation, Origin};
+use resplab_results::{
+    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, SecondSample,
+    Summary, ToolInfo,
+};
+use resplab_stats::hist::LatencyHistogram;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// xorshift64*: a tiny seeded generator so the fixture never changes.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Roughly normal (sum of four uniforms, centred and scaled).
+    pub fn normal(&mut self) -> f64 {
+        let s: f64 = (0..4).map(|_| self.next_f64()).sum();
+        (s - 2.0) * 1.732
+    }
+}
+
+pub const VARIANTS: [&str; 3] = ["baseline", "io-threads-4", "appendfsync-always"];
+pub const WORKLOADS: [(&str, f64, f64); 2] = [("set", 120_000.0, 60.0), ("get", 150_000.0, 45.0)];
+/// Throughput factor and latency factor of each variant.
+pub const EFFECTS: [(f64, f64); 3] = [(1.0, 1.0), (1.06, 0.95), (0.80, 1.3)];
+pub const ROUNDS: u32 = 8;
+
+/// One synthetic run.
+pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
+    let (name, base_ops, base_lat_us) = WORKLOADS[workload];
+    let (f_ops, f_lat) = EFFECTS[variant];
+    let mut rng = Rng::new(1000 * workload as u64 + 100 * variant as u64 + u64::from(round) + 7);
+    let drift = 1.0 - 0.004 * f64::from(round);
+    let ops = base_ops * f_ops * drift * (1.0 + 0.01 * rng.normal());
+    let mut h = LatencyHistogram::new();
+    for i in 0..4000u64 {
+        let mut us = base_lat_us * f_lat * (0.35 * rng.normal()).exp();
+        if i % 500 == 0 {
+            us *= 8.0 * f_lat;
+        }
+        h.record_n((us * 1000.0).max(1.0) as u64, 5);
+    }
+    let lat = |h: &LatencyHistogram| LatencyUs {
+        mean: h.mean_ns() / 1000.0,
+        p50: h.percentile_ns(50.0) as f64 / 1000.0,
+        p90: h.percentile_ns(90.0) as f64 / 1000.0,
+        p99: h.percentile_ns(99.0) as f64 / 1000.0,
+        p99_9: h.percentile_ns(99.9) as f64 / 1000.0,
+        max: h.max_ns() as f64 / 1000.0,
+    };
+    let latency_us = lat(&h);
+    let series = (1..=5)
+        .map(|s| {
+            let o = ops * (1.0 + 0.02 * rng.normal());
+            SecondSample {
+                t_sec: f64::from(s),
+                requests: o as u64,
+                errors: 0,
+                ops_per_sec: o,
+                latency_us: LatencyUs {
+                    p99: latency_us.p99 * (1.0 + 0.05 * rng.normal()),
+                    ..latency_us.clone()
+                },
+            }
+        })
+        .collect();
+    let summary = Summary {
+        requests: (ops * 5.0) as u64,
+        errors: 0,
+        ops_per_sec: ops,
+        latency_us,
+        bytes_in: 1000,
+        bytes_out: 2000,
+        histogram: h.to_base64(),
+        error_kinds: BTreeMap::new(),
+    };
+    let mut commands = BTreeMap::new();
+    commands.insert(name.to_ascii_uppercase(), summary.clone());
+    let mut server = BTreeMap::new();
+    server.insert("redis_version".to_string(), "7.0.15".to_string());
+    server.insert("redis_mode".to_string(), "standalone".to_string());
+    server.insert("process_id".to_string(), format!("{}", 4000 + round));
+    RunRecord {
+        schema_version: 1,
+        tool: ToolInfo {
+            name: "resplab".into(),
+            version: "0.1.0".into(),
+            git_revision: Some("abc1234".into()),
+        },
+        started_at_unix_ms: 1_700_000_000_000 + u64::from(round) * 60_000,
+        config: serde_json::json!({"tests": name, "clients": 8, "pipeline": 1}),
+        seed: 42 + u64::from(round),
+        load_model: LoadModel::ClosedLoop {
+            clients: 8,
+            pipeline: 1,
+        },
+        server,
+        host: HostInfo {
+            hostname: "bench-1".into(),
+            cpu_model: "Example CPU @ 3.0GHz".into(),
+            cores: 2,
+            kernel: "6.1.0".into(),
+            os: "linux".into(),
+            governor: Some("performance".into()),
+        },
+        warmup_sec: 0.2,
+        duration_sec: 5.0,
+        totals: summary,
+        commands,
+        open_loop: None,
+        series,
+        connections: ConnectionStats::default(),
+        client_cpu: CpuTime {
+            user_sec: 0.5,
+            system_sec: 0.5,
+        },
+        end: RunEnd::Completed,
+        warnings: Vec::new(),
+    }
+}
+
+/// The order of the variants in round `r` (a fixed shuffle per round).
+pub fn round_order(r: u32) -> [usize; 3] {
+    const ORDERS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [2, 0, 1],
+        [1, 2, 0],
+        [0, 2, 1],
+        [1, 0, 2],
+        [2, 1, 0],
+    ];
+    ORDERS[(r as usize * 5 + 1) % 6]
+}
+
+/// The fixture as report input.
+pub fn input() -> ReportInput {
+    let ops = Arc::new(Metric::new(
+        "ops_per_sec",
+        "ops/s",
+        Direction::HigherIsBetter,
+    ));
+    let p99 = Arc::new(Metric::new("p99_us", "us", Direction::LowerIsBetter));
+    let mut observations = Vec::new();
+    let mut workloads = Vec::new();
+    for (wi, (w, _, _)) in WORKLOADS.iter().enumerate() {
+        let mut trials = Vec::new();
+        for r in 0..ROUNDS {
+            for v in round_order(r) {
+                let run = Arc::new(run_record(v, wi, r));
+                for (m, val) in [
+                    (&ops, run.totals.ops_per_sec),
+                    (&p99, run.totals.latency_us.p99),
+                ] {
+                    observations.push(Observation {
+                        label: Arc::from(VARIANTS[v]),
+                        workload: Arc::from(*w),
+                        metric: m.clone(),
+                        value: val,
+                        round: Some(r),
+                        trial: r,
+                        origin: Origin {
+                            file: Arc::from("db:fixture"),
+                            line: None,
+                        },
+                        config: None,
+                        flag: None,
+                    });
+                }
+                trials.push(TrialInput {
+                    variant: VARIANTS[v].to_string(),
+                    round: Some(r),
+                    value: Some(run.totals.ops_per_sec),
+                    run: Some(run),
+                    command: None,
+                });
+            }
+        }
+        workloads.push(WorkloadInput {
+            name: w.to_string(),
+            in_geomean: true,
+            trials,
+        });
+    }
+    ReportInput {
+        title: "Experiment fixture".into(),
+        source: "Experiment fixture (synthetic, seeded)".into(),
+        generator: "resplab test".into(),
+        variants: VARIANTS.iter().map(|s| s.to_string()).collect(),
+        metric: "ops_per_sec".into(),
+        options: ResplabOptions {
+            confidence: 0.95,
+            margin_pct: Some(2.0),
+        },
+        seed: Some(20240601),
+        facts: vec![("trial order".into(), "rmit".into())],
+        experiment_file: Some("[experiment]\nname = \"fixture\"\nrounds = 8\n".into()),
+        variant_definitions: vec![(
+            "baseline".into(),
+            "{\n  \"name\": \"baseline\",\n  \"server\": \"redis-server --port {port}\"\n}".into(),
+        )],
+        observations,
+        workloads,
+        notes: Vec::new(),
+    }
+}
