@@ -489,6 +489,18 @@ fn workload(
                     warnings.push(line);
                 }
             }
+            for l in &r.leave_one_out {
+                warnings.push(format!(
+                    "[leave_one_out] {}, {}: without round {}: {:+.2}% [{:+.2}%, {:+.2}%] ({})",
+                    r.metric,
+                    r.variant,
+                    l.round,
+                    l.effect_pct,
+                    l.ci_low_pct,
+                    l.ci_high_pct,
+                    l.verdict.label()
+                ));
+            }
         }
         if warnings.is_empty() {
             blocks.push(Block::Paragraph("No warnings.".into()));

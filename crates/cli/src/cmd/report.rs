@@ -1,0 +1,441 @@
+//! `resplab report`: a stored experiment, or any inputs `compare` reads, as a Markdown
+//! report with SVG plots beside it or as one self-contained HTML file.
+//!
+//! `resplab report NAME [--db PATH]` reads experiment NAME from the store: its counted
+//! trials in run order with their run records (histograms, per-second series, host and
+//! server facts), the experiment file and the variants' definitions.
+//! `resplab report [label=]FILE…` reads result files exactly as `compare` does; resplab
+//! run files also bring their run records, other formats only their numbers (the report
+//! then says which plots it had to leave out).
+//!
+//! This module only gathers the data ([`resplab_report::doc::ReportInput`]) and writes
+//! files; the document, its verdicts and plots are built in `resplab_report::doc`.
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use resplab_report::doc::{self, ReportInput, TrialInput, WorkloadInput};
+use resplab_report::resplab::ResplabOptions;
+use resplab_results::import::{
+    detect, load_inputs, Format as InputFormat, InputSpec, Location, NoStore, PlainOptions,
+    StoredSource,
+};
+use resplab_results::sample::Observation;
+use resplab_results::RunRecord;
+use resplab_store::{Store, ALL_COMMANDS};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown, with the plots as SVG files in a folder beside it.
+    Md,
+    /// One self-contained HTML file (inline SVG and CSS).
+    Html,
+}
+
+/// Arguments of `resplab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A stored experiment (`NAME` or `db:NAME`), or result files as `compare` takes them
+    /// (`[label=]FILE`; files with the same label are trials of one variant).
+    #[arg(required = true, value_name = "NAME|FILE")]
+    pub inputs: Vec<String>,
+    /// The result store holding stored experiments.
+    #[arg(long, value_name = "PATH", default_value = resplab_store::DEFAULT_DB)]
+    pub db: PathBuf,
+    /// Output format (default: from the extension of -o, else html).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Output file (default: NAME-report.html or .md in the current directory).
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Metric the verdicts and plots are about (default: the experiment's primary metric,
+    /// or ops_per_sec for files).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Variant to compare against (default: the experiment's baseline or the first label).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Equivalence margin in percent (default: the experiment's margin).
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
+    /// Confidence level of the intervals, in percent.
+    #[arg(short = 'c', long, value_name = "PCT", default_value_t = 95.0)]
+    pub confidence: f64,
+}
+
+/// Runs `resplab report`.
+///
+/// # Errors
+/// Bad flags, an unknown experiment, unreadable inputs or an output that cannot be
+/// written; the message names the flag, file or experiment.
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    if !(args.confidence > 0.0 && args.confidence < 100.0) {
+        bail!(
+            "--confidence: expected a percentage between 0 and 100, found {}",
+            args.confidence
+        );
+    }
+    if let Some(m) = args.margin {
+        if !(m > 0.0 && m.is_finite()) {
+            bail!("--margin: expected a positive percentage, found {m}");
+        }
+    }
+    let stored = stored_name(&args.inputs);
+    let (mut input, default_stem) = match &stored {
+        Some(name) => (
+            from_store(&args, name)?,
+            format!("{}-report", file_stem(name)),
+        ),
+        None => (from_files(&args)?, "resplab-report".to_string()),
+    };
+    if let Some(b) = &args.baseline {
+        let Some(pos) = input.variants.iter().position(|v| v == b) else {
+            bail!(
+                "--baseline: expected one of the variants ({}), found `{b}`",
+                input.variants.join(", ")
+            );
+        };
+        let v = input.variants.remove(pos);
+        input.variants.insert(0, v);
+    }
+    let format = args.format.unwrap_or_else(|| {
+        match args
+            .output
+            .as_ref()
+            .and_then(|p| p.extension())
+            .and_then(|e| e.to_str())
+        {
+            Some("md" | "markdown") => ReportFormat::Md,
+            _ => ReportFormat::Html,
+        }
+    });
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(match format {
+            ReportFormat::Md => format!("{default_stem}.md"),
+            ReportFormat::Html => format!("{default_stem}.html"),
+        })
+    });
+    let document = doc::build(&input)?;
+    match format {
+        ReportFormat::Html => {
+            let html = doc::html::render(&document);
+            std::fs::write(&output, html)
+                .with_context(|| format!("-o {}: cannot write the report", output.display()))?;
+            println!("wrote {}", output.display());
+        }
+        ReportFormat::Md => {
+            let stem = output
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("report")
+                .to_string();
+            let plot_dir = format!("{stem}-plots");
+            let md = doc::markdown::render(&document, &plot_dir);
+            let base = output.parent().unwrap_or(Path::new(""));
+            let dir = base.join(&plot_dir);
+            if !md.files.is_empty() {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
+            }
+            for (rel, svg) in &md.files {
+                let p = base.join(rel);
+                std::fs::write(&p, svg)
+                    .with_context(|| format!("cannot write plot {}", p.display()))?;
+            }
+            std::fs::write(&output, &md.text)
+                .with_context(|| format!("-o {}: cannot write the report", output.display()))?;
+            println!(
+                "wrote {} and {} plots in {}",
+                output.display(),
+                md.files.len(),
+                dir.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
+/// bare word that is not an existing file.
+fn stored_name(inputs: &[String]) -> Option<String> {
+    if inputs.len() != 1 {
+        return None;
+    }
+    let a = &inputs[0];
+    if let Some(n) = a.strip_prefix("db:") {
+        return Some(n.to_string());
+    }
+    if a.contains('=') || Path::new(a).exists() {
+        return None;
+    }
+    Some(a.clone())
+}
+
+fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn options(args: &ReportArgs, margin_fraction: Option<f64>) -> ResplabOptions {
+    ResplabOptions {
+        confidence: args.confidence / 100.0,
+        margin_pct: args.margin.or(margin_fraction.map(|m| m * 100.0)),
+    }
+}
+
+fn generator() -> String {
+    format!("resplab {}", env!("CARGO_PKG_VERSION"))
+}
+
+fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
+    if !args.db.exists() {
+        bail!(
+            "--db {}: no such file; expected the result store of `resplab experiment run` \
+             (or give result files instead of an experiment name)",
+            args.db.display()
+        );
+    }
+    let mut store = Store::open(&args.db)?;
+    let status = store.status(name)?;
+    let info = status.info.clone();
+    let (spec_text, spec_json) = store.experiment_spec(info.id)?;
+    let metric = args
+        .metric
+        .clone()
+        .unwrap_or_else(|| info.primary_metric.clone());
+    let observations: Vec<Observation> = StoredSource::load(&mut store, name, None)?;
+    let stored = store.observations(name)?;
+    // (trial, command, metric) → value, and the commands of each workload.
+    let mut values: HashMap<(i64, &str), f64> = HashMap::new();
+    let mut commands: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut counted: BTreeSet<i64> = BTreeSet::new();
+    for o in &stored {
+        counted.insert(o.trial_id);
+        if o.metric == metric {
+            values.insert((o.trial_id, o.command.as_str()), o.value);
+        }
+        if o.command != ALL_COMMANDS {
+            commands
+                .entry(o.workload.as_str())
+                .or_default()
+                .insert(o.command.as_str());
+        }
+    }
+    let trials: Vec<_> = store
+        .trials(info.id)?
+        .into_iter()
+        .filter(|t| counted.contains(&t.id))
+        .collect();
+    let mut runs: HashMap<i64, Arc<RunRecord>> = HashMap::new();
+    for t in &trials {
+        runs.insert(t.id, Arc::new(store.run_record(t.id)?));
+    }
+    let mut workloads = Vec::new();
+    for w in &info.workloads {
+        let mine: Vec<_> = trials.iter().filter(|t| &t.workload == w).collect();
+        let trial_inputs = |command: Option<&str>| -> Vec<TrialInput> {
+            mine.iter()
+                .map(|t| TrialInput {
+                    variant: t.variant.clone(),
+                    round: Some(t.round),
+                    value: values
+                        .get(&(t.id, command.unwrap_or(ALL_COMMANDS)))
+                        .copied(),
+                    run: runs.get(&t.id).cloned(),
+                    command: command.map(str::to_string),
+                })
+                .collect()
+        };
+        workloads.push(WorkloadInput {
+            name: w.clone(),
+            in_geomean: true,
+            trials: trial_inputs(None),
+        });
+        if let Some(cs) = commands.get(w.as_str()).filter(|c| c.len() > 1) {
+            for c in cs {
+                workloads.push(WorkloadInput {
+                    name: format!("{w}:{c}"),
+                    in_geomean: false,
+                    trials: trial_inputs(Some(c)),
+                });
+            }
+        }
+    }
+    let variant_definitions = info
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let def = spec_json
+                .get("variants")?
+                .as_array()?
+                .iter()
+                .find(|d| d.get("name").and_then(|n| n.as_str()) == Some(v.as_str()))?;
+            Some((v.clone(), serde_json::to_string_pretty(def).ok()?))
+        })
+        .collect();
+    let mut notes = Vec::new();
+    let planned = info.rounds as usize;
+    let valid = status.valid_rounds();
+    if valid < planned {
+        notes.push(format!(
+            "{valid} of {planned} planned rounds are complete and valid; only those are counted \
+             (`resplab experiment status {name}` shows the rest)"
+        ));
+    }
+    for (round, attempt, variant, workload, check) in &status.failures {
+        notes.push(format!(
+            "left out: round {round} attempt {attempt}, {variant} on {workload}: check {} failed ({})",
+            check.name, check.detail
+        ));
+    }
+    let facts = vec![
+        ("experiment".to_string(), info.name.clone()),
+        ("state".to_string(), info.state.clone()),
+        ("trial order".to_string(), info.order_kind.clone()),
+        (
+            "rounds".to_string(),
+            format!("{valid} counted of {planned} planned"),
+        ),
+        (
+            "trials".to_string(),
+            format!(
+                "{} stored, {} counted, {} invalid",
+                status.trials_stored,
+                trials.len(),
+                status.trials_invalid
+            ),
+        ),
+        ("definition hash".to_string(), info.definition_hash.clone()),
+    ];
+    Ok(ReportInput {
+        title: format!("Experiment {}", info.name),
+        source: format!(
+            "Experiment {} from {}: {} variants × {} workloads, {} counted rounds",
+            info.name,
+            args.db.display(),
+            info.variants.len(),
+            info.workloads.len(),
+            valid
+        ),
+        generator: generator(),
+        variants: info.variants.clone(),
+        metric,
+        options: options(args, info.margin),
+        seed: Some(info.seed),
+        facts,
+        experiment_file: Some(spec_text),
+        variant_definitions,
+        observations,
+        workloads,
+        notes,
+    })
+}
+
+fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
+    let specs = args
+        .inputs
+        .iter()
+        .map(|a| InputSpec::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plain = PlainOptions::default();
+    let loaded = if specs
+        .iter()
+        .any(|s| matches!(s.location, Location::Stored(_)))
+    {
+        let mut store = Store::open(&args.db)?;
+        load_inputs(&specs, &plain, &mut store)?
+    } else {
+        load_inputs(&specs, &plain, &mut NoStore)?
+    };
+    // Run records of resplab run files, by the file name the observations cite.
+    let mut records: HashMap<String, Arc<RunRecord>> = HashMap::new();
+    for s in &specs {
+        if let Location::Path(p) = &s.location {
+            if p == "-" || records.contains_key(p) {
+                continue;
+            }
+            let bytes = std::fs::read(p).with_context(|| format!("{p}: cannot read"))?;
+            if detect(&bytes) == InputFormat::Resplab {
+                let r: RunRecord = serde_json::from_slice(&bytes)
+                    .with_context(|| format!("{p}: expected a resplab run record"))?;
+                records.insert(p.clone(), Arc::new(r));
+            }
+        }
+    }
+    let metrics: Vec<&str> = {
+        let mut m: Vec<&str> = Vec::new();
+        for o in &loaded.observations {
+            if !m.contains(&o.metric.name.as_str()) {
+                m.push(o.metric.name.as_str());
+            }
+        }
+        m
+    };
+    let metric = match &args.metric {
+        Some(m) => m.clone(),
+        None if metrics.contains(&"ops_per_sec") => "ops_per_sec".to_string(),
+        None => metrics.first().map(|s| s.to_string()).unwrap_or_default(),
+    };
+    // Workloads in first-seen order; one trial per (label, workload, file, trial index).
+    let mut names: Vec<String> = Vec::new();
+    let mut trials: BTreeMap<String, Vec<TrialInput>> = BTreeMap::new();
+    for o in loaded
+        .observations
+        .iter()
+        .filter(|o| o.metric.name == metric)
+    {
+        let w = o.workload.to_string();
+        if !names.contains(&w) {
+            names.push(w.clone());
+        }
+        let file = o.origin.file.to_string();
+        let run = records.get(&file).cloned();
+        let command = match (&run, &*o.workload) {
+            (Some(_), "ALL") | (None, _) => None,
+            (Some(_), c) => Some(c.to_string()),
+        };
+        trials.entry(w).or_default().push(TrialInput {
+            variant: o.label.to_string(),
+            round: o.round,
+            value: o.flag.is_none().then_some(o.value),
+            run,
+            command,
+        });
+    }
+    let has_all = names.iter().any(|n| n == "ALL");
+    let workloads = names
+        .iter()
+        .map(|n| WorkloadInput {
+            name: n.clone(),
+            in_geomean: !has_all || n == "ALL",
+            trials: trials.remove(n).unwrap_or_default(),
+        })
+        .collect();
+    let shown: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
+    Ok(ReportInput {
+        title: "resplab report".into(),
+        source: format!("Inputs: {}", shown.join(", ")),
+        generator: generator(),
+        variants: loaded.labels.clone(),
+        metric,
+        options: options(args, None),
+        seed: None,
+        facts: Vec::new(),
+        experiment_file: None,
+        variant_definitions: Vec::new(),
+        observations: loaded.observations,
+        workloads,
+        notes: loaded.notes,
+    })
+}
