@@ -22,14 +22,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The protocol lab: RESP/RESPB conversion, wire sizes and decoder benchmarks.
-    Proto(cmd::proto::ProtoArgs),
     /// One load run (redis-benchmark and memtier_benchmark flags).
     Bench(Box<cmd::bench::BenchArgs>),
+    /// The protocol lab: RESP/RESPB conversion, wire sizes and decoder benchmarks.
+    Proto(cmd::proto::ProtoArgs),
     /// Run, resume, list, inspect and export A/B experiments.
     Experiment(cmd::experiment::ExperimentArgs),
     /// Compare result files or stored experiments: ministat, benchstat or resplab style.
     Compare(cmd::compare::CompareArgs),
+    /// Markdown or self-contained HTML report with plots of an experiment or result files.
+    Report(cmd::report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,10 +44,11 @@ fn main() -> ExitCode {
         }
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
-        Command::Proto(a) => cmd::proto::run(a),
         Command::Bench(a) => cmd::bench::run(*a),
+        Command::Proto(a) => cmd::proto::run(a),
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(code) => code,
