@@ -2,15 +2,15 @@
 # Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
 # when it is already there: redis-server and redis-tools (the server under test and
 # redis-benchmark), ministat and benchstat (the tools `compare` is cross-checked against),
-# and a Rust toolchain check; with RESPLAB_SETUP_BROWSER=1 also Debian's chromium (for
-# browser tests of HTML output). Safe to run again.
+# Debian's chromium (the headless browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0
+# skips it), and a Rust toolchain check. Safe to run again.
 set -euo pipefail
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
-if [ "${RESPLAB_SETUP_BROWSER:-0}" = 1 ]; then
+if [ "${RESPLAB_SETUP_BROWSER:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -649,7 +649,8 @@ fn fmt_pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:+.2}%"))
 }
 
-fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
+/// A confidence interval of an effect in percent; `(-inf, +inf)` when there is none.
+pub(crate) fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
         (Some(l), Some(h)) => format!("[{l:+.2}%, {h:+.2}%]"),
         _ => "(-inf, +inf)".into(),

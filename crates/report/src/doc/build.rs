@@ -17,7 +17,7 @@
 use super::input::{ReportInput, TrialInput, WorkloadInput};
 use super::{Block, Cell, Document};
 use crate::plot::{self, significant, PlotError, Series};
-use crate::resplab::{self, Row, Verdict};
+use crate::resplab::{self, fmt_interval, Row, Verdict};
 use resplab_results::sample::{Direction, Metric, SampleSet};
 use resplab_results::RunRecord;
 use resplab_stats::bootstrap::geomean_ratio;
@@ -174,10 +174,7 @@ fn pct(v: Option<f64>) -> String {
 }
 
 fn ci(r: &Row) -> String {
-    match (r.ci_low_pct, r.ci_high_pct) {
-        (Some(l), Some(h)) => format!("[{l:+.2}%, {h:+.2}%]"),
-        _ => "none".into(),
-    }
+    fmt_interval(r.ci_low_pct, r.ci_high_pct)
 }
 
 fn n_text(r: &Row) -> String {
@@ -446,17 +443,17 @@ fn workload(
             header: vec![
                 "metric".into(),
                 "variant".into(),
-                "n".into(),
-                format!("{base_name} (median)"),
-                "variant (median)".into(),
                 "effect".into(),
                 ci_head,
-                "p".into(),
-                "MDE".into(),
                 "verdict".into(),
+                "p".into(),
+                "n".into(),
+                "MDE".into(),
+                format!("{base_name} (median)"),
+                "variant (median)".into(),
             ],
             numeric: vec![
-                false, false, true, true, true, true, true, true, true, false,
+                false, false, true, true, false, true, true, true, true, true,
             ],
             rows: rows
                 .iter()
@@ -469,14 +466,14 @@ fn workload(
                             format!("{} ({unit})", r.metric)
                         }),
                         ctx.variant_cell(&r.variant),
-                        Cell::text(n_text(r)),
-                        Cell::text(num(r.baseline_median)),
-                        Cell::text(num(r.variant_median)),
                         Cell::text(pct(r.effect_pct)),
                         Cell::text(ci(r)),
-                        Cell::text(r.p_value.map_or("–".into(), |p| format!("{p:.3}"))),
-                        Cell::text(r.mde_pct.map_or("–".into(), |m| format!("{m:.2}%"))),
                         Cell::strong(r.verdict.label()),
+                        Cell::text(r.p_value.map_or("–".into(), |p| format!("{p:.3}"))),
+                        Cell::text(n_text(r)),
+                        Cell::text(r.mde_pct.map_or("–".into(), |m| format!("{m:.2}%"))),
+                        Cell::text(num(r.baseline_median)),
+                        Cell::text(num(r.variant_median)),
                     ]
                 })
                 .collect(),
@@ -491,13 +488,16 @@ fn workload(
             }
             for l in &r.leave_one_out {
                 warnings.push(format!(
-                    "[leave_one_out] {}, {}: without round {}: {:+.2}% [{:+.2}%, {:+.2}%] ({})",
+                    "[leave_one_out] {}, {}: without round {}: {:+.2}% {} ({})",
                     r.metric,
                     r.variant,
                     l.round,
                     l.effect_pct,
-                    l.ci_low_pct,
-                    l.ci_high_pct,
+                    if l.verdict == Verdict::NoVerdict {
+                        fmt_interval(None, None)
+                    } else {
+                        fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct))
+                    },
                     l.verdict.label()
                 ));
             }

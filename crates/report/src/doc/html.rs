@@ -11,7 +11,7 @@ use crate::plot::colour_hex;
 const CSS: &str = r#":root{color-scheme:light}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1b1b1b;background:#fff}
-main{max-width:72rem;margin:0 auto;padding:1rem 1.25rem 3rem}
+main{max-width:80rem;margin:0 auto;padding:1rem 1.25rem 3rem}
 h1{font-size:1.65rem;line-height:1.25;margin:.6rem 0 1rem}
 h2{font-size:1.3rem;margin:2.4rem 0 .6rem;padding-bottom:.25rem;border-bottom:1px solid #d8d8d8}
 h3{font-size:1.05rem;margin:1.6rem 0 .5rem}
@@ -25,6 +25,7 @@ th,td{padding:.3rem .5rem;border-bottom:1px solid #e4e4e4;text-align:left;vertic
 th{background:#f3f4f5;font-weight:600}
 td{white-space:nowrap}
 td.w{white-space:normal;min-width:16rem}
+td:first-child{white-space:normal}
 th.n,td.n{text-align:right}
 .sw{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-.06em;-webkit-print-color-adjust:exact;print-color-adjust:exact}
 ul.items li{margin:.2rem 0}
