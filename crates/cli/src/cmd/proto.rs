@@ -16,7 +16,7 @@
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_proto::resp::encode::{write_command, write_inline};
 use resplab_proto::resp::request::{parse_request, parse_request_owned};
@@ -837,82 +837,110 @@ fn commands_for_size(w: WorkloadName, size_mb: usize) -> usize {
     ((size_mb.max(1) * 1024 * 1024) as f64 / per) as usize
 }
 
-/// One pass of a decoder over `data`: (commands, checksum, allocations).
-#[inline(never)]
+/// One pass of a decoder over `data`: (commands, checksum, allocations). Each decoder's
+/// loop is a function of its own, so that no decoder's code shares registers or layout
+/// with another's.
 fn pass(
     decoder: DecoderName,
     data: &[u8],
     dec: &Decoder,
     limits: &Limits,
 ) -> Result<(u64, u64, u64)> {
+    match decoder {
+        DecoderName::Respb => pass_respb(data, dec),
+        DecoderName::RespZeroCopy => pass_resp_zero_copy(data, limits),
+        DecoderName::RespAllocating => pass_resp_allocating(data, limits),
+    }
+}
+
+#[inline(never)]
+fn pass_respb(data: &[u8], dec: &Decoder) -> Result<(u64, u64, u64)> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut frame = Frame::default();
+    frame.fields.reserve(64);
+    let cap = frame.fields.capacity();
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match dec.decode(rest, &mut frame) {
+            Ok(Some(k)) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(frame.fields.len() as u64);
+                if let Some(Field::Bytes(b)) = frame.fields.first() {
+                    sum = sum.wrapping_add(b.len() as u64);
+                }
+            }
+            Ok(None) => bail!("RESPB stream truncated at byte {pos}"),
+            Err(e) => bail!("malformed RESPB: {}", e.shifted(pos)),
+        }
+    }
+    ensure!(
+        pos == data.len(),
+        "decoder stopped at byte {pos} of {}",
+        data.len()
+    );
+    Ok((n, sum, u64::from(frame.fields.capacity() != cap)))
+}
+
+#[inline(never)]
+fn pass_resp_zero_copy(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64)> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut args: Vec<&[u8]> = Vec::with_capacity(64);
+    let cap = args.capacity();
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match parse_request(rest, limits, &mut args) {
+            Ok(Some(k)) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(args.len() as u64);
+                if let Some(a) = args.get(1) {
+                    sum = sum.wrapping_add(a.len() as u64);
+                }
+            }
+            Ok(None) => bail!("RESP stream truncated at byte {pos}"),
+            Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
+        }
+    }
+    ensure!(
+        pos == data.len(),
+        "decoder stopped at byte {pos} of {}",
+        data.len()
+    );
+    Ok((n, sum, u64::from(args.capacity() != cap)))
+}
+
+#[inline(never)]
+fn pass_resp_allocating(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64)> {
     let mut pos = 0usize;
     let mut n = 0u64;
     let mut sum = 0u64;
     let mut allocs = 0u64;
-    match decoder {
-        DecoderName::Respb => {
-            let mut frame = Frame::default();
-            frame.fields.reserve(64);
-            let cap = frame.fields.capacity();
-            while pos < data.len() {
-                let rest = data.get(pos..).unwrap_or(&[]);
-                match dec.decode(rest, &mut frame) {
-                    Ok(Some(k)) => {
-                        pos += k;
-                        n += 1;
-                        sum = sum.wrapping_add(frame.fields.len() as u64);
-                        if let Some(Field::Bytes(b)) = frame.fields.first() {
-                            sum = sum.wrapping_add(b.len() as u64);
-                        }
-                    }
-                    Ok(None) => bail!("RESPB stream truncated at byte {pos}"),
-                    Err(e) => bail!("malformed RESPB: {}", e.shifted(pos)),
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match parse_request_owned(rest, limits, &mut allocs) {
+            Ok(Some((args, k))) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(args.len() as u64);
+                if let Some(a) = args.get(1) {
+                    sum = sum.wrapping_add(a.len() as u64);
                 }
+                drop(std::hint::black_box(args));
             }
-            allocs += u64::from(frame.fields.capacity() != cap);
-        }
-        DecoderName::RespZeroCopy => {
-            let mut args: Vec<&[u8]> = Vec::with_capacity(64);
-            let cap = args.capacity();
-            while pos < data.len() {
-                let rest = data.get(pos..).unwrap_or(&[]);
-                match parse_request(rest, limits, &mut args) {
-                    Ok(Some(k)) => {
-                        pos += k;
-                        n += 1;
-                        sum = sum.wrapping_add(args.len() as u64);
-                        if let Some(a) = args.get(1) {
-                            sum = sum.wrapping_add(a.len() as u64);
-                        }
-                    }
-                    Ok(None) => bail!("RESP stream truncated at byte {pos}"),
-                    Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
-                }
-            }
-            allocs += u64::from(args.capacity() != cap);
-        }
-        DecoderName::RespAllocating => {
-            while pos < data.len() {
-                let rest = data.get(pos..).unwrap_or(&[]);
-                match parse_request_owned(rest, limits, &mut allocs) {
-                    Ok(Some((args, k))) => {
-                        pos += k;
-                        n += 1;
-                        sum = sum.wrapping_add(args.len() as u64);
-                        if let Some(a) = args.get(1) {
-                            sum = sum.wrapping_add(a.len() as u64);
-                        }
-                        drop(std::hint::black_box(args));
-                    }
-                    Ok(None) => bail!("RESP stream truncated at byte {pos}"),
-                    Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
-                }
-            }
+            Ok(None) => bail!("RESP stream truncated at byte {pos}"),
+            Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
         }
     }
-    if pos != data.len() {
-        bail!("decoder stopped at byte {pos} of {}", data.len());
-    }
+    ensure!(
+        pos == data.len(),
+        "decoder stopped at byte {pos} of {}",
+        data.len()
+    );
     Ok((n, sum, allocs))
 }
 

@@ -311,11 +311,23 @@ pub(crate) fn put_i64(out: &mut Vec<u8>, n: i64) {
 /// Reads 1 to 18 decimal digits followed by CRLF at `pos`: `(value, position after LF)`.
 #[inline(always)]
 pub(crate) fn quick_uint(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
-    let rest = buf.get(pos..)?;
     // The common case, one digit: `d\r\n`.
-    if let [d @ b'0'..=b'9', b'\r', b'\n', ..] = rest {
+    if let Some([d @ b'0'..=b'9', b'\r', b'\n']) = buf.get(pos..).and_then(|r| r.first_chunk()) {
         return Some((usize::from(d - b'0'), pos + 3));
     }
+    uint_digits(buf, pos)
+}
+
+/// [`quick_uint`] out of line, for callers that have handled the short forms themselves
+/// and whose loops must stay small.
+#[inline(never)]
+pub(crate) fn quick_uint_long(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+    uint_digits(buf, pos)
+}
+
+#[inline(always)]
+fn uint_digits(buf: &[u8], pos: usize) -> Option<(usize, usize)> {
+    let rest = buf.get(pos..)?;
     let mut acc: usize = 0;
     let mut i = 0usize;
     for &b in rest.iter().take(18) {
@@ -361,20 +373,48 @@ pub(crate) fn quick_payload(buf: &[u8], pos: usize, len: usize) -> Option<(usize
 /// must be, so the payload is never searched.
 #[inline(always)]
 pub(crate) fn quick_bulk(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)> {
+    // One 8-byte load classifies the header: `$d\r\n` (bytes 0, 2 and 3 fixed) or
+    // `$dd\r\n` (bytes 0, 3 and 4 fixed), the digits checked separately. Anything else,
+    // including a header within 8 bytes of the end of `buf`, goes out of line.
+    let Some(h) = buf.get(pos..).and_then(|r| r.first_chunk::<8>()) else {
+        return quick_bulk_long(buf, pos, max);
+    };
+    let w = u64::from_le_bytes(*h);
+    let d1 = ((w >> 8) as u8).wrapping_sub(b'0');
+    let d2 = ((w >> 16) as u8).wrapping_sub(b'0');
+    let (len, header) = if w & 0xFFFF_00FF == 0x0A0D_0024 && d1 <= 9 {
+        (usize::from(d1), 4)
+    } else if w & 0xFF_FF00_00FF == 0x0A_0D00_0024 && d1 <= 9 && d2 <= 9 {
+        (usize::from(d1) * 10 + usize::from(d2), 5)
+    } else {
+        return quick_bulk_long(buf, pos, max);
+    };
+    if len > max {
+        return None;
+    }
+    let start = pos + header;
+    let end = start + len;
+    if *buf.get(end..)?.first_chunk::<2>()? != *b"\r\n" {
+        return None;
+    }
+    Some((buf.get(start..end)?, end + 2))
+}
+
+/// [`quick_bulk`] for any header: read byte by byte, out of line.
+#[inline(never)]
+fn quick_bulk_long(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)> {
     let rest = buf.get(pos..)?;
     let (len, header) = match rest {
-        // The common case, a one-digit length, in one bounds check.
         [b'$', d @ b'0'..=b'9', b'\r', b'\n', ..] => (usize::from(d - b'0'), 4),
-        [b'$', ..] => quick_uint(rest, 1)?,
+        [b'$', ..] => uint_digits(rest, 1)?,
         _ => return None,
     };
     if len > max {
         return None;
     }
-    let body = rest.get(header..)?;
-    let payload = body.get(..len)?;
-    match body.get(len..len.checked_add(2)?)? {
-        [b'\r', b'\n'] => Some((payload, pos + header + len + 2)),
-        _ => None,
+    let end = header.checked_add(len)?;
+    if *rest.get(end..)?.first_chunk::<2>()? != *b"\r\n" {
+        return None;
     }
+    Some((rest.get(header..end)?, pos + end + 2))
 }

@@ -35,36 +35,80 @@ pub fn parse_request<'a>(
     args: &mut Vec<&'a [u8]>,
 ) -> Result<Option<usize>, ProtoError> {
     args.clear();
+    // The quick path is small enough to inline into the caller's loop; everything else
+    // (inline commands, incomplete or malformed requests) is out of line.
+    match quick_multibulk(buf, limits, args) {
+        Some(end) => Ok(Some(end)),
+        None => parse_request_slow(buf, limits, args),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn parse_request_slow<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+) -> Result<Option<usize>, ProtoError> {
+    args.clear();
     match buf.first() {
         None => Ok(None),
-        Some(b'*') => {
-            // Small enough to inline into the caller's loop; the full parser is not.
-            if let Some(end) = quick_multibulk(buf, limits, args) {
-                return Ok(Some(end));
-            }
-            args.clear();
-            parse_multibulk_full(buf, limits, args)
-        }
+        Some(b'*') => parse_multibulk_full(buf, limits, args),
         Some(_) => parse_inline(buf, limits, args),
     }
 }
 
-/// The quick path of [`parse_request`] for multibulk requests: a complete request whose counts and lengths
-/// are plain digits. Each length says where its payload's CRLF must be, so the payload
-/// is never searched. `None` (with `args` partly filled) sends the caller to the full
-/// path, which gives the exact answer for incomplete or malformed requests.
+/// The quick path of [`parse_request`] for multibulk requests: a complete request whose
+/// counts and lengths are plain digits. Each length says where its payload's CRLF must
+/// be, so the payload is never searched. `None` (with `args` partly filled) sends the
+/// caller to the full path, which gives the exact answer for incomplete or malformed
+/// requests.
 #[inline(always)]
 fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>) -> Option<usize> {
-    let (n, mut pos) = lex::quick_uint(buf, 1)?;
+    let (n, mut pos) = match buf.first_chunk::<4>() {
+        // `*d\r\n` in one 4-byte load.
+        Some(h) => {
+            let w = u32::from_le_bytes(*h);
+            let d = ((w >> 8) as u8).wrapping_sub(b'0');
+            if w & 0xFFFF_00FF == 0x0A0D_002A && d <= 9 {
+                (usize::from(d), 4)
+            } else if w & 0xFF == u32::from(b'*') {
+                lex::quick_uint_long(buf, 1)?
+            } else {
+                return None;
+            }
+        }
+        None => return None,
+    };
     if n > limits.max_aggregate_len {
         return None;
     }
-    for _ in 0..n {
-        let (arg, after) = lex::quick_bulk(buf, pos, limits.max_bulk_len)?;
-        args.push(arg);
-        pos = after;
+    let max = limits.max_bulk_len;
+    // Two- and three-argument commands (GET, SET, DEL, HGET, ...) are most of any real
+    // stream: their arguments go into the vector with one capacity check.
+    match n {
+        2 => {
+            let (a, p) = lex::quick_bulk(buf, pos, max)?;
+            let (b, p) = lex::quick_bulk(buf, p, max)?;
+            args.extend_from_slice(&[a, b]);
+            Some(p)
+        }
+        3 => {
+            let (a, p) = lex::quick_bulk(buf, pos, max)?;
+            let (b, p) = lex::quick_bulk(buf, p, max)?;
+            let (c, p) = lex::quick_bulk(buf, p, max)?;
+            args.extend_from_slice(&[a, b, c]);
+            Some(p)
+        }
+        _ => {
+            for _ in 0..n {
+                let (arg, after) = lex::quick_bulk(buf, pos, max)?;
+                args.push(arg);
+                pos = after;
+            }
+            Some(pos)
+        }
     }
-    Some(pos)
 }
 
 #[inline(never)]
@@ -231,6 +275,9 @@ mod quick_path_tests {
         let seeds: &[&[u8]] = &[
             b"*2\r\n$3\r\nGET\r\n$6\r\nk00001\r\n",
             b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$12\r\nvalue-012345\r\n",
+            b"*2\r\n$10\r\nkey:000001\r\n$1\r\nx\r\n",
+            b"*4\r\n$4\r\nMGET\r\n$2\r\nk1\r\n$2\r\nk2\r\n$100\r\n0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789\r\n",
+            b"*3\r\n$+1\r\nx\r\n$1\r\ny\r\n$1\r\nz\r\n",
             b"*1\r\n$0\r\n\r\n",
             b"*0\r\n",
             b"*-1\r\n",

@@ -373,8 +373,9 @@ fn encode_native(out: &mut Vec<u8>, mux: u16, cmd: &Command, args: &[&[u8]]) -> 
 #[derive(Debug, Clone)]
 pub struct Decoder {
     core: Vec<Option<(&'static Command, Shape)>>,
-    /// Module commands sorted by subcommand, with their shapes.
-    modules: Vec<(u32, &'static Command, Shape)>,
+    /// Module commands with their shapes, indexed by module (the subcommand's high 16
+    /// bits) and then by command within the module (the low 16 bits).
+    modules: Vec<Vec<Option<(&'static Command, Shape)>>>,
     limits: Limits,
 }
 
@@ -472,14 +473,23 @@ impl Decoder {
                 }
             }
         }
-        let mut modules: Vec<(u32, &'static Command, Shape)> = table::MODULES
-            .iter()
-            .filter_map(|c| match c.op {
-                Op::Module(sub) => Some((sub, c, shape_of(c.layout))),
-                Op::Core(_) => None,
-            })
-            .collect();
-        modules.sort_by_key(|m| m.0);
+        let mut modules: Vec<Vec<Option<(&'static Command, Shape)>>> = Vec::new();
+        for c in table::MODULES {
+            if let Op::Module(sub) = c.op {
+                let (m, i) = ((sub >> 16) as usize, (sub & 0xFFFF) as usize);
+                if modules.len() <= m {
+                    modules.resize(m + 1, Vec::new());
+                }
+                if let Some(cmds) = modules.get_mut(m) {
+                    if cmds.len() <= i {
+                        cmds.resize(i + 1, None);
+                    }
+                    if let Some(slot) = cmds.get_mut(i) {
+                        *slot = Some((c, shape_of(c.layout)));
+                    }
+                }
+            }
+        }
         Decoder {
             core,
             modules,
@@ -496,8 +506,10 @@ impl Decoder {
         let op = be16(buf, 0)?;
         let (cmd, shape, first) = if op == MODULE_OPCODE {
             let sub = be32(buf, 4)?;
-            let i = self.modules.binary_search_by_key(&sub, |m| m.0).ok()?;
-            let &(_, cmd, shape) = self.modules.get(i)?;
+            let (cmd, shape) = (*self
+                .modules
+                .get((sub >> 16) as usize)?
+                .get((sub & 0xFFFF) as usize)?)?;
             (cmd, shape, 8)
         } else {
             let (cmd, shape) = (*self.core.get(usize::from(op))?)?;
