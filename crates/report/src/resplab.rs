@@ -239,6 +239,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Geomean-of-ratios rows (primary metric, variants with two or more workloads).
     pub summaries: Vec<Summary>,
+    /// `workload metric` pairs that are exactly zero in every trial of every variant
+    /// (errors, reconnects, ... in a clean run): nothing to compare, so no rows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub all_zero: Vec<String>,
 }
 
 const INSTRUMENTED_WORDS: [&str; 8] = [
@@ -300,11 +304,30 @@ pub fn compare_with(
 ) -> Report {
     let mut rows = Vec::new();
     let mut paired = Vec::new();
+    let mut all_zero = Vec::new();
+    let zero = |v: &[f64]| !v.is_empty() && v.iter().all(|&x| x == 0.0);
     for workload in &set.workloads {
         for metric in &set.metrics {
             let Some(base) = set.get(workload, metric, baseline) else {
                 continue;
             };
+            let variants: Vec<_> = set
+                .labels
+                .iter()
+                .filter(|l| &***l != baseline)
+                .filter_map(|l| set.get(workload, metric, l))
+                .collect();
+            if zero(&base.values)
+                && !variants.is_empty()
+                && variants.iter().all(|v| zero(&v.values))
+            {
+                all_zero.push(if workload.is_empty() {
+                    metric.name.clone()
+                } else {
+                    format!("{workload} {}", metric.name)
+                });
+                continue;
+            }
             for label in set.labels.iter().filter(|l| &***l != baseline) {
                 let Some(var) = set.get(workload, metric, label) else {
                     continue;
@@ -328,7 +351,17 @@ pub fn compare_with(
         baseline: baseline.to_string(),
         rows,
         summaries,
+        all_zero,
     }
+}
+
+fn all_zero_line(report: &Report) -> Option<String> {
+    (!report.all_zero.is_empty()).then(|| {
+        format!(
+            "zero in every trial of every variant, so not compared: {}",
+            report.all_zero.join(", ")
+        )
+    })
 }
 
 fn add_qvalues(rows: &mut [Row]) {
@@ -862,6 +895,9 @@ pub fn render_text(report: &Report) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    if let Some(z) = all_zero_line(report) {
+        out.push_str(&format!("{z}\n"));
+    }
     let s = summary_lines(report);
     if !s.is_empty() {
         out.push_str("\ngeomean of ratios across workloads:\n");
@@ -893,6 +929,9 @@ pub fn render_markdown(report: &Report) -> String {
             .map(|s| s.replace('|', "\\|"))
             .collect();
         out.push_str(&format!("| {} |\n", c.join(" | ")));
+    }
+    if let Some(z) = all_zero_line(report) {
+        out.push_str(&format!("\n{z}\n"));
     }
     let s = summary_lines(report);
     if !s.is_empty() {
@@ -1185,5 +1224,37 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "non_positive"));
+    }
+
+    #[test]
+    fn metrics_zero_everywhere_are_named_not_compared() {
+        let errors = Arc::new(Metric::new("errors", "", Direction::LowerIsBetter));
+        let ops = Arc::new(Metric::new(
+            "ops_per_sec",
+            "ops/s",
+            Direction::HigherIsBetter,
+        ));
+        let mut list = Vec::new();
+        for i in 0..8 {
+            list.push(obs("a", 0.0, None, &errors));
+            list.push(obs("b", 0.0, None, &errors));
+            list.push(obs("a", 100.0 + f64::from(i), None, &ops));
+            list.push(obs("b", 90.0 + f64::from(i), None, &ops));
+        }
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert!(rep.rows.iter().all(|r| r.metric != "errors"));
+        assert_eq!(rep.rows.len(), 1);
+        assert_eq!(rep.all_zero.len(), 1);
+        assert!(rep.all_zero[0].ends_with("errors"));
+        assert!(render_text(&rep).contains("so not compared: "));
+        assert!(render_json(&rep).contains("\"all_zero\""));
+        // One non-zero value anywhere brings the row back (with its warning).
+        list.push(obs("b", 1.0, None, &errors));
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert!(rep.rows.iter().any(|r| r.metric == "errors"));
+        assert!(rep.all_zero.is_empty());
+        assert!(!render_json(&rep).contains("all_zero"));
     }
 }
