@@ -682,6 +682,21 @@ fn fmt_pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:+.2}%"))
 }
 
+/// The `[leave_one_out]` warning line of one outlier round of a row at `place`.
+pub(crate) fn leave_one_out_line(place: &str, variant: &str, l: &LeftOut) -> String {
+    format!(
+        "[leave_one_out] {place}, {variant}: without round {}: {:+.2}% {} ({})",
+        l.round,
+        l.effect_pct,
+        if l.verdict == Verdict::NoVerdict {
+            fmt_interval(None, None)
+        } else {
+            fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct))
+        },
+        l.verdict.label()
+    )
+}
+
 /// A confidence interval of an effect in percent; `(-inf, +inf)` when there is none.
 pub(crate) fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
@@ -816,18 +831,7 @@ fn notes(report: &Report) -> Vec<String> {
             format!("{} {}", r.workload, r.metric)
         };
         for l in &r.leave_one_out {
-            out.push(format!(
-                "[leave_one_out] {place}, {}: without round {}: {:+.2}% {} {}",
-                r.variant,
-                l.round,
-                l.effect_pct,
-                if l.verdict == Verdict::NoVerdict {
-                    fmt_interval(None, None)
-                } else {
-                    fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct))
-                },
-                l.verdict.label()
-            ));
+            out.push(leave_one_out_line(&place, &r.variant, l));
         }
     }
     out

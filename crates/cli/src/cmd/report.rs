@@ -73,17 +73,7 @@ pub struct ReportArgs {
 /// Bad flags, an unknown experiment, unreadable inputs or an output that cannot be
 /// written; the message names the flag, file or experiment.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    if !(args.confidence > 0.0 && args.confidence < 100.0) {
-        bail!(
-            "--confidence: expected a percentage between 0 and 100, found {}",
-            args.confidence
-        );
-    }
-    if let Some(m) = args.margin {
-        if !(m > 0.0 && m.is_finite()) {
-            bail!("--margin: expected a positive percentage, found {m}");
-        }
-    }
+    super::compare::check_confidence_and_margin(args.confidence, args.margin)?;
     let stored = stored_name(&args.inputs);
     let (mut input, default_stem) = match &stored {
         Some(name) => (

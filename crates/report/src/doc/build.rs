@@ -487,19 +487,7 @@ fn workload(
                 }
             }
             for l in &r.leave_one_out {
-                warnings.push(format!(
-                    "[leave_one_out] {}, {}: without round {}: {:+.2}% {} ({})",
-                    r.metric,
-                    r.variant,
-                    l.round,
-                    l.effect_pct,
-                    if l.verdict == Verdict::NoVerdict {
-                        fmt_interval(None, None)
-                    } else {
-                        fmt_interval(Some(l.ci_low_pct), Some(l.ci_high_pct))
-                    },
-                    l.verdict.label()
-                ));
+                warnings.push(resplab::leave_one_out_line(&r.metric, &r.variant, l));
             }
         }
         if warnings.is_empty() {
