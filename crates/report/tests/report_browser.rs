@@ -25,7 +25,7 @@ fn chromium() -> PathBuf {
     p
 }
 
-/// Runs Chromium headless with networking features off and a fresh profile.
+/// Runs Chromium headless with networking disabled and a fresh profile.
 fn headless(profile: &Path, extra: &[&str], page: &Path) -> (String, String) {
     let out = Command::new(chromium())
         .args([
@@ -33,6 +33,10 @@ fn headless(profile: &Path, extra: &[&str], page: &Path) -> (String, String) {
             "--no-sandbox",
             "--disable-gpu",
             "--disable-background-networking",
+            // No network at all: every host name fails to resolve and any connection
+            // would go to a proxy on the discard port, which nothing listens on.
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
             "--disable-component-update",
             "--disable-sync",
             "--disable-default-apps",
