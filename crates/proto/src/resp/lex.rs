@@ -400,12 +400,26 @@ pub(crate) fn quick_bulk(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], u
     Some((buf.get(start..end)?, end + 2))
 }
 
-/// [`quick_bulk`] for any header: read byte by byte, out of line.
+/// [`quick_bulk`] for any header, out of line: three and four digits (values of 100 B
+/// to 10 KB) by pattern, anything else byte by byte.
 #[inline(never)]
 fn quick_bulk_long(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)> {
     let rest = buf.get(pos..)?;
     let (len, header) = match rest {
         [b'$', d @ b'0'..=b'9', b'\r', b'\n', ..] => (usize::from(d - b'0'), 4),
+        [b'$', a @ b'0'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9', b'\r', b'\n', ..] => (
+            usize::from(a - b'0') * 100 + usize::from(b - b'0') * 10 + usize::from(c - b'0'),
+            6,
+        ),
+        [b'$', a @ b'0'..=b'9', b @ b'0'..=b'9', c @ b'0'..=b'9', d @ b'0'..=b'9', b'\r', b'\n', ..] => {
+            (
+                usize::from(a - b'0') * 1000
+                    + usize::from(b - b'0') * 100
+                    + usize::from(c - b'0') * 10
+                    + usize::from(d - b'0'),
+                7,
+            )
+        }
         [b'$', ..] => uint_digits(rest, 1)?,
         _ => return None,
     };

@@ -272,18 +272,24 @@ mod quick_path_tests {
     /// mutation of these requests, under default and tight limits.
     #[test]
     fn quick_and_full_paths_agree_exactly() {
-        let seeds: &[&[u8]] = &[
+        let mut seeds: Vec<&[u8]> = vec![
             b"*2\r\n$3\r\nGET\r\n$6\r\nk00001\r\n",
             b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$12\r\nvalue-012345\r\n",
             b"*2\r\n$10\r\nkey:000001\r\n$1\r\nx\r\n",
             b"*4\r\n$4\r\nMGET\r\n$2\r\nk1\r\n$2\r\nk2\r\n$100\r\n0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789\r\n",
             b"*3\r\n$+1\r\nx\r\n$1\r\ny\r\n$1\r\nz\r\n",
+            b"*2\r\n$3\r\nGET\r\n$000105\r\n012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234\r\n",
             b"*1\r\n$0\r\n\r\n",
             b"*0\r\n",
             b"*-1\r\n",
             b"*2\r\n$-1\r\n$01\r\nx\r\n",
             b"*10\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n",
         ];
+        // A four-digit length (a 1 KB value).
+        let mut big = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1024\r\n".to_vec();
+        big.extend(std::iter::repeat_n(b'v', 1024));
+        big.extend_from_slice(b"\r\n");
+        seeds.push(&big);
         let limit_sets = [
             Limits::default(),
             Limits {
@@ -295,7 +301,7 @@ mod quick_path_tests {
         let mutations = [0u8, b'\r', b'\n', b'-', b'0', b'9', b'*', b'$', b'x'];
         let mut checked = 0usize;
         for limits in &limit_sets {
-            for seed in seeds {
+            for seed in &seeds {
                 let mut inputs: Vec<Vec<u8>> =
                     (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
                 for i in 0..seed.len() {
