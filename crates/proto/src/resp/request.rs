@@ -65,6 +65,16 @@ fn parse_request_slow<'a>(
 /// requests.
 #[inline(always)]
 fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>) -> Option<usize> {
+    // Most requests start `*N\r\n$L\r\n` with one-digit N and L (a command name of up
+    // to nine letters): count and first length in one 8-byte load.
+    if let Some(h) = buf.first_chunk::<8>() {
+        let w = u64::from_le_bytes(*h);
+        let n = ((w >> 8) as u8).wrapping_sub(b'0');
+        let l = ((w >> 40) as u8).wrapping_sub(b'0');
+        if w & 0xFFFF_00FF_FFFF_00FF == 0x0A0D_0024_0A0D_002A && (1..=9).contains(&n) && l <= 9 {
+            return quick_after_name(buf, limits, args, usize::from(n), usize::from(l));
+        }
+    }
     let (n, mut pos) = match buf.first_chunk::<4>() {
         // `*d\r\n` in one 4-byte load.
         Some(h) => {
@@ -102,6 +112,51 @@ fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>)
         }
         _ => {
             for _ in 0..n {
+                let (arg, after) = lex::quick_bulk(buf, pos, max)?;
+                args.push(arg);
+                pos = after;
+            }
+            Some(pos)
+        }
+    }
+}
+
+/// [`quick_multibulk`] once `*n\r\n$l\r\n` has been read: the first argument (of
+/// length `l`) starts at byte 8.
+#[inline(always)]
+fn quick_after_name<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+    args: &mut Vec<&'a [u8]>,
+    n: usize,
+    l: usize,
+) -> Option<usize> {
+    let max = limits.max_bulk_len;
+    if n > limits.max_aggregate_len || l > max {
+        return None;
+    }
+    let end = 8 + l;
+    if *buf.get(end..)?.first_chunk::<2>()? != *b"\r\n" {
+        return None;
+    }
+    let a = buf.get(8..end)?;
+    let pos = end + 2;
+    match n {
+        2 => {
+            let (b, p) = lex::quick_bulk(buf, pos, max)?;
+            args.extend_from_slice(&[a, b]);
+            Some(p)
+        }
+        3 => {
+            let (b, p) = lex::quick_bulk(buf, pos, max)?;
+            let (c, p) = lex::quick_bulk(buf, p, max)?;
+            args.extend_from_slice(&[a, b, c]);
+            Some(p)
+        }
+        _ => {
+            args.push(a);
+            let mut pos = pos;
+            for _ in 1..n {
                 let (arg, after) = lex::quick_bulk(buf, pos, max)?;
                 args.push(arg);
                 pos = after;
