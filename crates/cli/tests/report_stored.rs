@@ -255,6 +255,47 @@ fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
     }
 }
 
+/// `compare db:NAME` and `report NAME` give the same geomean and interval: the same
+/// workloads (a multi-command workload once, by its aggregate) and the same seed.
+#[test]
+fn compare_and_report_agree_on_the_geomean() {
+    let dir = tempfile::tempdir().unwrap();
+    build_store(&dir.path().join("fixture.db"));
+    let out = resplab()
+        .current_dir(dir.path())
+        .args([
+            "compare",
+            "db:fixture",
+            "--db",
+            "fixture.db",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summaries = json["summaries"].as_array().expect("summaries");
+    let s = summaries
+        .iter()
+        .find(|s| s["variant"] == "appendfsync-always")
+        .expect("a geomean for appendfsync-always");
+    assert_eq!(s["workloads"], 2, "{s}");
+    let line = format!(
+        "over 2 workloads: {:+.2}% [{:+.2}%, {:+.2}%]",
+        s["effect_pct"].as_f64().unwrap(),
+        s["ci_low_pct"].as_f64().unwrap(),
+        s["ci_high_pct"].as_f64().unwrap()
+    );
+    resplab()
+        .current_dir(dir.path())
+        .args(["report", "fixture", "--db", "fixture.db", "-o", "r.md"])
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(md.contains(&line), "{line} in\n{md}");
+}
+
 #[test]
 fn stored_experiment_html_is_one_file_with_every_section() {
     let dir = tempfile::tempdir().unwrap();

@@ -406,6 +406,11 @@ fn summarize(
                     && r.effect_pct.is_some()
             })
             .collect();
+        let names: Vec<&str> = chosen.iter().map(|&i| rows[i].workload.as_str()).collect();
+        let chosen: Vec<usize> = chosen
+            .into_iter()
+            .filter(|&i| !is_part_of_aggregate(&rows[i].workload, &names))
+            .collect();
         if chosen.len() < 2 {
             continue;
         }
@@ -465,6 +470,17 @@ fn summarize(
         out.push(s);
     }
     out
+}
+
+/// Whether `workload` is one command of a workload whose aggregate is also among
+/// `names`: `suite:GET` next to `suite` (a stored multi-command workload), or `GET` next
+/// to `ALL` (the commands of resplab run files). The geomean counts every measured
+/// workload once, by its aggregate.
+fn is_part_of_aggregate(workload: &str, names: &[&str]) -> bool {
+    match workload.split_once(':') {
+        Some((whole, _)) if names.contains(&whole) => true,
+        _ => workload != "ALL" && !workload.contains(':') && names.contains(&"ALL"),
+    }
 }
 
 fn looks_instrumented(label: &str) -> bool {
@@ -1228,6 +1244,19 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "non_positive"));
+    }
+
+    #[test]
+    fn geomean_counts_each_workload_once_by_its_aggregate() {
+        let all = ["set", "suite", "suite:GET", "suite:SET"];
+        assert!(!is_part_of_aggregate("set", &all));
+        assert!(!is_part_of_aggregate("suite", &all));
+        assert!(is_part_of_aggregate("suite:GET", &all));
+        assert!(!is_part_of_aggregate("other:GET", &all));
+        let files = ["SET", "GET", "ALL"];
+        assert!(is_part_of_aggregate("GET", &files));
+        assert!(!is_part_of_aggregate("ALL", &files));
+        assert!(!is_part_of_aggregate("GET", &["SET", "GET"]));
     }
 
     #[test]

@@ -211,11 +211,15 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
                 .map(|m| m * 100.0)
         }),
     };
+    // A stored experiment's bootstrap is seeded with the experiment's seed, as in
+    // `resplab report`, so both show the same interval.
     let sopts = SummaryOptions {
         primary_metric: stored_first
             .as_ref()
             .map(|(info, _)| info.primary_metric.clone()),
-        ..SummaryOptions::default()
+        seed: stored_first
+            .as_ref()
+            .map_or(SummaryOptions::default().seed, |(info, _)| info.seed),
     };
     // The default comparison is computed only when it is printed or gates the exit code.
     let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
