@@ -26,23 +26,27 @@ tests = "set"
 clients = 4
 "#;
 
-/// Kills, by pid, redis-server processes a killed resplab (pid `parent`) left behind:
-/// their working directory names carry that pid.
-fn reap_orphans(parent: u32) {
-    let marker = format!("resplab-exp-{parent}-");
+/// The pids of processes that a killed resplab (pid `parent`) left behind: servers
+/// whose working directory carries that pid.
+fn orphans_of(parent: u32) -> Vec<String> {
+    let marker = std::env::temp_dir()
+        .join(format!("resplab-exp-{parent}-"))
+        .display()
+        .to_string();
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return;
+        return Vec::new();
     };
-    for entry in dir.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.parse::<u32>().is_err() {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&cmdline).contains(&marker) {
-            let _ = Command::new("kill").args(["-9", &name]).status();
-        }
-    }
+    dir.flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.parse::<u32>().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            cwd.display()
+                .to_string()
+                .starts_with(&marker)
+                .then_some(name)
+        })
+        .collect()
 }
 
 fn stored(db: &Path) -> usize {
@@ -89,7 +93,8 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
     std::thread::sleep(Duration::from_millis(200));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    reap_orphans(pid);
+    // The server of the trial in progress outlives the runner; resume must stop it.
+    let left = orphans_of(pid);
     let before = stored(&db);
     assert!(
         (3..8).contains(&before),
@@ -106,6 +111,20 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
     assert!(
         stderr.contains(&format!("{before} already stored")),
         "{stderr}"
+    );
+    for p in &left {
+        assert!(
+            stderr.contains(&format!("stopped server pid {p} ")),
+            "orphan {p} reported: {stderr}"
+        );
+    }
+    let still = orphans_of(pid);
+    for p in &still {
+        let _ = Command::new("kill").args(["-9", p]).status();
+    }
+    assert!(
+        still.is_empty(),
+        "servers of the killed run still running: {still:?}"
     );
 
     let store = Store::open(&db).unwrap();

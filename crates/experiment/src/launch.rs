@@ -242,6 +242,89 @@ impl Drop for ServerProcess {
     }
 }
 
+/// A server that an interrupted run left behind and [`reap_orphans`] stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Orphan {
+    /// The server's process id.
+    pub pid: u32,
+    /// The runner that started it (no longer running).
+    pub runner_pid: u32,
+    /// Its working directory, now removed.
+    pub dir: PathBuf,
+}
+
+/// Stops the servers that a runner killed without a chance to clean up (`kill -9`, a
+/// crash, a lost terminal) left running, and removes their working directories.
+///
+/// Every spawned server runs in `<tmp>/resplab-exp-<runner pid>-<n>`; a directory whose
+/// runner pid no longer exists is an orphan's, and the processes whose working
+/// directory it is are its server (the `taskset` wrapper execs, so that is the server
+/// itself). They are killed: a leftover server would compete with the next trials for
+/// CPU and skew them. Directories of live runners, this one included, are left alone.
+/// Linux only (it reads `/proc`); elsewhere it finds nothing.
+pub fn reap_orphans() -> Vec<Orphan> {
+    if !std::path::Path::new("/proc/self").exists() {
+        return Vec::new();
+    }
+    let own = std::process::id();
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rest = name.strip_prefix("resplab-exp-")?;
+            let (runner, n) = rest.split_once('-')?;
+            n.parse::<u64>().ok()?;
+            Some((runner.parse::<u32>().ok()?, e.path()))
+        })
+        .filter(|(runner, _)| *runner != own && !is_running(*runner))
+        .collect();
+    dirs.sort();
+    let mut out = Vec::new();
+    for (runner_pid, dir) in dirs {
+        for pid in processes_in(&dir) {
+            if Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            {
+                out.push(Orphan {
+                    pid,
+                    runner_pid,
+                    dir: dir.clone(),
+                });
+            }
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+    out
+}
+
+/// Whether a process `pid` exists. A runner's pid reused by another program keeps its
+/// directories alive: a missed orphan, never a server of a live run killed.
+fn is_running(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// The processes whose working directory is `dir`.
+fn processes_in(dir: &std::path::Path) -> Vec<u32> {
+    let Ok(proc_dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    proc_dir
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let cwd = fs::read_link(e.path().join("cwd")).ok()?;
+            (cwd == dir).then_some(pid)
+        })
+        .collect()
+}
+
 /// Runs a hook with `sh -c`, killing it after `timeout`.
 ///
 /// # Errors

@@ -277,6 +277,15 @@ fn execute(
         // fine: the trial in progress is the only thing lost either way.
         let _ = ctrlc::set_handler(move || stop.stop());
     }
+    for o in resplab_experiment::launch::reap_orphans() {
+        eprintln!(
+            "resplab: stopped server pid {} in {}, left running by an interrupted run (pid {}); \
+             it would have competed with these trials for CPU",
+            o.pid,
+            o.dir.display(),
+            o.runner_pid
+        );
+    }
     let started = Instant::now();
     let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
     let margin = exp.margin;
