@@ -182,6 +182,21 @@ fn stored_experiment_is_compared_paired_by_round() {
         .filter(|r| r["metric"] == "ops_per_sec")
         .all(|r| r["paired"] == true && r["test"] == "signed_rank"));
     assert_eq!(v["summaries"][0]["workloads"], 2);
+    let g = &v["summaries"][0];
+    let verdict = g["verdict"]
+        .as_str()
+        .expect("a geomean with an interval has a verdict");
+    let (lo, hi) = (
+        g["ci_low_pct"].as_f64().unwrap(),
+        g["ci_high_pct"].as_f64().unwrap(),
+    );
+    if lo > 0.0 {
+        assert_eq!(verdict, "faster", "{g}");
+    } else if hi < 0.0 {
+        assert_eq!(verdict, "slower", "{g}");
+    } else {
+        assert!(verdict == "equivalent" || verdict == "inconclusive", "{g}");
+    }
 
     // The regression gate, with the tuned build as the baseline, fires.
     let (_, _, code) = resplab(

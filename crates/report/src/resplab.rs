@@ -228,6 +228,33 @@ pub struct Summary {
     pub resamples: Option<usize>,
     /// Why there is no interval, if there is none.
     pub note: Option<String>,
+    /// The verdict of the interval, as for a row (none without an interval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// The verdict of an effect's interval (percent): better or worse when it excludes zero,
+/// equivalent when it lies inside ±`margin_pct`, inconclusive otherwise. For a geomean,
+/// whose bootstrap interval has no test of its own.
+pub fn interval_verdict(
+    low_pct: f64,
+    high_pct: f64,
+    direction: Direction,
+    margin_pct: Option<f64>,
+) -> Verdict {
+    let up = low_pct > 0.0;
+    let down = high_pct < 0.0;
+    match direction {
+        _ if !up && !down => match margin_pct {
+            Some(m) if low_pct > -m && high_pct < m => Verdict::Equivalent,
+            _ => Verdict::Inconclusive,
+        },
+        Direction::Unknown if up => Verdict::Higher,
+        Direction::Unknown => Verdict::Lower,
+        Direction::HigherIsBetter if up => Verdict::Faster,
+        Direction::LowerIsBetter if down => Verdict::Faster,
+        _ => Verdict::Slower,
+    }
 }
 
 /// The full comparison.
@@ -440,6 +467,7 @@ fn summarize(
             ci_high_pct: None,
             resamples: None,
             note: None,
+            verdict: None,
         };
         match ds {
             None => {
@@ -462,6 +490,12 @@ fn summarize(
                         s.ci_low_pct = Some((b.ci_low - 1.0) * 100.0);
                         s.ci_high_pct = Some((b.ci_high - 1.0) * 100.0);
                         s.resamples = Some(b.resamples);
+                        s.verdict = Some(interval_verdict(
+                            (b.ci_low - 1.0) * 100.0,
+                            (b.ci_high - 1.0) * 100.0,
+                            primary.direction,
+                            opts.margin_pct,
+                        ));
                     }
                     Err(e) => s.note = Some(format!("no bootstrap interval: {e}")),
                 }
@@ -868,11 +902,13 @@ fn summary_lines(report: &Report) -> Vec<String> {
                 _ => s.note.as_ref().map_or(String::new(), |n| format!(" ({n})")),
             };
             format!(
-                "{} {}: {:+.2}% over {} workloads{ci}",
+                "{} {}: {:+.2}% over {} workloads{ci}{}",
                 s.variant,
                 metric_text(&s.metric, &s.unit, s.direction),
                 s.effect_pct,
-                s.workloads
+                s.workloads,
+                s.verdict
+                    .map_or(String::new(), |v| format!(": {}", v.label()))
             )
         })
         .collect()
@@ -1041,7 +1077,7 @@ pub fn render_csv(report: &Report) -> String {
             String::new(),
             String::new(),
             String::new(),
-            String::new(),
+            s.verdict.map_or(String::new(), |v| v.label().to_string()),
             String::new(),
         ]);
     }
@@ -1244,6 +1280,41 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "non_positive"));
+    }
+
+    #[test]
+    fn interval_verdicts_follow_the_direction_and_the_margin() {
+        use Direction::*;
+        assert_eq!(
+            interval_verdict(1.0, 3.0, HigherIsBetter, None),
+            Verdict::Faster
+        );
+        assert_eq!(
+            interval_verdict(1.0, 3.0, LowerIsBetter, None),
+            Verdict::Slower
+        );
+        assert_eq!(
+            interval_verdict(-3.0, -1.0, LowerIsBetter, None),
+            Verdict::Faster
+        );
+        assert_eq!(
+            interval_verdict(-3.0, -1.0, HigherIsBetter, None),
+            Verdict::Slower
+        );
+        assert_eq!(interval_verdict(1.0, 3.0, Unknown, None), Verdict::Higher);
+        assert_eq!(interval_verdict(-3.0, -1.0, Unknown, None), Verdict::Lower);
+        assert_eq!(
+            interval_verdict(-1.0, 2.0, HigherIsBetter, Some(5.0)),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            interval_verdict(-1.0, 6.0, HigherIsBetter, Some(5.0)),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            interval_verdict(-1.0, 2.0, HigherIsBetter, None),
+            Verdict::Inconclusive
+        );
     }
 
     #[test]

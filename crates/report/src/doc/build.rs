@@ -351,13 +351,20 @@ fn geomeans(ctx: &Ctx<'_>, set: &SampleSet) -> Vec<String> {
         match geomean_ratio(&lrs, ctx.input.options.confidence, GEOMEAN_RESAMPLES, seed) {
             Ok(g) => out.push(format!(
                 "Geometric mean of {v}/{baseline} over {} workloads: {:+.2}% [{:+.2}%, {:+.2}%] \
-                 ({}% bootstrap interval over whole rounds, {} resamples, seed {seed})",
+                 ({}% bootstrap interval over whole rounds, {} resamples, seed {seed}): {}",
                 lrs.len(),
                 (g.ratio - 1.0) * 100.0,
                 (g.ci_low - 1.0) * 100.0,
                 (g.ci_high - 1.0) * 100.0,
                 significant(ctx.input.options.confidence * 100.0, 4),
                 g.resamples,
+                resplab::interval_verdict(
+                    (g.ci_low - 1.0) * 100.0,
+                    (g.ci_high - 1.0) * 100.0,
+                    ctx.metric.direction,
+                    ctx.input.options.margin_pct,
+                )
+                .label(),
             )),
             Err(e) => out.push(format!("Geometric mean for {v}: not computed — {e}")),
         }
