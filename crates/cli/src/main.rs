@@ -53,8 +53,54 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("resplab: {e:#}");
+            eprintln!("resplab: {}", error_text(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The error and its causes on one line, each cause once: library errors often quote
+/// their source in their own message already.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    /// An error that quotes its source in its own message, as many library errors do.
+    #[derive(Debug)]
+    struct Quoting {
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for Quoting {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "x.json: cannot read: {}", self.source)
+        }
+    }
+
+    impl std::error::Error for Quoting {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let quoted = anyhow::Error::new(Quoting { source: io() });
+        assert_eq!(error_text(&quoted), "x.json: cannot read: gone");
+        let context = anyhow::Error::new(io()).context("cannot open the store");
+        assert_eq!(error_text(&context), "cannot open the store: gone");
     }
 }

@@ -159,7 +159,10 @@ fn stored_name(inputs: &[String]) -> Option<String> {
     if let Some(n) = a.strip_prefix("db:") {
         return Some(n.to_string());
     }
-    if a.contains('=') || Path::new(a).exists() {
+    // A path (a separator, or a file extension) that does not exist is a mistyped file,
+    // reported as such by the importer, not an experiment name.
+    let looks_like_path = a.contains('/') || Path::new(a).extension().is_some();
+    if a.contains('=') || looks_like_path || Path::new(a).exists() {
         return None;
     }
     Some(a.clone())
