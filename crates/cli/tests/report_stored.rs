@@ -372,6 +372,15 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
         !dir.path().join("missing.db").exists(),
         "no database is created"
     );
+    // A mistyped result file is a missing file, not an unknown experiment.
+    resplab()
+        .current_dir(dir.path())
+        .args(["report", "results/run1.json"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "results/run1.json: cannot read: No such file",
+        ));
     build_store(&dir.path().join("fixture.db"));
     resplab()
         .current_dir(dir.path())
