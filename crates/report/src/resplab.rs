@@ -756,7 +756,16 @@ pub(crate) fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
 }
 
 fn fmt_p(v: Option<f64>) -> String {
-    v.map_or("-".into(), |p| format!("{p:.3}"))
+    v.map_or("-".into(), fmt_p_value)
+}
+
+/// A p-value to three decimals; `<0.001` rather than a p of `0.000`.
+pub fn fmt_p_value(p: f64) -> String {
+    if p < 0.0005 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
 }
 
 fn fmt_mde(v: Option<f64>) -> String {
@@ -1280,6 +1289,14 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "non_positive"));
+    }
+
+    #[test]
+    fn tiny_p_values_are_not_printed_as_zero() {
+        assert_eq!(fmt_p_value(0.0312), "0.031");
+        assert_eq!(fmt_p_value(0.0005), "0.001");
+        assert_eq!(fmt_p_value(0.0004), "<0.001");
+        assert_eq!(fmt_p_value(0.0), "<0.001");
     }
 
     #[test]

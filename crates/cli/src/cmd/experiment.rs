@@ -493,8 +493,11 @@ pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -
         .mde_pct
         .map_or(String::new(), |m| format!(", MDE {m:.2} % at 80 % power"));
     let body = format!(
-        "{:+.2} % [{:+.2} %, {:+.2} %], p = {:.3}, n = {n}{mde}",
-        c.effect_pct, c.ci_low_pct, c.ci_high_pct, c.p_value
+        "{:+.2} % [{:+.2} %, {:+.2} %], p = {}, n = {n}{mde}",
+        c.effect_pct,
+        c.ci_low_pct,
+        c.ci_high_pct,
+        resplab_report::resplab::fmt_p_value(c.p_value)
     );
     let verdict = match c.verdict {
         Verdict::Better if higher_is_better => "FASTER".to_string(),

@@ -273,10 +273,14 @@ fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) {
             .total_cmp(&goodness(b.effect_pct.unwrap_or(0.0), d))
     });
     let describe = |r: &Row| {
+        let place = if r.workload.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", r.workload)
+        };
         format!(
-            "{} on {}: {} {} ({})",
+            "{}{place}: {} {} ({})",
             r.variant,
-            r.workload,
             pct(r.effect_pct),
             ci(r),
             r.verdict.label()
@@ -476,7 +480,7 @@ fn workload(
                         Cell::text(pct(r.effect_pct)),
                         Cell::text(ci(r)),
                         Cell::strong(r.verdict.label()),
-                        Cell::text(r.p_value.map_or("–".into(), |p| format!("{p:.3}"))),
+                        Cell::text(r.p_value.map_or("–".into(), resplab::fmt_p_value)),
                         Cell::text(n_text(r)),
                         Cell::text(r.mde_pct.map_or("–".into(), |m| format!("{m:.2}%"))),
                         Cell::text(num(r.baseline_median)),
