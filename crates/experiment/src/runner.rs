@@ -26,7 +26,7 @@ use crate::plan::{self, Execution, Next, TrialSlot};
 use resplab_engine::{Budget, EngineError, OpenLoop, Progress, RunConfig, StopToken, Target};
 use resplab_results::{RunEnd, RunRecord};
 use resplab_store::{Check, NewExperiment, NewTrial, ServerInfo, Store, StoreError, ALL_COMMANDS};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// Why a run stopped with an error (stored trials are kept in every case).
@@ -491,6 +491,17 @@ impl Runner<'_> {
         for section in ["server", "memory", "stats", "cpu"] {
             if let Ok(r) = ctl.call(&["INFO", section]) {
                 info.extend(parse_info(&r.text()));
+            }
+        }
+        // The configuration as measured, for the check that variants differ only in
+        // what they declare (servers without CONFIG GET simply have none).
+        if let Ok(crate::client::Reply::Array(Some(items))) = ctl.call(&["CONFIG", "GET", "*"]) {
+            let config: BTreeMap<String, String> = items
+                .chunks_exact(2)
+                .map(|kv| (kv[0].text(), kv[1].text()))
+                .collect();
+            if !config.is_empty() {
+                info.insert("config".into(), config);
             }
         }
         if let Some(p) = process {

@@ -382,6 +382,24 @@ impl Store {
         Ok(out)
     }
 
+    /// The server facts stored with trial `trial_id` (`INFO` sections, `config` from
+    /// `CONFIG GET *`, and resplab's own notes).
+    ///
+    /// # Errors
+    /// SQLite errors, an unknown trial, or stored JSON that does not parse.
+    pub fn server_info(&self, trial_id: i64) -> Result<crate::write::ServerInfo, StoreError> {
+        let text: String = self
+            .conn
+            .query_row(
+                "SELECT server_info_json FROM trials WHERE id = ?1",
+                [trial_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        serde_json::from_str(&text)
+            .map_err(|e| self.json_err(format!("server INFO of trial {trial_id}"), e))
+    }
+
     /// The whole experiment as one JSON document: header, every trial (counted or not)
     /// with its checks, metrics, server INFO and run record.
     ///
