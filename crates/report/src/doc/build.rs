@@ -489,14 +489,27 @@ fn workload(
                 })
                 .collect(),
         });
-        let mut warnings: Vec<String> = Vec::new();
+        // One line per warning text, naming every (metric, variant) it applies to: the
+        // same advice for six variants is one line, not six.
+        let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
         for r in &rows {
             for a in &r.warnings {
-                let line = format!("[{}] {}, {}: {}", a.kind, r.metric, r.variant, a.message);
-                if !warnings.contains(&line) {
-                    warnings.push(line);
+                let place = format!("{}, {}", r.metric, r.variant);
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0 == a.kind && g.1 == a.message)
+                {
+                    Some(g) if !g.2.contains(&place) => g.2.push(place),
+                    Some(_) => {}
+                    None => groups.push((a.kind, &a.message, vec![place])),
                 }
             }
+        }
+        let mut warnings: Vec<String> = groups
+            .into_iter()
+            .map(|(kind, message, places)| format!("[{kind}] {}: {message}", places.join("; ")))
+            .collect();
+        for r in &rows {
             for l in &r.leave_one_out {
                 warnings.push(resplab::leave_one_out_line(&r.metric, &r.variant, l));
             }
