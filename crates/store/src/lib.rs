@@ -166,15 +166,26 @@ impl Store {
     /// [`StoreError::Sqlite`] on a database failure (including an unknown id) and
     /// [`StoreError::Json`] when the stored record does not parse.
     pub fn run_record(&self, trial_id: i64) -> Result<RunRecord, StoreError> {
+        self.trial_json(trial_id, "run_json", "run record")
+    }
+
+    /// One JSON column of one trial, parsed; `what` names it in errors.
+    pub(crate) fn trial_json<T: serde::de::DeserializeOwned>(
+        &self,
+        trial_id: i64,
+        column: &'static str,
+        what: &str,
+    ) -> Result<T, StoreError> {
         let text: String = self
             .conn
             .query_row(
-                "SELECT run_json FROM trials WHERE id = ?1",
+                &format!("SELECT {column} FROM trials WHERE id = ?1"),
                 [trial_id],
                 |r| r.get(0),
             )
             .map_err(|e| self.err(e))?;
-        serde_json::from_str(&text).map_err(|e| self.json_err(format!("trial {trial_id}"), e))
+        serde_json::from_str(&text)
+            .map_err(|e| self.json_err(format!("{what} of trial {trial_id}"), e))
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {

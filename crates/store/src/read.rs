@@ -388,16 +388,7 @@ impl Store {
     /// # Errors
     /// SQLite errors, an unknown trial, or stored JSON that does not parse.
     pub fn server_info(&self, trial_id: i64) -> Result<crate::write::ServerInfo, StoreError> {
-        let text: String = self
-            .conn
-            .query_row(
-                "SELECT server_info_json FROM trials WHERE id = ?1",
-                [trial_id],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.err(e))?;
-        serde_json::from_str(&text)
-            .map_err(|e| self.json_err(format!("server INFO of trial {trial_id}"), e))
+        self.trial_json(trial_id, "server_info_json", "server INFO")
     }
 
     /// The whole experiment as one JSON document: header, every trial (counted or not)
@@ -414,18 +405,9 @@ impl Store {
             .collect();
         let mut trials = Vec::new();
         for t in self.trials(status.info.id)? {
-            let (run, info): (String, String) = self
-                .conn
-                .query_row(
-                    "SELECT run_json, server_info_json FROM trials WHERE id = ?1",
-                    [t.id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .map_err(|e| self.err(e))?;
-            let run: serde_json::Value = serde_json::from_str(&run)
-                .map_err(|e| self.json_err(format!("run record of trial {}", t.id), e))?;
-            let info: serde_json::Value = serde_json::from_str(&info)
-                .map_err(|e| self.json_err(format!("server INFO of trial {}", t.id), e))?;
+            let run: serde_json::Value = self.trial_json(t.id, "run_json", "run record")?;
+            let info: serde_json::Value =
+                self.trial_json(t.id, "server_info_json", "server INFO")?;
             let mut metrics = serde_json::Map::new();
             for (command, metric, value) in self.metric_rows(t.id)? {
                 let entry = metrics
