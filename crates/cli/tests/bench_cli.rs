@@ -593,3 +593,39 @@ fn resp3_push_messages_are_skipped() {
     // The server does send pushes here: with the skip taken out of the engine this
     // run reports about 200 protocol errors and as many reconnects.
 }
+
+/// An output path that cannot be written fails at once, naming the flag and the folder,
+/// before any request is sent: a long run is never lost to a typo in `--json`.
+#[test]
+fn an_unwritable_output_path_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    for (flag, value) in [
+        ("--json", missing.join("r.json")),
+        ("--hdr-out", missing.join("h")),
+    ] {
+        let started = std::time::Instant::now();
+        let out = resplab()
+            .args(["bench", "-t", "get", "--test-time", "30", "--no-progress"])
+            .arg(flag)
+            .arg(&value)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{err}");
+        assert!(err.contains("does not exist"), "{err}");
+        assert!(!err.contains("throwaway"), "no server is started: {err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+    // A good path leaves the record; a failed run leaves no empty file behind.
+    let port = resplab_testkit::free_port().unwrap().to_string();
+    let json = dir.path().join("r.json");
+    let out = resplab()
+        .args(["bench", "-p", &port, "-t", "get", "-n", "10", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!json.exists(), "no empty record is left by a failed run");
+}

@@ -404,3 +404,30 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
             "expected observations of metric `bogus`",
         ));
 }
+
+/// `report -o` under a path that cannot be a folder, and `experiment export -o` into a
+/// folder that does not exist, fail with the flag and the path named, before any work,
+/// and leave nothing behind.
+#[test]
+fn an_unwritable_output_path_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    build_store(&dir.path().join("fixture.db"));
+    resplab()
+        .current_dir(dir.path())
+        .args(["report", "fixture", "--db", "fixture.db"])
+        .args(["-o", "fixture.db/r.html"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "-o fixture.db/r.html: cannot create the folder fixture.db",
+        ));
+    resplab()
+        .current_dir(dir.path())
+        .args(["experiment", "export", "fixture", "--db", "fixture.db"])
+        .args(["--format", "csv", "-o", "gone/x.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("-o gone/x.csv"))
+        .stderr(predicates::str::contains("the folder gone does not exist"));
+    assert!(!dir.path().join("gone").exists());
+}

@@ -9,7 +9,7 @@
 //! persistence off and stopped when the run ends; the run says so.
 
 pub use super::bench_args::BenchArgs;
-use crate::output::{hdr, progress::ProgressLine, rbcompat, table};
+use crate::output::{hdr, outfile::OutFile, progress::ProgressLine, rbcompat, table};
 use crate::resolve::{self, flag_error};
 use anyhow::Context as _;
 use resplab_engine::{
@@ -56,6 +56,9 @@ pub struct OutputOptions {
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let resolved = resolve_args(&args)?;
     let workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Every output file is opened now, before the first request: a bad path must not
+    // cost a whole run.
+    let files = OutputFiles::prepare(&resolved.output, &workload)?;
     let stop = StopToken::new();
     {
         let stop = stop.clone();
@@ -122,7 +125,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut record = result.context(format!("run against {}", config.target))?;
     complete_record(&mut record, &config, &resolved.spec);
 
-    write_outputs(&record, &workload, &resolved.output)?;
+    write_outputs(&record, &workload, &resolved.output, files)?;
 
     Ok(match &record.end {
         RunEnd::Completed => ExitCode::SUCCESS,
@@ -170,33 +173,79 @@ fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSp
     }
 }
 
+/// The files a bench run writes, opened before it starts.
+#[derive(Debug)]
+struct OutputFiles {
+    /// `None` for `--json -` or no `--json`.
+    json: Option<OutFile>,
+    /// `(command or TOTAL, file)` for `--hdr-out`.
+    hdr: Vec<(String, OutFile)>,
+}
+
+impl OutputFiles {
+    fn prepare(out: &OutputOptions, workload: &Workload) -> anyhow::Result<Self> {
+        let json = match out.json.as_deref() {
+            None | Some("-") => None,
+            Some(path) => Some(OutFile::prepare("--json", path)?),
+        };
+        let mut hdr_files = Vec::new();
+        if let Some(prefix) = &out.hdr_out {
+            let mut names: Vec<String> = Vec::new();
+            for phase in workload.phases() {
+                for c in &phase.commands {
+                    if !names.contains(c) {
+                        names.push(c.clone());
+                    }
+                }
+            }
+            names.push("TOTAL".into());
+            for name in names {
+                let path = format!("{prefix}_{}.hgrm", hdr::file_stem(&name));
+                hdr_files.push((name, OutFile::prepare("--hdr-out", &path)?));
+            }
+        }
+        Ok(OutputFiles {
+            json,
+            hdr: hdr_files,
+        })
+    }
+}
+
 fn write_outputs(
     record: &RunRecord,
     workload: &Workload,
     out: &OutputOptions,
+    files: OutputFiles,
 ) -> anyhow::Result<()> {
     let json_to_stdout = out.json.as_deref() == Some("-");
-    if let Some(path) = &out.json {
+    let mut failures: Vec<anyhow::Error> = Vec::new();
+    let OutputFiles {
+        json,
+        hdr: hdr_files,
+    } = files;
+    if out.json.is_some() {
         let text = serde_json::to_string_pretty(record)?;
-        if json_to_stdout {
-            println!("{text}");
-        } else {
-            std::fs::write(path, text + "\n")
-                .with_context(|| format!("cannot write --json file {path}"))?;
+        match json {
+            Some(file) => {
+                if let Err(e) = file.finish((text + "\n").as_bytes()) {
+                    failures.push(e);
+                }
+            }
+            None => println!("{text}"),
         }
     }
-    if let Some(prefix) = &out.hdr_out {
-        let mut all: Vec<(&str, &str)> = record
-            .commands
-            .iter()
-            .map(|(k, s)| (k.as_str(), s.histogram.as_str()))
-            .collect();
-        all.push(("TOTAL", record.totals.histogram.as_str()));
-        for (name, encoded) in all {
+    for (name, file) in hdr_files {
+        let encoded = if name == "TOTAL" {
+            Some(record.totals.histogram.as_str())
+        } else {
+            record.commands.get(&name).map(|s| s.histogram.as_str())
+        };
+        // A command that never ran leaves no file (the prepared one is removed).
+        if let Some(encoded) = encoded {
             let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
-            let path = format!("{prefix}_{}.hgrm", hdr::file_stem(name));
-            std::fs::write(&path, hdr::percentile_distribution(&h))
-                .with_context(|| format!("cannot write --hdr-out file {path}"))?;
+            if let Err(e) = file.finish(hdr::percentile_distribution(&h).as_bytes()) {
+                failures.push(e);
+            }
         }
     }
     let text = if out.csv || out.quiet {
@@ -231,7 +280,10 @@ fn write_outputs(
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
     }
-    Ok(())
+    match failures.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Resolves the flags into a validated configuration.

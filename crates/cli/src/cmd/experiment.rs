@@ -659,12 +659,16 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    let file = match &a.output {
+        Some(p) => Some(crate::output::outfile::OutFile::prepare("-o", p)?),
+        None => None,
+    };
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&store.export_json(&a.name)?)? + "\n",
         Format::Csv => store.export_csv(&a.name)?,
     };
-    match &a.output {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+    match file {
+        Some(f) => f.finish(text.as_bytes())?,
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(text.as_bytes()) {

@@ -109,12 +109,25 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             ReportFormat::Html => format!("{default_stem}.html"),
         })
     });
+    // The report's folder is made when missing (the Markdown form puts its plots beside
+    // it); anything else that stops the file from being written fails here, before work.
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "-o {}: cannot create the folder {}",
+                    output.display(),
+                    parent.display()
+                )
+            })?;
+        }
+    }
+    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
     let document = doc::build(&input)?;
     match format {
         ReportFormat::Html => {
             let html = doc::html::render(&document);
-            std::fs::write(&output, html)
-                .with_context(|| format!("-o {}: cannot write the report", output.display()))?;
+            file.finish(html.as_bytes())?;
             println!("wrote {}", output.display());
         }
         ReportFormat::Md => {
@@ -136,8 +149,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(&p, svg)
                     .with_context(|| format!("cannot write plot {}", p.display()))?;
             }
-            std::fs::write(&output, &md.text)
-                .with_context(|| format!("-o {}: cannot write the report", output.display()))?;
+            file.finish(md.text.as_bytes())?;
             println!(
                 "wrote {} and {} plots in {}",
                 output.display(),

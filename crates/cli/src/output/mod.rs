@@ -6,6 +6,7 @@
 //! fields are documented in `docs/json.md`).
 
 pub mod hdr;
+pub mod outfile;
 pub mod progress;
 pub mod rbcompat;
 pub mod table;
