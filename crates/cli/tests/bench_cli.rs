@@ -629,3 +629,41 @@ fn an_unwritable_output_path_fails_before_measuring() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!json.exists(), "no empty record is left by a failed run");
 }
+
+/// A server that goes away for a while during a run: the record and the table say for
+/// how long and give both rates; the exit code (3) tells scripts the run is not clean.
+#[test]
+fn an_outage_mid_run_exits_3_and_is_on_record() {
+    let mut server = RedisServer::start().unwrap();
+    let port = server.port().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("resplab"))
+        .args(["bench", "-p", &port, "-t", "set", "--test-time", "3"])
+        .args(["--no-progress", "-c", "4", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    server.kill();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    server.restart().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("completed with an outage"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("over the whole"), "{text}");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rec["end"]["reason"], "unreachable");
+    let unreachable = rec["connections"]["unreachable_sec"].as_f64().unwrap();
+    assert!((0.4..2.0).contains(&unreachable), "{unreachable}");
+    assert!(
+        rec["connections"]["ops_per_sec_while_reachable"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}

@@ -93,6 +93,9 @@ pub(crate) enum State {
         next_try: Instant,
         backoff: std::time::Duration,
         last_error: String,
+        /// An attempt to connect again failed: the target itself is unreachable, not
+        /// just this connection.
+        refused: bool,
     },
 }
 
@@ -197,6 +200,7 @@ impl Conn {
             next_try: now,
             backoff: initial_backoff,
             last_error: error,
+            refused: false,
         };
         self.wbuf.clear();
         self.wpos = 0;

@@ -22,8 +22,8 @@ use crate::stop::StopToken;
 use crate::tally::{latency_us, summarize, CmdTally, OpenLoopTally};
 use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult};
 use resplab_results::{
-    ConnectionStats, CpuTime, LoadModel, OpenLoopStats, RunEnd, RunRecord, SecondSample, ToolInfo,
-    Warning, SCHEMA_VERSION,
+    ConnectionStats, CpuTime, LoadModel, OpenLoopStats, Outage, RunEnd, RunRecord, SecondSample,
+    ToolInfo, Warning, SCHEMA_VERSION,
 };
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::Workload;
@@ -63,6 +63,8 @@ struct PhaseOutcome {
     connections: ConnectionStats,
     cpu: CpuTime,
     lost: Option<String>,
+    /// Periods the target could not be reached, seconds since the run's measured start.
+    outages: Vec<Outage>,
 }
 
 /// Runs `workload` against the configured target and returns what was measured.
@@ -163,6 +165,7 @@ pub fn run(
         connections.opened += out.connections.opened;
         connections.reconnects += out.connections.reconnects;
         connections.protocol_errors += out.connections.protocol_errors;
+        connections.outages.extend(out.outages.iter().cloned());
         cpu.user_sec += out.cpu.user_sec;
         cpu.system_sec += out.cpu.system_sec;
         duration_sec += out.duration_sec;
@@ -183,6 +186,21 @@ pub fn run(
         commands.insert(name.clone(), summarize(t, *secs));
     }
     let totals = summarize(&total, duration_sec);
+    connections.unreachable_sec = connections
+        .outages
+        .iter()
+        .map(|o| o.end_sec - o.start_sec)
+        .sum::<f64>()
+        .min(duration_sec);
+    if connections.unreachable_sec > 0.0 {
+        let up = duration_sec - connections.unreachable_sec;
+        connections.ops_per_sec_while_reachable = Some(if up > 0.0 {
+            totals.requests as f64 / up
+        } else {
+            0.0
+        });
+        end = end_after_outages(end, &connections, duration_sec, &cfg.target.to_string());
+    }
     let load_model = match cfg.open_loop {
         None => LoadModel::ClosedLoop {
             clients: cfg.clients,
@@ -237,6 +255,88 @@ pub fn run(
     })
 }
 
+/// What the end of a run becomes once outages are known: a run whose budget was reached
+/// while the target was still unreachable lost its server; one that saw the target come
+/// back completed with an outage. A run that already lost its server or was interrupted
+/// keeps that reason, with the outage said in its message.
+fn end_after_outages(
+    end: RunEnd,
+    conns: &ConnectionStats,
+    duration_sec: f64,
+    target: &str,
+) -> RunEnd {
+    let unreachable = conns.unreachable_sec;
+    let periods: Vec<String> = conns
+        .outages
+        .iter()
+        .map(|o| {
+            if o.recovered {
+                format!("{:.1}-{:.1} s", o.start_sec, o.end_sec)
+            } else {
+                format!("from {:.1} s to the end", o.start_sec)
+            }
+        })
+        .collect();
+    let summary = format!(
+        "{target} was unreachable for {unreachable:.1} of {duration_sec:.1} s ({})",
+        periods.join(", ")
+    );
+    let still_down = conns.outages.last().is_some_and(|o| !o.recovered);
+    match end {
+        RunEnd::Completed if still_down => RunEnd::ServerLost {
+            message: format!("{summary}; the run ended before it came back"),
+        },
+        RunEnd::Completed => RunEnd::Unreachable {
+            unreachable_sec: unreachable,
+            message: summary,
+        },
+        RunEnd::ServerLost { message } => RunEnd::ServerLost {
+            message: format!("{message}; {summary}"),
+        },
+        other => other,
+    }
+}
+
+/// Union of the outages of every worker (ns since the epoch, `None` end: still down when
+/// the worker finished), clipped to the measured window and made relative to its start.
+fn merge_outages(
+    raw: impl Iterator<Item = (u64, Option<u64>)>,
+    measure_ns: u64,
+    end_ns: u64,
+    offset_sec: f64,
+) -> Vec<Outage> {
+    let mut spans: Vec<(u64, u64, bool)> = raw
+        .map(|(a, b)| {
+            let a = a.clamp(measure_ns, end_ns);
+            let recovered = b.is_some();
+            let b = b.unwrap_or(end_ns).clamp(a, end_ns);
+            (a, b, recovered)
+        })
+        .filter(|(a, b, recovered)| b > a || !*recovered)
+        .collect();
+    spans.sort_unstable_by_key(|s| s.0);
+    let mut merged: Vec<(u64, u64, bool)> = Vec::new();
+    for (a, b, rec) in spans {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => {
+                if b > last.1 || (b == last.1 && !rec) {
+                    last.1 = b;
+                    last.2 = rec;
+                }
+            }
+            _ => merged.push((a, b, rec)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(a, b, recovered)| Outage {
+            start_sec: offset_sec + (a - measure_ns) as f64 / 1e9,
+            end_sec: offset_sec + (b - measure_ns) as f64 / 1e9,
+            recovered,
+        })
+        .collect()
+}
+
 /// True when command `k` of a phase repeats an earlier command name of the same phase
 /// (its phase duration is then already counted for that name).
 fn phase_has_seen(commands: &[String], k: usize) -> bool {
@@ -264,6 +364,15 @@ fn warnings_for(
                 totals.errors,
                 totals.requests,
                 kinds.join(", ")
+            ),
+        });
+    }
+    if let Some(up_rate) = conns.ops_per_sec_while_reachable {
+        w.push(Warning {
+            kind: "unreachable".into(),
+            message: format!(
+                "the target could not be reached for {:.1} s of the run: {:.0} ops/s over the whole window, {:.0} ops/s over the time it could be reached; neither is a healthy figure: run again",
+                conns.unreachable_sec, totals.ops_per_sec, up_rate
             ),
         });
     }
@@ -461,6 +570,12 @@ fn run_phase(
             lost: shared.lost.lock().ok().and_then(|g| g.clone()),
             ..PhaseOutcome::default()
         };
+        out.outages = merge_outages(
+            results.iter().flat_map(|r| r.outages.iter().copied()),
+            measure_ns,
+            end_ns.max(measure_ns),
+            series_offset_sec,
+        );
         for r in &results {
             for (acc, t) in out.cmds.iter_mut().zip(&r.cmds) {
                 acc.merge(t);

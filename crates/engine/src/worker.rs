@@ -124,6 +124,9 @@ pub(crate) struct WorkerResult {
     pub opened: u64,
     pub reconnects: u64,
     pub protocol_errors: u64,
+    /// Periods (ns since the epoch) during which a connection was down and attempts to
+    /// open it again failed; the last may be open (`None`: still down at the end).
+    pub outages: Vec<(u64, Option<u64>)>,
 }
 
 /// What one worker runs.
@@ -180,6 +183,7 @@ struct Worker<'a> {
     reconnects: u64,
     protocol_errors: u64,
     opened: u64,
+    outages: Vec<(u64, Option<u64>)>,
 }
 
 /// The per-thread measurements, kept apart from the connections so both can be borrowed
@@ -338,6 +342,7 @@ impl<'a> Worker<'a> {
             reconnects: 0,
             protocol_errors: 0,
             opened,
+            outages: Vec::new(),
         })
     }
 
@@ -443,6 +448,17 @@ impl<'a> Worker<'a> {
             self.rec.ship();
         }
         let end_ns = self.rec.last_reply_ns.max(stopped_at.unwrap_or(0)).min(now);
+        for conn in &self.conns {
+            if let State::Down {
+                since,
+                refused: true,
+                ..
+            } = &conn.state
+            {
+                let start = since.saturating_duration_since(self.epoch).as_nanos() as u64;
+                self.outages.push((start, None));
+            }
+        }
         WorkerResult {
             worker: self.a.worker,
             cmds: std::mem::take(&mut self.rec.cmds),
@@ -451,6 +467,7 @@ impl<'a> Worker<'a> {
             opened: self.opened,
             reconnects: self.reconnects,
             protocol_errors: self.protocol_errors,
+            outages: std::mem::take(&mut self.outages),
         }
     }
 
@@ -718,11 +735,12 @@ impl<'a> Worker<'a> {
                 next_try,
                 backoff,
                 last_error,
+                refused,
             } = &mut self.conns[i].state
             else {
                 continue;
             };
-            let (since, next_try, backoff) = (*since, *next_try, *backoff);
+            let (since, next_try, backoff, refused) = (*since, *next_try, *backoff, *refused);
             let first_error = std::mem::take(last_error);
             let now = Instant::now();
             if now < next_try {
@@ -745,6 +763,11 @@ impl<'a> Worker<'a> {
                 Ok(stream) => {
                     self.conns[i].state = State::Live(stream);
                     self.reconnects += 1;
+                    if refused {
+                        let start = since.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        let end = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        self.outages.push((start, Some(end)));
+                    }
                 }
                 Err(err) => {
                     let now = Instant::now();
@@ -762,6 +785,7 @@ impl<'a> Worker<'a> {
                         next_try: now + backoff,
                         backoff: next,
                         last_error: first_error,
+                        refused: true,
                     };
                     still_down = true;
                 }

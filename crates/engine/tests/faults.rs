@@ -41,6 +41,9 @@ fn reconnects_after_client_kill() {
     assert_eq!(killed, 4, "the four load connections were killed");
     assert_eq!(rec.end, RunEnd::Completed);
     assert!(rec.connections.reconnects >= 4, "{:?}", rec.connections);
+    // The server answered every reconnect at once: it was never unreachable.
+    assert_eq!(rec.connections.unreachable_sec, 0.0);
+    assert!(rec.connections.outages.is_empty());
     assert_eq!(rec.connections.opened, 4);
     let set = &rec.commands["SET"];
     assert!(set.requests > 100);
@@ -88,6 +91,95 @@ fn a_server_killed_mid_run_ends_it_with_partial_results() {
     assert!(rec.commands["SET"].requests > 0);
     assert!(!rec.commands.contains_key("GET"));
     assert!(rec.duration_sec > 0.2);
+}
+
+/// A server that dies during a time-bound run and is still down when the time is up:
+/// the run did not complete. Its end says for how long the target was unreachable, and
+/// the rate over the time it could be reached is given apart from the whole-window one.
+#[test]
+fn a_server_dead_until_the_end_of_the_test_time_is_not_a_completed_run() {
+    let mut server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 8;
+    cfg.budget = Budget::Duration(Duration::from_millis(2500));
+    let wl = tests_workload(&[TestName::Set], None, 0);
+    let stop = StopToken::new();
+    let rec = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &wl, &stop, &mut |_: &Progress| {}));
+        std::thread::sleep(Duration::from_millis(1000));
+        server.kill();
+        h.join().unwrap()
+    })
+    .unwrap();
+    let RunEnd::ServerLost { message } = &rec.end else {
+        panic!("expected ServerLost, got {:?}", rec.end);
+    };
+    assert!(message.contains("was unreachable for"), "{message}");
+    assert!(message.contains("to the end"), "{message}");
+    let c = &rec.connections;
+    assert!(
+        (1.0..2.0).contains(&c.unreachable_sec),
+        "unreachable for about 1.5 s: {c:?}"
+    );
+    assert_eq!(c.outages.len(), 1, "{c:?}");
+    assert!(!c.outages[0].recovered);
+    let up_rate = c
+        .ops_per_sec_while_reachable
+        .expect("given when there was an outage");
+    assert!(
+        up_rate > 1.4 * rec.totals.ops_per_sec,
+        "{up_rate} vs {}",
+        rec.totals.ops_per_sec
+    );
+    assert!(rec.warnings.iter().any(|w| w.kind == "unreachable"));
+}
+
+/// A server that goes away and comes back: the run reaches its budget, but its end says
+/// it saw an outage, when and for how long.
+#[test]
+fn a_server_that_comes_back_leaves_an_outage_on_record() {
+    let mut server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.clients = 8;
+    cfg.budget = Budget::Duration(Duration::from_millis(3000));
+    cfg.reconnect = ReconnectPolicy {
+        initial_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_millis(50),
+        give_up_after: Duration::from_secs(5),
+    };
+    let wl = tests_workload(&[TestName::Set], None, 0);
+    let stop = StopToken::new();
+    let rec = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &wl, &stop, &mut |_: &Progress| {}));
+        std::thread::sleep(Duration::from_millis(800));
+        server.kill();
+        std::thread::sleep(Duration::from_millis(700));
+        server.restart().unwrap();
+        h.join().unwrap()
+    })
+    .unwrap();
+    let RunEnd::Unreachable {
+        unreachable_sec,
+        message,
+    } = &rec.end
+    else {
+        panic!("expected Unreachable, got {:?}", rec.end);
+    };
+    assert!((0.5..2.0).contains(unreachable_sec), "{unreachable_sec}");
+    assert!(message.contains("was unreachable for"), "{message}");
+    let c = &rec.connections;
+    assert_eq!(c.outages.len(), 1, "{c:?}");
+    assert!(c.outages[0].recovered);
+    assert!((0.5..1.5).contains(&c.outages[0].start_sec), "{c:?}");
+    assert!(c.reconnects >= 8);
+    // Load went on after the server came back.
+    let late: u64 = rec
+        .series
+        .iter()
+        .filter(|s| s.t_sec > 2.5)
+        .map(|s| s.requests)
+        .sum();
+    assert!(late > 0, "{:?}", rec.series);
 }
 
 #[test]

@@ -584,6 +584,7 @@ impl Runner<'_> {
                 RunEnd::Completed => "completed".into(),
                 RunEnd::Interrupted => "interrupted".into(),
                 RunEnd::ServerLost { message } => format!("server lost: {message}"),
+                RunEnd::Unreachable { message, .. } => format!("outage: {message}"),
             },
         });
         let allowed = client_cpus

@@ -189,6 +189,33 @@ pub struct ConnectionStats {
     pub reconnects: u64,
     /// Replies that could not be parsed; each reset its connection.
     pub protocol_errors: u64,
+    /// Seconds of the measured window during which the target could not be reached
+    /// (a connection was lost and attempts to open it again failed), 0 when it always
+    /// answered.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreachable_sec: f64,
+    /// Each period the target could not be reached, in seconds since the measured part
+    /// began.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<Outage>,
+    /// Requests per second over the time the target could be reached (the window less
+    /// `unreachable_sec`); present only when that differs from the whole window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_sec_while_reachable: Option<f64>,
+}
+
+/// A period during which the target could not be reached.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Outage {
+    /// Seconds since the measured part began.
+    pub start_sec: f64,
+    pub end_sec: f64,
+    /// False when the run ended while the target was still unreachable.
+    pub recovered: bool,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// CPU time used by a process.
@@ -213,8 +240,15 @@ pub enum RunEnd {
     Completed,
     /// The user interrupted the run (Ctrl-C); the numbers cover what was measured.
     Interrupted,
-    /// The server went away for good; the numbers cover what was measured before.
+    /// The server went away for good, or was still unreachable when the run ended; the
+    /// numbers cover what was measured before.
     ServerLost { message: String },
+    /// The budget was reached, but the target could not be reached for part of the run
+    /// (`connections.unreachable_sec`); whole-window rates mix in that dead time.
+    Unreachable {
+        unreachable_sec: f64,
+        message: String,
+    },
 }
 
 /// A typed warning with advice.

@@ -23,6 +23,8 @@ pub struct RedisServer {
     port: u16,
     dir: PathBuf,
     socket: Option<PathBuf>,
+    /// The whole command line after `redis-server`, for [`RedisServer::restart`].
+    args: Vec<std::ffi::OsString>,
 }
 
 impl RedisServer {
@@ -67,21 +69,56 @@ impl RedisServer {
         ));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir)?;
-        let log = fs::File::create(dir.join("redis.log"))?;
         let socket = unix_socket.then(|| dir.join("redis.sock"));
-        let mut cmd = Command::new("redis-server");
-        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(&dir);
-        if let Some(path) = &socket {
-            cmd.arg("--unixsocket").arg(path);
-            cmd.args(["--unixsocketperm", "700"]);
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        for a in ["--port", &port.to_string(), "--bind", "127.0.0.1"] {
+            args.push(a.into());
         }
-        cmd.args(extra)
+        for a in ["--save", "", "--appendonly", "no", "--dir"] {
+            args.push(a.into());
+        }
+        args.push(dir.clone().into());
+        if let Some(path) = &socket {
+            args.push("--unixsocket".into());
+            args.push(path.clone().into());
+            args.push("--unixsocketperm".into());
+            args.push("700".into());
+        }
+        args.extend(extra.iter().map(std::ffi::OsString::from));
+        let child = Self::spawn(&dir, &args)?;
+        let mut server = RedisServer {
+            child: Some(child),
+            port,
+            dir,
+            socket,
+            args,
+        };
+        server.wait_ready(Duration::from_secs(10))?;
+        Ok(server)
+    }
+
+    /// Starts the server again on the same port, folder and settings (after
+    /// [`RedisServer::kill`], or killing it first): a server that comes back.
+    ///
+    /// # Errors
+    /// As [`RedisServer::start`].
+    pub fn restart(&mut self) -> io::Result<()> {
+        self.kill();
+        self.child = Some(Self::spawn(&self.dir, &self.args)?);
+        self.wait_ready(Duration::from_secs(10))
+    }
+
+    fn spawn(dir: &Path, args: &[std::ffi::OsString]) -> io::Result<Child> {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("redis.log"))?;
+        let mut cmd = Command::new("redis-server");
+        cmd.args(args)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        let child = cmd.spawn().map_err(|e| {
+        cmd.spawn().map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {
                 io::Error::new(
                     io::ErrorKind::NotFound,
@@ -90,15 +127,7 @@ impl RedisServer {
             } else {
                 e
             }
-        })?;
-        let mut server = RedisServer {
-            child: Some(child),
-            port,
-            dir,
-            socket,
-        };
-        server.wait_ready(Duration::from_secs(10))?;
-        Ok(server)
+        })
     }
 
     fn wait_ready(&mut self, timeout: Duration) -> io::Result<()> {

@@ -139,8 +139,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             );
             ExitCode::from(2)
         }
+        RunEnd::Unreachable { message, .. } => {
+            eprintln!(
+                "resplab: the run completed with an outage: {message}; exit code {EXIT_OUTAGE}"
+            );
+            ExitCode::from(EXIT_OUTAGE)
+        }
     })
 }
+
+/// Exit code of a run that reached its budget although the target could not be reached
+/// for part of it (2 is kept for runs that lost the server for good).
+pub const EXIT_OUTAGE: u8 = 3;
 
 /// Adds what only the CLI knows to the engine's record: the whole resolved
 /// configuration (workload included), the tool's identity, and a saturation warning.

@@ -8,7 +8,10 @@ use std::path::PathBuf;
 
 /// One load run against a Redis-compatible server.
 #[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
+#[command(
+    disable_help_flag = true,
+    after_help = "Exit codes: 0 the run completed; 2 bad input, an unreachable target, an interrupted run or a server lost during the run; 3 the run completed but the target could not be reached for part of it (the record says when)."
+)]
 pub struct BenchArgs {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]

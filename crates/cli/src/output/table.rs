@@ -118,6 +118,19 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
                 "server lost ({message}): the figures cover what was measured before"
             );
         }
+        RunEnd::Unreachable { message, .. } => {
+            let _ = writeln!(out, "outage: {message}");
+        }
+    }
+    if let Some(up) = record.connections.ops_per_sec_while_reachable {
+        let _ = writeln!(
+            out,
+            "throughput: {:.2} requests per second over the whole {:.2} s window, {:.2} over the {:.2} s the target could be reached",
+            record.totals.ops_per_sec,
+            record.duration_sec,
+            up,
+            (record.duration_sec - record.connections.unreachable_sec).max(0.0)
+        );
     }
     for w in &record.warnings {
         let _ = writeln!(out, "warning: {}", w.message);
