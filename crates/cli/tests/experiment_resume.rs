@@ -15,10 +15,11 @@ seed = 11
 
 [[variant]]
 name = "a"
+server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --dir OWN_DIR --hz 10"
 
 [[variant]]
 name = "b"
-server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --dir {dir} --hz 50"
+server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --dir OWN_DIR --hz 50"
 
 [[workload]]
 name = "set"
@@ -27,12 +28,14 @@ clients = 4
 "#;
 
 /// The pids of processes that a killed resplab (pid `parent`) left behind: servers
-/// whose working directory carries that pid.
-fn orphans_of(parent: u32) -> Vec<String> {
+/// whose working directory carries that pid, or is `own_dir` (the variants set their
+/// own `--dir`, and redis-server moves there, away from the runner's directory).
+fn orphans_of(parent: u32, own_dir: &Path) -> Vec<String> {
     let marker = std::env::temp_dir()
         .join(format!("resplab-exp-{parent}-"))
         .display()
         .to_string();
+    let own = own_dir.display().to_string();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -41,10 +44,9 @@ fn orphans_of(parent: u32) -> Vec<String> {
             let name = entry.file_name().to_string_lossy().into_owned();
             name.parse::<u32>().ok()?;
             let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
-            cwd.display()
-                .to_string()
-                .starts_with(&marker)
-                .then_some(name)
+            let cwd = cwd.display().to_string();
+            let ours = cwd.starts_with(&marker) || cwd == own;
+            ours.then_some(name)
         })
         .collect()
 }
@@ -63,7 +65,13 @@ fn stored(db: &Path) -> usize {
 fn kill_9_mid_run_then_resume_stores_every_trial_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("exp.toml");
-    std::fs::write(&file, EXP).unwrap();
+    let own_dir = dir.path().join("server-b-data");
+    std::fs::create_dir(&own_dir).unwrap();
+    std::fs::write(
+        &file,
+        EXP.replace("OWN_DIR", &own_dir.display().to_string()),
+    )
+    .unwrap();
     let db = dir.path().join("r.db");
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_resplab"))
@@ -94,7 +102,8 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     // The server of the trial in progress outlives the runner; resume must stop it.
-    let left = orphans_of(pid);
+    let left = orphans_of(pid, &own_dir);
+    assert!(!left.is_empty(), "a server was running at the kill");
     let before = stored(&db);
     assert!(
         (3..8).contains(&before),
@@ -118,7 +127,7 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
             "orphan {p} reported: {stderr}"
         );
     }
-    let still = orphans_of(pid);
+    let still = orphans_of(pid, &own_dir);
     for p in &still {
         let _ = Command::new("kill").args(["-9", p]).status();
     }

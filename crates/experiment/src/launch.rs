@@ -20,12 +20,17 @@
 use crate::client::Client;
 use std::fs;
 use std::io::{self, Read};
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// The file in a server's run directory that names its process: `<pid> <start time>`,
+/// the start time in clock ticks since boot as `/proc/<pid>/stat` gives it.
+const PID_FILE: &str = "server.pid";
 
 /// Why a server or hook failed.
 #[derive(Debug, thiserror::Error)]
@@ -154,9 +159,20 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(log.0)
             .stderr(log.1)
+            // Its own process group: Ctrl-C at the terminal reaches the runner only (it
+            // stops the server itself), and a leftover server can be stopped together
+            // with any process it started.
+            .process_group(0)
             .spawn();
         let child = match child {
-            Ok(c) => c,
+            Ok(c) => {
+                // Who to stop if this runner dies without cleaning up: the pid and its
+                // start time, so that a pid reused by another program is never killed.
+                if let Some(start) = process_start_time(c.id()) {
+                    let _ = fs::write(dir.join(PID_FILE), format!("{} {start}\n", c.id()));
+                }
+                c
+            }
             Err(e) => {
                 let _ = fs::remove_dir_all(&dir);
                 return Err(fail(
@@ -226,6 +242,12 @@ impl ServerProcess {
                     std::thread::sleep(Duration::from_millis(10))
                 }
                 _ => {
+                    // The process group it leads too: a wrapper's children go with it.
+                    let _ = Command::new("kill")
+                        .args(["-9", "--", &format!("-{}", child.id())])
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status();
                     let _ = child.kill();
                     let _ = child.wait();
                     break;
@@ -256,12 +278,14 @@ pub struct Orphan {
 /// Stops the servers that a runner killed without a chance to clean up (`kill -9`, a
 /// crash, a lost terminal) left running, and removes their working directories.
 ///
-/// Every spawned server runs in `<tmp>/resplab-exp-<runner pid>-<n>`; a directory whose
-/// runner pid no longer exists is an orphan's, and the processes whose working
-/// directory it is are its server (the `taskset` wrapper execs, so that is the server
-/// itself). They are killed: a leftover server would compete with the next trials for
-/// CPU and skew them. Directories of live runners, this one included, are left alone.
-/// Linux only (it reads `/proc`); elsewhere it finds nothing.
+/// Every spawned server gets `<tmp>/resplab-exp-<runner pid>-<n>`; a directory whose
+/// runner pid no longer exists is an orphan's. Its server is the process its pid file
+/// names, if the start time still matches (so a reused pid is never killed), with the
+/// process group it leads, wherever its command set its working directory; any other
+/// process whose working directory it still is goes too (the `taskset` wrapper execs,
+/// so that is the server itself). They are killed: a leftover server would compete with
+/// the next trials for CPU and skew them. Directories of live runners, this one
+/// included, are left alone. Linux only (it reads `/proc`); elsewhere it finds nothing.
 pub fn reap_orphans() -> Vec<Orphan> {
     if !std::path::Path::new("/proc/self").exists() {
         return Vec::new();
@@ -284,14 +308,33 @@ pub fn reap_orphans() -> Vec<Orphan> {
     dirs.sort();
     let mut out = Vec::new();
     for (runner_pid, dir) in dirs {
+        let mut pids = Vec::new();
+        // The server as recorded at its start, wherever its command moved it (a server
+        // given its own `--dir` changes its working directory), and only if it is still
+        // the same process (same start time). It leads its own process group: what it
+        // started goes with it.
+        let recorded = recorded_server(&dir);
+        if let Some(pid) = recorded {
+            let _ = Command::new("kill")
+                .args(["-9", "--", &format!("-{pid}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            pids.push(pid);
+        }
         for pid in processes_in(&dir) {
-            if Command::new("kill")
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+        for pid in pids {
+            let killed = Command::new("kill")
                 .args(["-9", &pid.to_string()])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
-                .is_ok_and(|s| s.success())
-            {
+                .is_ok_and(|s| s.success());
+            if killed || !is_running(pid) {
                 out.push(Orphan {
                     pid,
                     runner_pid,
@@ -302,6 +345,24 @@ pub fn reap_orphans() -> Vec<Orphan> {
         let _ = fs::remove_dir_all(&dir);
     }
     out
+}
+
+/// The server named by a run directory's pid file, if that very process still runs.
+fn recorded_server(dir: &std::path::Path) -> Option<u32> {
+    let text = fs::read_to_string(dir.join(PID_FILE)).ok()?;
+    let mut words = text.split_whitespace();
+    let pid: u32 = words.next()?.parse().ok()?;
+    let start: u64 = words.next()?.parse().ok()?;
+    (process_start_time(pid) == Some(start)).then_some(pid)
+}
+
+/// When process `pid` started, in clock ticks since boot (field 22 of
+/// `/proc/<pid>/stat`); `None` when it does not exist or that cannot be read.
+fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may contain spaces.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Whether a process `pid` exists. A runner's pid reused by another program keeps its
