@@ -667,3 +667,79 @@ fn an_outage_mid_run_exits_3_and_is_on_record() {
             > 0.0
     );
 }
+
+/// Runs `resplab ARGS` under `sh -c "ulimit ...; exec resplab ..."`.
+fn under_ulimit(ulimit: &str, args: &str) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("resplab");
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {ulimit} && exec {} {args}", bin.display()))
+        .env_remove("REDISCLI_AUTH")
+        .output()
+        .unwrap()
+}
+
+/// More connections than the soft open-file limit allows: the limit is raised up to the
+/// hard limit; past the hard limit the run is refused before connecting, with the number
+/// of files needed.
+#[test]
+fn connections_beyond_the_open_file_limit() {
+    let server = RedisServer::start().unwrap();
+    let port = server.port();
+    let out = under_ulimit(
+        "-Sn 200",
+        &format!("bench -p {port} -c 300 -n 3000 -t get -q --no-progress"),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = under_ulimit(
+        "-n 200",
+        &format!("bench -p {port} -c 300 -n 3000 -t get -q --no-progress"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("-c/--clients 300: 366 open files are needed"),
+        "{err}"
+    );
+    assert!(err.contains("hard limit of this process is 200"), "{err}");
+}
+
+/// `-c` above redis-server's default of 10000 clients: the throwaway server is started
+/// with room for all of them.
+#[test]
+fn the_throwaway_server_takes_every_connection() {
+    let needed = 10_100 + 200;
+    let hard = std::fs::read_to_string("/proc/self/limits")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4).map(str::to_string))
+        .unwrap_or_default();
+    if hard != "unlimited" && hard.parse::<u64>().unwrap_or(0) < needed {
+        eprintln!("skipped: the hard open-file limit ({hard}) is below {needed}");
+        return;
+    }
+    let out = resplab()
+        .args([
+            "bench",
+            "-c",
+            "10100",
+            "-n",
+            "20200",
+            "-t",
+            "ping_mbulk",
+            "-q",
+        ])
+        .args(["--no-progress"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

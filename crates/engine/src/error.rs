@@ -36,6 +36,13 @@ pub enum EngineError {
     /// The workload cannot be run as configured.
     #[error("workload: {0}")]
     Workload(String),
+    /// The run needs more open files than this process may have.
+    #[error("{needed} open files are needed (one per connection and a few more), but the hard limit of this process is {hard}{}; raise it (ulimit -Hn, /etc/security/limits.conf, LimitNOFILE= for a service) or use fewer connections", reason.as_ref().map(|r| format!(" and the soft limit could not be raised: {r}")).unwrap_or_default())]
+    OpenFiles {
+        needed: u64,
+        hard: u64,
+        reason: Option<String>,
+    },
     /// A worker thread could not be started or ended abnormally.
     #[error("worker thread failed: {0}")]
     Worker(String),

@@ -17,6 +17,7 @@
 //! - [`run()`]: the coordinator; phases, progress, the result record.
 //! - [`server`]: a throwaway `redis-server` for runs without a target.
 //! - [`host`]: host facts and the process's CPU time.
+//! - [`fdlimit`]: the open-file limit, raised when a run needs more connections.
 //!
 //! Load models (see the `worker` module for the details):
 //!
@@ -35,6 +36,7 @@ pub mod config;
 mod conn;
 mod connect;
 pub mod error;
+pub mod fdlimit;
 pub mod host;
 mod run;
 pub mod server;

@@ -87,6 +87,10 @@ pub fn run(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunRecord, EngineError> {
     cfg.validate()?;
+    crate::fdlimit::ensure_open_files(crate::fdlimit::files_needed(
+        cfg.clients,
+        cfg.effective_threads(),
+    ))?;
     let phases = workload.phases();
     if phases.is_empty() {
         return Err(EngineError::Workload("the workload has no phases".into()));

@@ -67,6 +67,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = resolved.config.clone();
+    // Before connecting or starting a server: one open file per connection.
+    resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
+        config.clients,
+        config.effective_threads(),
+    ))
+    .with_context(|| format!("-c/--clients {}", config.clients))?;
     let _server = match &resolved.target {
         Some(t) => {
             config.target = t.clone();
@@ -76,6 +82,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             let mut opts = ServerOptions::default();
             if let Some(bin) = &resolved.server_bin {
                 opts.binary = bin.display().to_string();
+            }
+            // redis-server accepts 10000 clients by default; the throwaway server takes
+            // every connection of the run, with room for a few more.
+            let maxclients = config.clients.saturating_add(32);
+            if maxclients > 10_000 {
+                opts.extra_args
+                    .extend(["--maxclients".to_string(), maxclients.to_string()]);
             }
             let server = ThrowawayServer::start_with(&opts)?;
             eprintln!(
