@@ -40,6 +40,13 @@ impl StdStream {
         }
     }
 
+    fn read_timeout(&self) -> Option<Duration> {
+        match self {
+            StdStream::Tcp(s) => s.read_timeout().ok().flatten(),
+            StdStream::Unix(s) => s.read_timeout().ok().flatten(),
+        }
+    }
+
     /// Converts into a non-blocking `mio` stream.
     pub(crate) fn into_mio(self) -> io::Result<crate::conn::MioStream> {
         self.set_timeouts(None)?;
@@ -186,6 +193,22 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
     }
 }
 
+/// A set-up step whose reply did not come in time says so in words: the socket's
+/// "Resource temporarily unavailable" means a server that accepted the connection (the
+/// kernel does that for a stopped or wedged process too) but does not answer.
+fn silent(e: io::Error, step: &str, timeout: Option<Duration>) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no reply to {step} within {:.1} s: something accepts connections there but does not answer",
+                timeout.unwrap_or_default().as_secs_f64()
+            ),
+        ),
+        _ => e,
+    }
+}
+
 /// The text of an error reply, or `None` for any other reply.
 pub(crate) fn error_text(v: &Value) -> Option<String> {
     match v {
@@ -198,7 +221,7 @@ pub(crate) fn error_text(v: &Value) -> Option<String> {
 }
 
 fn step(stream: &mut StdStream, name: &'static str, args: &[&[u8]]) -> Result<Value, SetupError> {
-    let reply = call(stream, args)?;
+    let reply = call(stream, args).map_err(|e| silent(e, name, stream.read_timeout()))?;
     match error_text(&reply) {
         Some(text) => Err(SetupError::Refused {
             step: name,

@@ -351,3 +351,19 @@ fn a_frozen_server_is_lost_not_waited_for() {
     assert!(ping.requests > 0);
     assert!(ping.error_kinds["timeout"] >= 1, "{:?}", ping.error_kinds);
 }
+
+/// Something that accepts connections but never answers: the run cannot start, and the
+/// error says so in words, not as "Resource temporarily unavailable".
+#[test]
+fn a_listener_that_never_answers_is_named_as_such() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut cfg = tcp_config(port);
+    cfg.connect_timeout = Duration::from_millis(700);
+    let wl = tests_workload(&[TestName::Get], None, 0);
+    let e = run(&cfg, &wl, &StopToken::new(), &mut |_: &Progress| {}).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("no reply to PING within 0.7 s"), "{text}");
+    assert!(!text.contains("temporarily unavailable"), "{text}");
+    drop(listener);
+}

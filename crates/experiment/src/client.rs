@@ -99,7 +99,24 @@ impl Client {
         let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
         Self::encode(&mut out, &a);
         self.reader.get_mut().write_all(&out)?;
-        self.read_reply(0)
+        self.read_reply(0).map_err(|e| match e.kind() {
+            // A server that accepted the connection but does not answer: say so in words.
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "no reply to {} within {:.1} s: something accepts connections there but does not answer",
+                    args.first().copied().unwrap_or(""),
+                    self.reader
+                        .get_ref()
+                        .read_timeout()
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default()
+                        .as_secs_f64()
+                ),
+            ),
+            _ => e,
+        })
     }
 
     /// Sends already encoded commands and reads `count` replies, returning the first
