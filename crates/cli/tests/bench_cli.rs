@@ -100,7 +100,13 @@ fn json_record_has_the_documented_schema() {
         &server,
         &["-t", "set,get", "-n", "3000", "-c", "10", "--seed", "7"],
     );
-    let shape = shape_of(&rec);
+    // Warnings depend on the machine's load (a busy client is warned about): their
+    // entries are left out of the shape, the array itself stays.
+    let shape: String = shape_of(&rec)
+        .lines()
+        .filter(|l| !l.starts_with(".warnings[]"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     insta::assert_snapshot!("bench_json_shape", shape);
     assert_eq!(rec["schema_version"], 1);
     assert_eq!(rec["seed"], 7);

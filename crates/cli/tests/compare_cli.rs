@@ -54,6 +54,7 @@ fn run_record(ops: f64, p99_us: f64) -> RunRecord {
         commands,
         open_loop: None,
         series: Vec::new(),
+        series_interval_sec: 1.0,
         connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.1,

@@ -87,7 +87,7 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
         commands.insert(c.to_string(), summary(&mut rng, ops, 70.0 / cf));
     }
     let totals = summary(&mut rng, total_ops, 70.0 / factor);
-    let series = (1..=2)
+    let series = (1..=5)
         .map(|s| SecondSample {
             t_sec: f64::from(s),
             requests: total_ops as u64,
@@ -131,6 +131,7 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
         commands,
         open_loop: None,
         series,
+        series_interval_sec: 1.0,
         connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.2,

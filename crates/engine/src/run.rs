@@ -20,7 +20,7 @@ use crate::error::EngineError;
 use crate::host;
 use crate::stop::StopToken;
 use crate::tally::{latency_us, summarize, CmdTally, OpenLoopTally};
-use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult};
+use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult, INTERVAL_NS};
 use resplab_results::{
     ConnectionStats, CpuTime, LoadModel, OpenLoopStats, Outage, RunEnd, RunRecord, SecondSample,
     ToolInfo, Warning, SCHEMA_VERSION,
@@ -59,7 +59,6 @@ struct PhaseOutcome {
     cmds: Vec<CmdTally>,
     open: OpenLoopTally,
     duration_sec: f64,
-    series: Vec<SecondSample>,
     connections: ConnectionStats,
     cpu: CpuTime,
     lost: Option<String>,
@@ -130,7 +129,7 @@ pub fn run(
 
     let mut by_name: BTreeMap<String, (CmdTally, f64)> = BTreeMap::new();
     let mut open = OpenLoopTally::default();
-    let mut series = Vec::new();
+    let mut series = SeriesAccumulator::default();
     let mut connections = ConnectionStats::default();
     let mut cpu = CpuTime::default();
     let mut duration_sec = 0.0;
@@ -140,7 +139,8 @@ pub fn run(
             end = RunEnd::Interrupted;
             break;
         }
-        let out = match run_phase(cfg, workload, p, stop, duration_sec, progress) {
+        series.begin_phase(p, duration_sec);
+        let out = match run_phase(cfg, workload, p, stop, &mut series, progress) {
             Ok(out) => out,
             // Earlier phases were measured: a server that is gone by now ends the run
             // with their results instead of discarding them.
@@ -165,7 +165,7 @@ pub fn run(
             entry.0.merge(t);
         }
         open.merge(&out.open);
-        series.extend(out.series);
+        series.end_phase(p, out.duration_sec);
         connections.opened += out.connections.opened;
         connections.reconnects += out.connections.reconnects;
         connections.protocol_errors += out.connections.protocol_errors;
@@ -190,6 +190,7 @@ pub fn run(
         commands.insert(name.clone(), summarize(t, *secs));
     }
     let totals = summarize(&total, duration_sec);
+    let (series, series_interval_sec) = series.finish();
     connections.unreachable_sec = connections
         .outages
         .iter()
@@ -252,6 +253,7 @@ pub fn run(
         commands,
         open_loop,
         series,
+        series_interval_sec,
         connections,
         client_cpu: cpu,
         end,
@@ -403,15 +405,182 @@ fn warnings_for(
     w
 }
 
+/// Intervals of [`INTERVAL_NS`] in a second.
+const PER_SECOND: u64 = 1_000_000_000 / INTERVAL_NS;
+
+/// A run (or phase) whose measured part reaches this many seconds gets a per-second
+/// series; shorter ones keep the workers' finer intervals.
+const FINE_SERIES_BELOW_SEC: u64 = 10;
+
+/// The per-interval series of a run, built from the workers' interval snapshots.
+///
+/// Short runs keep every [`INTERVAL_NS`] interval (a 1-second trial gets ten points, not
+/// one). Once the measured part passes [`FINE_SERIES_BELOW_SEC`], the intervals kept so
+/// far are merged into seconds (histogram merges are exact), and from then on a second's
+/// histogram is reduced to its summary as soon as every worker has moved past it, so
+/// memory does not grow with the length of the run. Keys are per phase: each phase's
+/// intervals count from its own measured start, placed after the phases before it.
+#[derive(Debug, Default)]
+struct SeriesAccumulator {
+    /// True once merged into seconds: keys are seconds, not intervals.
+    coarse: bool,
+    /// Each phase's offset (seconds of measured time before it) and, once it ended, its
+    /// measured duration.
+    phases: Vec<(f64, Option<f64>)>,
+    /// (phase, key) not yet reduced: requests, errors, latencies.
+    open: BTreeMap<(usize, u64), (u64, u64, LatencyHistogram)>,
+    /// (phase, second) reduced to requests, errors, summary and p99 in ns (coarse only).
+    closed: BTreeMap<(usize, u64), (u64, u64, resplab_results::LatencyUs, u64)>,
+}
+
+impl SeriesAccumulator {
+    fn begin_phase(&mut self, phase: usize, offset_sec: f64) {
+        if self.phases.len() <= phase {
+            self.phases.resize(phase + 1, (offset_sec, None));
+        }
+        self.phases[phase] = (offset_sec, None);
+    }
+
+    fn end_phase(&mut self, phase: usize, duration_sec: f64) {
+        if let Some(p) = self.phases.get_mut(phase) {
+            p.1 = Some(duration_sec);
+        }
+        // Earlier phases are over: nothing will be added to them.
+        if self.coarse {
+            self.close_where(|(p, _)| *p <= phase);
+        }
+    }
+
+    fn add(
+        &mut self,
+        phase: usize,
+        interval: u64,
+        requests: u64,
+        errors: u64,
+        h: &LatencyHistogram,
+    ) {
+        let offset = self.phases.get(phase).map_or(0.0, |p| p.0);
+        let at_sec = offset + (interval * INTERVAL_NS) as f64 / 1e9;
+        if !self.coarse && at_sec >= FINE_SERIES_BELOW_SEC as f64 {
+            self.coarse = true;
+            for ((p, k), (r, e, hist)) in std::mem::take(&mut self.open) {
+                self.merge((p, k / PER_SECOND), r, e, &hist);
+            }
+        }
+        let key = if self.coarse {
+            interval / PER_SECOND
+        } else {
+            interval
+        };
+        self.merge((phase, key), requests, errors, h);
+    }
+
+    fn merge(&mut self, key: (usize, u64), requests: u64, errors: u64, h: &LatencyHistogram) {
+        let e = self
+            .open
+            .entry(key)
+            .or_insert_with(|| (0, 0, LatencyHistogram::new()));
+        e.0 += requests;
+        e.1 += errors;
+        e.2.merge(h);
+    }
+
+    /// Every worker of `phase` is past interval `upto - 1`: its completed seconds can
+    /// drop their histograms.
+    fn complete_before(&mut self, phase: usize, upto: u64) {
+        if self.coarse {
+            let done = upto / PER_SECOND;
+            self.close_where(|(p, k)| *p < phase || (*p == phase && *k < done));
+        }
+    }
+
+    fn close_where(&mut self, done: impl Fn(&(usize, u64)) -> bool) {
+        let keys: Vec<(usize, u64)> = self.open.keys().filter(|k| done(k)).copied().collect();
+        for k in keys {
+            if let Some((r, e, h)) = self.open.remove(&k) {
+                let p99 = h.percentile_ns(99.0);
+                self.closed.insert(k, (r, e, latency_us(&h), p99));
+            }
+        }
+    }
+
+    /// Requests, errors and p99 (µs) of second `sec` of `phase`.
+    fn second(&self, phase: usize, sec: u64) -> (u64, u64, f64) {
+        if self.coarse {
+            if let Some((r, e, _, p99)) = self.closed.get(&(phase, sec)) {
+                return (*r, *e, *p99 as f64 / 1e3);
+            }
+            return self
+                .open
+                .get(&(phase, sec))
+                .map(|(r, e, h)| (*r, *e, h.percentile_ns(99.0) as f64 / 1e3))
+                .unwrap_or((0, 0, 0.0));
+        }
+        let mut h = LatencyHistogram::new();
+        let (mut r, mut e) = (0, 0);
+        let range = (phase, sec * PER_SECOND)..(phase, (sec + 1) * PER_SECOND);
+        for (_, (ri, ei, hi)) in self.open.range(range) {
+            r += ri;
+            e += ei;
+            h.merge(hi);
+        }
+        (r, e, h.percentile_ns(99.0) as f64 / 1e3)
+    }
+
+    /// The series of the whole run, in time order, and the length of its intervals.
+    fn finish(mut self) -> (Vec<SecondSample>, f64) {
+        let step = if self.coarse {
+            1.0
+        } else {
+            INTERVAL_NS as f64 / 1e9
+        };
+        self.close_where(|_| true);
+        let phases = std::mem::take(&mut self.phases);
+        let mut out: Vec<SecondSample> = Vec::new();
+        let mut last_phase = usize::MAX;
+        let mut last_len = step;
+        for ((p, k), (r, e, lat, _)) in self.closed {
+            let (offset, duration) = phases.get(p).copied().unwrap_or((0.0, None));
+            let start = k as f64 * step;
+            let len = (duration.unwrap_or(start + step) - start).clamp(1e-3, step);
+            // The replies that arrived after the last full interval (in flight when the
+            // time was up) make a sliver whose rate would mean nothing: they join the
+            // interval before.
+            if len < step / 2.0 && p == last_phase {
+                if let Some(prev) = out.last_mut() {
+                    let len = duration.map_or(len, |d| (d - start).max(0.0));
+                    prev.requests += r;
+                    prev.errors += e;
+                    prev.t_sec = offset + start + len;
+                    last_len += len;
+                    prev.ops_per_sec = prev.requests as f64 / last_len;
+                    continue;
+                }
+            }
+            last_phase = p;
+            last_len = len;
+            out.push(SecondSample {
+                t_sec: offset + start + len,
+                requests: r,
+                errors: e,
+                ops_per_sec: r as f64 / len,
+                latency_us: lat,
+            });
+        }
+        (out, step)
+    }
+}
+
 /// Runs phase `p` on fresh connections.
 fn run_phase(
     cfg: &RunConfig,
     workload: &Workload,
     p: usize,
     stop: &StopToken,
-    series_offset_sec: f64,
+    seconds: &mut SeriesAccumulator,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<PhaseOutcome, EngineError> {
+    let series_offset_sec = seconds.phases.get(p).map_or(0.0, |x| x.0);
     let phase = &workload.phases()[p];
     let threads = cfg.effective_threads() as usize;
     let clients = cfg.clients as usize;
@@ -489,7 +658,6 @@ fn run_phase(
             });
         }
 
-        let mut seconds: BTreeMap<u64, (u64, u64, LatencyHistogram)> = BTreeMap::new();
         let mut watermark: Vec<Option<u64>> = vec![None; threads];
         let mut done: Vec<bool> = vec![false; threads];
         let mut results: Vec<WorkerResult> = Vec::with_capacity(threads);
@@ -499,12 +667,7 @@ fn run_phase(
         while results.len() < threads {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Msg::Second(iv)) => {
-                    let e = seconds
-                        .entry(iv.sec)
-                        .or_insert_with(|| (0, 0, LatencyHistogram::new()));
-                    e.0 += iv.requests;
-                    e.1 += iv.errors;
-                    e.2.merge(&iv.hist);
+                    seconds.add(p, iv.sec, iv.requests, iv.errors, &iv.hist);
                     if let Some(w) = watermark.get_mut(iv.worker) {
                         *w = Some(w.map_or(iv.sec, |x| x.max(iv.sec)));
                     }
@@ -523,7 +686,8 @@ fn run_phase(
                 cpu_start = host::process_cpu_time();
                 cpu_taken = true;
             }
-            // A second is complete when every worker has moved past it or finished.
+            // An interval is complete when every worker has moved past it or finished;
+            // progress is told by whole seconds.
             let complete_upto = watermark
                 .iter()
                 .zip(&done)
@@ -531,11 +695,9 @@ fn run_phase(
                 .map(|(w, _)| w.map_or(0, |s| s + 1))
                 .min();
             if let Some(upto) = complete_upto {
-                while reported < upto {
-                    let (req, err, p99) = seconds
-                        .get(&reported)
-                        .map(|(r, e, h)| (*r, *e, h.percentile_ns(99.0) as f64 / 1e3))
-                        .unwrap_or((0, 0, 0.0));
+                seconds.complete_before(p, upto);
+                while reported < upto / PER_SECOND {
+                    let (req, err, p99) = seconds.second(p, reported);
                     phase_requests += req;
                     phase_errors += err;
                     reported += 1;
@@ -589,17 +751,80 @@ fn run_phase(
             out.connections.reconnects += r.reconnects;
             out.connections.protocol_errors += r.protocol_errors;
         }
-        for (sec, (req, err, hist)) in &seconds {
-            let start = *sec as f64;
-            let len = (duration_sec - start).clamp(1e-3, 1.0);
-            out.series.push(SecondSample {
-                t_sec: series_offset_sec + start + len,
-                requests: *req,
-                errors: *err,
-                ops_per_sec: *req as f64 / len,
-                latency_us: latency_us(hist),
-            });
-        }
         Ok(out)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(values_us: &[u64]) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for v in values_us {
+            h.record(v * 1000);
+        }
+        h
+    }
+
+    #[test]
+    fn short_runs_keep_tenths_and_fold_the_tail() {
+        let mut acc = SeriesAccumulator::default();
+        acc.begin_phase(0, 0.0);
+        for i in 0..10 {
+            acc.add(0, i, 100, 0, &hist(&[50]));
+        }
+        // Replies that were in flight when the time was up.
+        acc.add(0, 10, 7, 0, &hist(&[60]));
+        acc.end_phase(0, 1.0004);
+        let (series, step) = acc.finish();
+        assert_eq!(step, 0.1);
+        assert_eq!(series.len(), 10);
+        assert_eq!(series.iter().map(|s| s.requests).sum::<u64>(), 1007);
+        assert!((series[0].ops_per_sec - 1000.0).abs() < 1e-6);
+        assert!((series[9].t_sec - 1.0004).abs() < 1e-9);
+    }
+
+    #[test]
+    fn long_runs_merge_into_exact_seconds() {
+        let mut acc = SeriesAccumulator::default();
+        acc.begin_phase(0, 0.0);
+        // Two workers, 12 s; worker 1 records a slow reply in every tenth interval.
+        for i in 0..120u64 {
+            acc.add(0, i, 10, 0, &hist(&[100]));
+            let slow: &[u64] = if i % 10 == 3 { &[9000] } else { &[100] };
+            acc.add(0, i, 10, 0, &hist(slow));
+            acc.complete_before(0, i + 1);
+        }
+        acc.end_phase(0, 12.0);
+        assert!(acc.coarse);
+        let (series, step) = acc.finish();
+        assert_eq!(step, 1.0);
+        assert_eq!(series.len(), 12);
+        for s in &series {
+            assert_eq!(s.requests, 200);
+            // One reply in 200 took 9 ms: the second's maximum, exactly as one histogram
+            // of the whole second would say.
+            assert!((s.latency_us.max - 9000.0).abs() < 10.0, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn phases_follow_each_other() {
+        let mut acc = SeriesAccumulator::default();
+        acc.begin_phase(0, 0.0);
+        acc.add(0, 0, 5, 0, &hist(&[10]));
+        acc.add(0, 1, 5, 0, &hist(&[10]));
+        acc.end_phase(0, 0.2);
+        acc.begin_phase(1, 0.2);
+        acc.add(1, 0, 3, 1, &hist(&[10]));
+        acc.end_phase(1, 0.1);
+        let (series, _) = acc.finish();
+        let t: Vec<f64> = series
+            .iter()
+            .map(|s| (s.t_sec * 1e6).round() / 1e6)
+            .collect();
+        assert_eq!(t, vec![0.1, 0.2, 0.3]);
+        assert_eq!(series[2].errors, 1);
+    }
 }

@@ -69,6 +69,11 @@ use std::time::{Duration, Instant};
 
 const NS_PER_SEC: u64 = 1_000_000_000;
 
+/// Workers report their measurements in intervals of this length (a tenth of a second);
+/// the coordinator keeps them at that resolution for short runs and by the second
+/// otherwise.
+pub(crate) const INTERVAL_NS: u64 = NS_PER_SEC / 10;
+
 /// State shared by the workers of one phase and the coordinator (never touched per
 /// request).
 #[derive(Debug, Default)]
@@ -97,16 +102,17 @@ pub(crate) enum Msg {
     Ready,
     /// Set-up failed; the phase cannot run.
     Failed(EngineError),
-    /// Second `sec` of the measured part is over for this worker.
+    /// Interval `sec` (of [`INTERVAL_NS`]) of the measured part is over for this worker.
     Second(Interval),
     /// The worker finished.
     Done(Box<WorkerResult>),
 }
 
-/// One second of one worker.
+/// One interval of one worker.
 #[derive(Debug)]
 pub(crate) struct Interval {
     pub worker: usize,
+    /// Index of the interval, in units of [`INTERVAL_NS`] since the measured part began.
     pub sec: u64,
     pub requests: u64,
     pub errors: u64,
@@ -211,7 +217,7 @@ impl Recorder {
         if now < self.measure_ns {
             return;
         }
-        let sec = (now - self.measure_ns) / NS_PER_SEC;
+        let sec = (now - self.measure_ns) / INTERVAL_NS;
         if sec > self.cur_sec {
             self.ship();
             self.cur_sec = sec;

@@ -133,3 +133,29 @@ fn inputs_without_run_records_say_which_plots_are_missing() {
     let md = doc::markdown::render(&document, "p");
     assert!(md.text.contains("carry no latency histograms"));
 }
+
+/// Trials whose series has one or two points (1-second trials recorded by the second)
+/// get no plot over time, and a line that says why, instead of a vertical line.
+#[test]
+fn series_too_short_to_plot_are_left_out_with_a_reason() {
+    let mut input = report_fixture::input();
+    for w in &mut input.workloads {
+        for t in &mut w.trials {
+            if let Some(run) = &t.run {
+                let mut r = (**run).clone();
+                r.series.truncate(1);
+                t.run = Some(std::sync::Arc::new(r));
+            }
+        }
+    }
+    let document = doc::build(&input).unwrap();
+    let md = doc::markdown::render(&document, "p");
+    assert!(!md.text.contains("Throughput per second"), "{}", md.text);
+    assert!(
+        md.text
+            .contains("No throughput or p99 plot over time: the representative trials"),
+        "{}",
+        md.text
+    );
+    assert!(md.text.contains("have 1 point(s), one per second"));
+}

@@ -37,8 +37,12 @@ pub struct RunRecord {
     /// Open-loop only: service time, send lag and whether the generator kept up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopStats>,
-    /// One entry per elapsed second of the measured part.
+    /// One entry per elapsed interval of the measured part (`series_interval_sec`).
     pub series: Vec<SecondSample>,
+    /// Length of one `series` interval: 1 s, or 0.1 s for runs shorter than 10 s (whose
+    /// per-second series would have one or two points).
+    #[serde(default = "one_second")]
+    pub series_interval_sec: f64,
     /// Connection-level events.
     pub connections: ConnectionStats,
     /// CPU time the load generator itself used during the measured part.
@@ -169,7 +173,11 @@ pub struct OpenLoopStats {
     pub send_lag_limit_us: f64,
 }
 
-/// One second of the measured part.
+fn one_second() -> f64 {
+    1.0
+}
+
+/// One interval (a second, or a tenth of one in short runs) of the measured part.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct SecondSample {
     /// Seconds since the measured part began (end of the interval).

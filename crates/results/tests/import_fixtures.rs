@@ -272,6 +272,7 @@ fn resplab_run_records_are_one_trial_each() {
         .collect(),
         open_loop: None,
         series: vec![],
+        series_interval_sec: 1.0,
         connections: ConnectionStats::default(),
         client_cpu: CpuTime::default(),
         end: RunEnd::Completed,

@@ -730,6 +730,29 @@ fn latency_plots(
         ""
     };
     let run = |t: &TrialInput| -> Option<Arc<RunRecord>> { t.run.clone() };
+    // Runs shorter than 10 s carry tenths of a second; older records (and long runs)
+    // whole seconds. A series of one or two points draws a vertical line, not a story.
+    let points = reps
+        .iter()
+        .filter_map(|(_, _, t)| t.run.as_ref().map(|r| r.series.len()))
+        .max()
+        .unwrap_or(0);
+    let interval = reps
+        .iter()
+        .filter_map(|(_, _, t)| t.run.as_ref().map(|r| r.series_interval_sec))
+        .fold(0.0f64, f64::max);
+    if points < MIN_SERIES_POINTS {
+        blocks.push(Block::Paragraph(format!(
+            "No throughput or p99 plot over time: the representative trials ({}) have \
+             {points} point(s), one per {}; a plot needs at least {MIN_SERIES_POINTS}. \
+             Longer trials (or a current resplab, which records runs shorter than 10 s by the \
+             tenth of a second) give one.",
+            which.join(", "),
+            interval_words(interval)
+        )));
+        return Ok(());
+    }
+    let per = interval_words(interval);
     let ops: Vec<Series> = reps
         .iter()
         .filter_map(|(i, v, t)| {
@@ -746,7 +769,7 @@ fn latency_plots(
     })?;
     blocks.push(Block::Plot {
         file: format!("{stem}-ops-per-second"),
-        title: "Throughput per second, one representative trial per variant".into(),
+        title: format!("Throughput per {per}, one representative trial per variant"),
         caption: format!(
             "Each variant's trial whose {} is closest to its median: {}.{whole}",
             ctx.metric.name,
@@ -781,11 +804,25 @@ fn latency_plots(
     })?;
     blocks.push(Block::Plot {
         file: format!("{stem}-p99-per-second"),
-        title: "p99 latency per second, same trials".into(),
-        caption: format!("The 99th percentile of each second's replies in the same trials.{whole}"),
+        title: format!("p99 latency per {per}, same trials"),
+        caption: format!(
+            "The 99th percentile of the replies of each {per} in the same trials.{whole}"
+        ),
         svg,
     });
     Ok(())
+}
+
+/// Fewest points of a representative trial's series worth a plot over time.
+const MIN_SERIES_POINTS: usize = 3;
+
+/// "second" or "0.1 s": the length of one series interval, in words.
+fn interval_words(interval_sec: f64) -> String {
+    if (interval_sec - 1.0).abs() < 1e-9 || interval_sec <= 0.0 {
+        "second".into()
+    } else {
+        format!("{interval_sec} s")
+    }
 }
 
 /// Distinct runs of the report (a run shared by a workload and its tests counts once).

@@ -122,6 +122,7 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
         commands,
         open_loop: None,
         series,
+        series_interval_sec: 1.0,
         connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.5,
