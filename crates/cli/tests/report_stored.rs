@@ -244,8 +244,8 @@ fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    // set, suite, suite:GET, suite:SET × five plots
-    assert_eq!(names.len(), 20, "{names:?}");
+    // set, suite, suite:GET, suite:SET × five plots, and the summary's forest plot
+    assert_eq!(names.len(), 21, "{names:?}");
     for n in &names {
         assert!(
             md.contains(&format!("](fixture-plots/{n})")),
@@ -307,7 +307,7 @@ fn stored_experiment_html_is_one_file_with_every_section() {
         .assert()
         .success();
     let html = std::fs::read_to_string(dir.path().join("fixture-report.html")).unwrap();
-    assert_eq!(html.matches("<svg").count(), 20);
+    assert_eq!(html.matches("<svg").count(), 21);
     for want in [
         "Summary",
         "Workload suite:GET",

@@ -138,7 +138,7 @@ fn html_report_loads_draws_every_plot_and_stays_offline() {
     let (dom, stderr) = headless(profile.path(), &["--dump-dom"], &probe_page);
     let probe = probe_value(&dom);
     let plots = probe["plots"].as_array().expect("plots");
-    assert_eq!(plots.len(), 10, "every plot is in the page: {probe}");
+    assert_eq!(plots.len(), 11, "every plot is in the page: {probe}");
     for (i, p) in plots.iter().enumerate() {
         assert!(
             p["shapes"].as_u64().unwrap_or(0) >= 10,

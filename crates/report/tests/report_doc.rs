@@ -11,7 +11,11 @@ fn markdown_and_plots_match_their_snapshots() {
     let document = doc::build(&input).expect("the fixture builds");
     let md = doc::markdown::render(&document, "fixture-plots");
     insta::assert_snapshot!("fixture_markdown", md.text);
-    assert_eq!(md.files.len(), 10, "five plots per workload");
+    assert_eq!(
+        md.files.len(),
+        11,
+        "the summary's forest plot and five plots per workload"
+    );
     for (path, svg) in &md.files {
         let name = path
             .trim_start_matches("fixture-plots/")
@@ -48,7 +52,7 @@ fn html_is_self_contained() {
         assert_eq!(hits, 0, "found {banned} in the HTML");
     }
     assert!(html.contains("default-src 'none'"));
-    assert_eq!(html.matches("<svg").count(), 10);
+    assert_eq!(html.matches("<svg").count(), 11);
     assert!(html.contains("name=\"viewport\""));
     assert!(html.contains("@media print"));
 }
@@ -129,7 +133,10 @@ fn inputs_without_run_records_say_which_plots_are_missing() {
         .iter()
         .filter(|b| matches!(b, Block::Plot { .. }))
         .count();
-    assert_eq!(plots, 4, "run order and distribution per workload");
+    assert_eq!(
+        plots, 5,
+        "the summary's forest plot, run order and distribution per workload"
+    );
     let md = doc::markdown::render(&document, "p");
     assert!(md.text.contains("carry no latency histograms"));
 }

@@ -96,7 +96,7 @@ pub fn build(input: &ReportInput) -> Result<Document, BuildError> {
         rows: &cmp.rows,
     };
     let mut blocks = Vec::new();
-    summary(&ctx, &set, &mut blocks);
+    summary(&ctx, &set, &mut blocks)?;
     for (i, w) in input.workloads.iter().enumerate() {
         workload(&ctx, i, w, &mut blocks)?;
     }
@@ -201,7 +201,7 @@ fn goodness(effect: f64, d: Direction) -> f64 {
     }
 }
 
-fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) {
+fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) -> Result<(), BuildError> {
     let input = ctx.input;
     blocks.push(Block::Heading {
         level: 2,
@@ -303,6 +303,83 @@ fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) {
     if !items.is_empty() {
         blocks.push(Block::List(items));
     }
+    forest(ctx, blocks)
+}
+
+/// The forest plot of every effect (each workload, metric and variant), placed in the
+/// summary when there are at least two.
+fn forest(ctx: &Ctx<'_>, blocks: &mut Vec<Block>) -> Result<(), BuildError> {
+    let input = ctx.input;
+    let workload_pos = |name: &str| {
+        input
+            .workloads
+            .iter()
+            .position(|w| w.name == name)
+            .unwrap_or(usize::MAX)
+    };
+    let mut rows: Vec<&Row> = ctx
+        .rows
+        .iter()
+        .filter(|r| r.effect_pct.is_some_and(f64::is_finite))
+        .collect();
+    if rows.len() < 2 {
+        return Ok(());
+    }
+    rows.sort_by_key(|r| {
+        (
+            workload_pos(&r.workload),
+            table_metric_rank(&r.metric, &ctx.metric.name),
+            r.metric.clone(),
+            ctx.index(&r.variant),
+        )
+    });
+    let several_variants = ctx.variants.len() > 2;
+    let effects: Vec<plot::forest::Effect> = rows
+        .iter()
+        .map(|r| {
+            let mut parts: Vec<&str> = Vec::new();
+            if !r.workload.is_empty() {
+                parts.push(&r.workload);
+            }
+            parts.push(&r.metric);
+            if several_variants {
+                parts.push(&r.variant);
+            }
+            plot::forest::Effect {
+                label: parts.join(" · "),
+                effect_pct: r.effect_pct.unwrap_or(f64::NAN),
+                low_pct: r.ci_low_pct,
+                high_pct: r.ci_high_pct,
+                verdict: r.verdict,
+            }
+        })
+        .collect();
+    let svg = plot::forest::render(&plot::forest::Forest {
+        effects: &effects,
+        margin_pct: input.options.margin_pct,
+    })?;
+    blocks.push(Block::Plot {
+        file: "summary-forest".into(),
+        title: "Every effect at a glance".into(),
+        caption: format!(
+            "One row per {}metric{}: the effect (dot) and its {}% interval (bar) against the \
+             zero line{}. Colour is the verdict; a hollow dot has no interval.",
+            if input.workloads.len() > 1 {
+                "workload and "
+            } else {
+                ""
+            },
+            if several_variants { " and variant" } else { "" },
+            significant(input.options.confidence * 100.0, 4),
+            if input.options.margin_pct.is_some() {
+                "; the shaded band is the equivalence margin"
+            } else {
+                ""
+            }
+        ),
+        svg,
+    });
+    Ok(())
 }
 
 fn geomeans(ctx: &Ctx<'_>, set: &SampleSet) -> Vec<String> {

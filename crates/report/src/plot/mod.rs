@@ -15,11 +15,13 @@
 //! - [`run_order`]: one mark per trial in the order trials ran.
 //! - [`distribution`]: the trial values of each variant, box and dots.
 //! - [`spectrum`]: latency by percentile, 50 % to 99.999 % on a log scale.
-//! - [`timeline`]: a per-second figure over the measured part of one trial.
+//! - [`timeline`]: a figure per interval over the measured part of one trial.
+//! - [`forest`]: every effect of a comparison with its interval, coloured by verdict.
 //!
 //! Neighbours: [`crate::doc`] decides what to plot and places the SVGs in a document.
 
 pub mod distribution;
+pub mod forest;
 pub mod run_order;
 pub mod spectrum;
 pub mod timeline;
@@ -120,6 +122,27 @@ pub(crate) fn render_svg(
                 draw_legend(&top, &rows)?;
             }
             draw(&chart)?;
+            root.present()?;
+            Ok(())
+        })();
+        result.map_err(|e| PlotError::new(plot, e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Draws into a fresh SVG of `WIDTH` × `height`, with no legend (the plot draws its
+/// own), and returns its text.
+pub(crate) fn render_svg_sized(
+    plot: &str,
+    height: u32,
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let result: DrawResult = (|| {
+            root.fill(&WHITE)?;
+            draw(&root)?;
             root.present()?;
             Ok(())
         })();

@@ -1,0 +1,293 @@
+//! The forest plot: every effect of a comparison on one axis, one row each, with its
+//! confidence interval, the zero line and the equivalence margin as a shaded band, each
+//! row coloured by its verdict. With many workloads and metrics it is the picture a
+//! reader looks at first: what moved, which way, and how sure the interval is.
+//!
+//! It is drawn in pixel coordinates (rows are as tall as labels need, so the plot grows
+//! with the number of effects) with the report's fonts and the verdict colours of
+//! [`verdict_colour`].
+
+use super::{render_svg_sized, significant, PlotError, DESC_FONT, TICK_FONT, WIDTH};
+use crate::resplab::Verdict;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// One effect.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Effect {
+    /// What the row is: workload, metric and variant.
+    pub label: String,
+    /// Variant vs baseline, percent.
+    pub effect_pct: f64,
+    /// Its confidence interval, percent, when there is one.
+    pub low_pct: Option<f64>,
+    pub high_pct: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// What to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forest<'a> {
+    pub effects: &'a [Effect],
+    /// The equivalence margin, percent (drawn as ±margin).
+    pub margin_pct: Option<f64>,
+}
+
+const ROW: i32 = 24;
+const TOP: i32 = 40;
+const BOTTOM: i32 = 64;
+const LABEL_W: i32 = 262;
+const RIGHT: i32 = 24;
+const LABEL_CHARS: usize = 33;
+
+/// The colour of a verdict: bluish green better, vermillion worse, reddish purple changed
+/// (a metric without a direction), blue equivalent, grey no verdict (the Okabe–Ito
+/// colours of the variants, reused).
+pub fn verdict_colour(v: Verdict) -> RGBColor {
+    match v {
+        Verdict::Faster => RGBColor(0x00, 0x9E, 0x73),
+        Verdict::Slower => RGBColor(0xD5, 0x5E, 0x00),
+        Verdict::Higher | Verdict::Lower => RGBColor(0xCC, 0x79, 0xA7),
+        Verdict::Equivalent => RGBColor(0x00, 0x72, 0xB2),
+        Verdict::Inconclusive | Verdict::NoVerdict => RGBColor(0x80, 0x80, 0x80),
+    }
+}
+
+/// A step of 1, 2 or 5 times a power of ten giving about `target` ticks over `span`.
+fn nice_step(span: f64, target: f64) -> f64 {
+    let raw = (span / target).max(f64::MIN_POSITIVE);
+    let mag = 10f64.powf(raw.log10().floor());
+    let norm = raw / mag;
+    let m = if norm <= 1.0 {
+        1.0
+    } else if norm <= 2.0 {
+        2.0
+    } else if norm <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() <= LABEL_CHARS {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(LABEL_CHARS - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Draws the plot.
+///
+/// # Errors
+/// [`PlotError`] when there is no finite effect or drawing fails.
+pub fn render(p: &Forest<'_>) -> Result<String, PlotError> {
+    let rows: Vec<&Effect> = p
+        .effects
+        .iter()
+        .filter(|e| e.effect_pct.is_finite())
+        .collect();
+    if rows.is_empty() {
+        return Err(PlotError::new(
+            "forest",
+            "expected at least one finite effect, found none",
+        ));
+    }
+    let margin = p.margin_pct.filter(|m| m.is_finite() && *m > 0.0);
+    let mut lo = 0.0f64;
+    let mut hi = 0.0f64;
+    for e in &rows {
+        for v in [Some(e.effect_pct), e.low_pct, e.high_pct]
+            .into_iter()
+            .flatten()
+        {
+            if v.is_finite() {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    if let Some(m) = margin {
+        lo = lo.min(-m);
+        hi = hi.max(m);
+    }
+    if hi - lo < 1e-9 {
+        lo -= 1.0;
+        hi += 1.0;
+    }
+    let pad = (hi - lo) * 0.06;
+    let (lo, hi) = (lo - pad, hi + pad);
+    let height = TOP + ROW * rows.len() as i32 + BOTTOM;
+    let x0 = LABEL_W;
+    let x1 = WIDTH as i32 - RIGHT;
+    let px = move |v: f64| x0 + ((v - lo) / (hi - lo) * f64::from(x1 - x0)).round() as i32;
+    let y_of = |i: usize| TOP + ROW * i as i32 + ROW / 2;
+    let plot_bottom = TOP + ROW * rows.len() as i32;
+    render_svg_sized("forest", height as u32, |area| {
+        let text = |s: String, at: (i32, i32), h: HPos, size: u32| {
+            Text::new(
+                s,
+                at,
+                ("sans-serif", size)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(h, VPos::Center)),
+            )
+        };
+        // Legend: the verdict colours.
+        let mut x = 16;
+        let mut keys = vec![
+            ("better", Verdict::Faster),
+            ("worse", Verdict::Slower),
+            ("equivalent", Verdict::Equivalent),
+            ("no verdict", Verdict::Inconclusive),
+        ];
+        if rows
+            .iter()
+            .any(|e| matches!(e.verdict, Verdict::Higher | Verdict::Lower))
+        {
+            keys.insert(2, ("changed", Verdict::Higher));
+        }
+        for (name, v) in keys {
+            area.draw(&Rectangle::new(
+                [(x, 12), (x + 14, 26)],
+                verdict_colour(v).filled(),
+            ))?;
+            area.draw(&text(name.to_string(), (x + 20, 19), HPos::Left, TICK_FONT))?;
+            x += 28 + name.len() as i32 * 9 + 18;
+        }
+        if let Some(m) = margin {
+            area.draw(&Rectangle::new(
+                [(px(-m), TOP - 4), (px(m), plot_bottom + 4)],
+                RGBColor(0xe8, 0xe8, 0xe8).filled(),
+            ))?;
+        }
+        // Ticks and grid.
+        let step = nice_step(hi - lo, 5.0);
+        let mut t = (lo / step).ceil() * step;
+        while t <= hi + 1e-9 {
+            let xp = px(t);
+            area.draw(&PathElement::new(
+                vec![(xp, TOP - 4), (xp, plot_bottom + 4)],
+                RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
+            ))?;
+            let label = if t.abs() < step * 1e-6 {
+                "0".to_string()
+            } else {
+                format!("{}%", significant(t, 3))
+            };
+            area.draw(&text(
+                label,
+                (xp, plot_bottom + 18),
+                HPos::Center,
+                TICK_FONT,
+            ))?;
+            t += step;
+        }
+        area.draw(&PathElement::new(
+            vec![(px(0.0), TOP - 6), (px(0.0), plot_bottom + 6)],
+            BLACK.stroke_width(1),
+        ))?;
+        area.draw(&text(
+            "effect, variant vs baseline (95% interval; shaded: equivalence margin)".to_string(),
+            ((x0 + x1) / 2 - 40, plot_bottom + 46),
+            HPos::Center,
+            DESC_FONT - 4,
+        ))?;
+        for (i, e) in rows.iter().enumerate() {
+            let y = y_of(i);
+            let c = verdict_colour(e.verdict);
+            area.draw(&text(shorten(&e.label), (8, y), HPos::Left, TICK_FONT - 2))?;
+            if let (Some(l), Some(h)) = (e.low_pct, e.high_pct) {
+                if l.is_finite() && h.is_finite() {
+                    area.draw(&PathElement::new(
+                        vec![(px(l), y), (px(h), y)],
+                        c.stroke_width(3),
+                    ))?;
+                    for end in [l, h] {
+                        area.draw(&PathElement::new(
+                            vec![(px(end), y - 5), (px(end), y + 5)],
+                            c.stroke_width(2),
+                        ))?;
+                    }
+                }
+            }
+            let style = if e.verdict == Verdict::NoVerdict {
+                c.stroke_width(2)
+            } else {
+                c.filled()
+            };
+            area.draw(&Circle::new((px(e.effect_pct), y), 5, style))?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effect(label: &str, e: f64, l: f64, h: f64, v: Verdict) -> Effect {
+        Effect {
+            label: label.into(),
+            effect_pct: e,
+            low_pct: Some(l),
+            high_pct: Some(h),
+            verdict: v,
+        }
+    }
+
+    #[test]
+    fn every_row_is_drawn_in_its_verdict_colour() {
+        let effects = [
+            effect("set ops_per_sec b", 3.1, 2.4, 3.8, Verdict::Faster),
+            effect("get ops_per_sec b", -4.0, -5.0, -3.0, Verdict::Slower),
+            effect("get p99_us b", 0.2, -0.5, 0.9, Verdict::Equivalent),
+        ];
+        let svg = render(&Forest {
+            effects: &effects,
+            margin_pct: Some(1.0),
+        })
+        .unwrap();
+        assert!(svg.contains("set ops_per_sec b"));
+        for v in [Verdict::Faster, Verdict::Slower, Verdict::Equivalent] {
+            let RGBColor(r, g, b) = verdict_colour(v);
+            let hex = format!("#{r:02X}{g:02X}{b:02X}");
+            assert!(svg.contains(&hex), "{hex} missing");
+        }
+        // Taller with more rows.
+        let one = render(&Forest {
+            effects: &effects[..1],
+            margin_pct: None,
+        })
+        .unwrap();
+        let height = |s: &str| {
+            s.split("height=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|h| h.parse::<u32>().ok())
+                .unwrap()
+        };
+        assert!(height(&svg) > height(&one));
+    }
+
+    #[test]
+    fn nothing_finite_is_an_error() {
+        let e = [effect("x", f64::NAN, 0.0, 0.0, Verdict::Inconclusive)];
+        assert!(render(&Forest {
+            effects: &e,
+            margin_pct: None
+        })
+        .is_err());
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_step(10.0, 5.0), 2.0);
+        assert_eq!(nice_step(0.7, 5.0), 0.2);
+        assert_eq!(nice_step(300.0, 5.0), 100.0);
+    }
+}
