@@ -8,7 +8,7 @@ mod cmd;
 mod output;
 mod resolve;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// resplab: measure whether a change makes a Redis-compatible server faster or slower,
@@ -32,6 +32,10 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Markdown or self-contained HTML report with plots of an experiment or result files.
     Report(cmd::report::ReportArgs),
+    /// Shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
+    Completions(cmd::shell::CompletionsArgs),
+    /// Manual page (roff) on standard output, or every page into a folder with -o.
+    Man(cmd::shell::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),
+        Command::Man(a) => cmd::shell::man(&a, Cli::command()),
     };
     match result {
         Ok(code) => code,
@@ -76,6 +82,15 @@ fn error_text(e: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::error_text;
+
+    /// clap's own consistency checks of the whole command definition (conflicting
+    /// short flags, bad defaults, missing value names): what completions and the manual
+    /// pages are generated from.
+    #[test]
+    fn the_command_definition_is_consistent() {
+        use clap::CommandFactory as _;
+        super::Cli::command().debug_assert();
+    }
 
     /// An error that quotes its source in its own message, as many library errors do.
     #[derive(Debug)]

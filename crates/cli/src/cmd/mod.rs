@@ -4,6 +4,7 @@ pub mod compare;
 pub mod experiment;
 pub mod proto;
 pub mod report;
+pub mod shell;
 
 pub mod bench;
 mod bench_args;
