@@ -11,12 +11,14 @@
 //! - [`select`]: k-th pairwise difference / Walsh average without listing them.
 //! - [`verdict`]: the default comparison (effect %, CI, p, MDE, verdict, warnings).
 //! - [`power`]: minimal detectable effect and sample sizes.
+//! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
 //! - [`fdr`]: Benjamini–Hochberg q-values.
 //! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
 //! - [`dist`]: normal and Student t distributions.
 
 pub mod bootstrap;
+pub mod budget;
 pub mod describe;
 pub mod dist;
 pub mod error;
