@@ -228,3 +228,30 @@ fn benchstat_tables_are_identical_on_generated_data() {
     assert!(cases >= 50);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Equal values keep their input order as in ministat (glibc's qsort is a stable merge
+/// sort and its comparator makes -0.0 equal to 0.0): `0.0` before `-0.0` has minimum `0`,
+/// the other way round `-0`.
+#[test]
+fn ministat_keeps_the_input_order_of_equal_values() {
+    let ministat = tool(
+        "ministat",
+        &[PathBuf::from("/usr/bin/ministat")],
+        "apt-get install ministat",
+    );
+    let resplab = PathBuf::from(env!("CARGO_BIN_EXE_resplab"));
+    let dir = scratch("ministat-zero");
+    std::fs::write(dir.join("a"), "0.0\n-0.0\n1\n2\n3\n").unwrap();
+    std::fs::write(dir.join("b"), "-0.0\n0.0\n5\n6\n7\n").unwrap();
+    std::fs::write(dir.join("c"), "4\n-0\n0\n-0\n8\n").unwrap();
+    let files = ["a".to_string(), "b".to_string(), "c".to_string()];
+    let (want, code) = run(&ministat, &files, &dir);
+    assert_eq!(code, 0);
+    let mut args = vec!["compare".to_string(), "--style".into(), "ministat".into()];
+    args.extend(files.iter().cloned());
+    let (got, rcode) = run(&resplab, &args, &dir);
+    assert_eq!(rcode, 0, "{got}");
+    assert_eq!(got, want);
+    assert!(want.contains("x   5             0"), "{want}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -230,6 +230,14 @@ pub enum Flavor {
     FreeBsdCurrent,
 }
 
+/// ministat's comparison of two values: by `<` and `>`, so -0.0 and 0.0 are equal.
+fn ministat_order(a: &f64, b: &f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
+        (x, y) => x.cmp(&y),
+    }
+}
+
 /// One data set as ministat holds it: the points sorted, and its running sums.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
@@ -265,7 +273,12 @@ impl Dataset {
             sum_sq += a * a;
         }
         let mut sorted = points.to_vec();
-        sorted.sort_by(f64::total_cmp);
+        // ministat sorts with the C library's qsort and a comparator under which -0.0
+        // equals 0.0; glibc's qsort is a stable merge sort, so equal values keep their
+        // input order (a file with `0.0` before `-0.0` has minimum `0`). A stable sort
+        // with the same comparator does the same (NaN, which ministat cannot order
+        // either, goes last).
+        sorted.sort_by(ministat_order);
         let n = sorted.len() as f64;
         let variance = match flavor {
             Flavor::Debian20150715 => (sum_sq - sum * sum / n) / (n - 1.0),

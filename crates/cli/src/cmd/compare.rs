@@ -338,16 +338,11 @@ fn render_ministat(args: &CompareArgs, set: &SampleSet, baseline: &str) -> anyho
             let sets: Vec<NamedSet> = labels
                 .iter()
                 .filter_map(|l| {
-                    set.get(w, m, l).map(|s| {
-                        // ministat's numbers are order-free (it sorts first); an unstable
-                        // sort here is faster than the stable one inside, which then
-                        // finds the points in order.
-                        let mut points = s.values.clone();
-                        points.sort_unstable_by(f64::total_cmp);
-                        NamedSet {
-                            name: (*l).to_string(),
-                            points,
-                        }
+                    // In input order: ministat's stable sort keeps equal values (0 and
+                    // -0) in the order they were read, and its minimum shows it.
+                    set.get(w, m, l).map(|s| NamedSet {
+                        name: (*l).to_string(),
+                        points: s.values.clone(),
                     })
                 })
                 .collect();
