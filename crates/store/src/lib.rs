@@ -23,6 +23,7 @@
 //! `resplab-experiment` writes trials; the CLI's `compare db:NAME` and `experiment
 //! export` read them.
 
+pub mod calibration;
 pub mod metrics;
 pub mod read;
 pub mod schema;
@@ -33,6 +34,7 @@ use resplab_results::RunRecord;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
+pub use calibration::{CalibrationRow, NewCalibration};
 pub use read::{
     round_states, ExperimentInfo, ExperimentStatus, Observation, RoundState, TrialRow, ALL_COMMANDS,
 };
@@ -91,8 +93,9 @@ pub enum StoreError {
         variant: String,
         workload: String,
     },
-    /// A trial names a variant or workload its experiment does not have.
-    #[error("experiment has no {what} named `{name}`")]
+    /// A trial names a variant or workload its experiment does not have, or a
+    /// calibration id is unknown.
+    #[error("no {what} named `{name}`")]
     UnknownName { what: &'static str, name: String },
 }
 

@@ -21,10 +21,11 @@ pub struct Migration {
 }
 
 /// Every migration, in order. The last version is what this build writes.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "experiments, variants, workloads, trials, metrics, histograms, environments",
-    sql: r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "experiments, variants, workloads, trials, metrics, histograms, environments",
+        sql: r#"
 CREATE TABLE experiments (
     id                  INTEGER PRIMARY KEY,
     name                TEXT NOT NULL UNIQUE,
@@ -97,7 +98,25 @@ CREATE TABLE histograms (
     PRIMARY KEY (trial_id, command, kind)
 );
 "#,
-}];
+    },
+    Migration {
+        version: 2,
+        description: "calibrations: the noise and budget table measured by resplab calibrate",
+        sql: r#"
+CREATE TABLE calibrations (
+    id                 INTEGER PRIMARY KEY,
+    created_at_unix_ms INTEGER NOT NULL,
+    hostname           TEXT NOT NULL,
+    target             TEXT NOT NULL,
+    workload_key       TEXT NOT NULL,
+    workload_name      TEXT NOT NULL,
+    metric             TEXT NOT NULL,
+    result_json        TEXT NOT NULL
+);
+CREATE INDEX calibrations_lookup ON calibrations (hostname, workload_key, metric, created_at_unix_ms);
+"#,
+    },
+];
 
 /// The schema version this build writes.
 pub fn current_version() -> u32 {

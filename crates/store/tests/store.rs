@@ -119,7 +119,7 @@ fn migrations_set_user_version_and_reopen_is_idempotent() {
     );
     drop(store);
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
 }
 
 #[test]
@@ -304,4 +304,35 @@ fn stored_experiments_feed_compare_paired_by_round() {
     assert_eq!(m.direction, Direction::LowerIsBetter);
     assert_eq!(obs[0].origin.file.as_ref(), "db:e");
     assert!(store.load("missing", None).is_err());
+}
+
+#[test]
+fn calibrations_are_stored_and_the_newest_matching_one_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("r.db")).unwrap();
+    let new = |host: &str, key: &str, v: f64| resplab_store::NewCalibration {
+        hostname: host.into(),
+        target: "redis-server".into(),
+        workload_key: key.into(),
+        workload_name: "set".into(),
+        metric: "ops_per_sec".into(),
+        result: serde_json::json!({ "sd": v }),
+    };
+    let a = store.insert_calibration(&new("h", "k1", 1.0)).unwrap();
+    let b = store.insert_calibration(&new("h", "k1", 2.0)).unwrap();
+    store.insert_calibration(&new("other", "k1", 3.0)).unwrap();
+    assert!(b > a);
+    let got = store
+        .latest_calibration("h", "k1", "ops_per_sec")
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.id, b);
+    assert_eq!(got.result["sd"], 2.0);
+    assert!(store
+        .latest_calibration("h", "k2", "ops_per_sec")
+        .unwrap()
+        .is_none());
+    assert_eq!(store.calibrations().unwrap().len(), 3);
+    let e = store.calibration(999).unwrap_err().to_string();
+    assert!(e.contains("no calibration named `999`"), "{e}");
 }
