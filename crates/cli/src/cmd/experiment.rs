@@ -286,6 +286,11 @@ fn execute(
             o.runner_pid
         );
     }
+    if !quiet {
+        for line in super::calibrate::plan_notes(store, exp) {
+            eprintln!("resplab: {line}");
+        }
+    }
     let started = Instant::now();
     let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
     let margin = exp.margin;
