@@ -27,12 +27,18 @@ pub const SUMMARY_METRICS: &[(&str, &str)] = &[
 /// Trial-level metric names (stored under [`crate::ALL_COMMANDS`]).
 pub const TRIAL_METRICS: &[(&str, &str)] = &[
     (
+        "client_cpu_us_per_op",
+        "load-generator CPU microseconds per request (lower is better)",
+    ),
+    (
         "client_cpu_sec",
-        "CPU time of the load generator during the measured part",
+        "CPU time of the load generator during the measured part (raw seconds: exported, \
+         not compared, since it grows with the number of requests served)",
     ),
     (
         "server_cpu_sec",
-        "CPU time of the server during the trial (from INFO cpu)",
+        "CPU time of the server during the trial, from INFO cpu (raw seconds: exported, \
+         not compared)",
     ),
     (
         "server_cpu_us_per_op",
@@ -47,6 +53,11 @@ pub fn is_known_metric(name: &str) -> bool {
         .chain(TRIAL_METRICS)
         .any(|(n, _)| *n == name)
 }
+
+/// Raw CPU seconds: they grow with the requests a trial served, so a variant that
+/// served fewer would look better. Stored and exported, but compared only when an
+/// experiment names one as its primary metric; `*_cpu_us_per_op` is the comparable form.
+pub const RAW_SECONDS_METRICS: &[&str] = &["client_cpu_sec", "server_cpu_sec"];
 
 /// True when larger values of `name` are better (throughput); false for latencies,
 /// CPU costs and error counts.
@@ -91,6 +102,13 @@ pub(crate) fn trial_rows(
         "client_cpu_sec",
         run.client_cpu.total_sec(),
     ));
+    if run.totals.requests > 0 {
+        rows.push((
+            crate::ALL_COMMANDS.to_string(),
+            "client_cpu_us_per_op",
+            run.client_cpu.total_sec() * 1e6 / run.totals.requests as f64,
+        ));
+    }
     if let Some(cpu) = server_cpu_sec {
         rows.push((crate::ALL_COMMANDS.to_string(), "server_cpu_sec", cpu));
         if run.totals.requests > 0 {

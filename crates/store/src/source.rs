@@ -21,7 +21,7 @@ pub fn metric_of(name: &str) -> Metric {
         "requests" => ("requests", Direction::HigherIsBetter),
         "errors" => ("errors", Direction::LowerIsBetter),
         "client_cpu_sec" | "server_cpu_sec" => ("s", Direction::LowerIsBetter),
-        "server_cpu_us_per_op" => ("us/op", Direction::LowerIsBetter),
+        "server_cpu_us_per_op" | "client_cpu_us_per_op" => ("us/op", Direction::LowerIsBetter),
         n if n.ends_with("_us") => ("us", Direction::LowerIsBetter),
         _ => ("", Direction::Unknown),
     };
@@ -31,7 +31,7 @@ pub fn metric_of(name: &str) -> Metric {
 impl StoredSource for Store {
     fn load(&mut self, name: &str, label: Option<&str>) -> Result<Vec<Observation>, ImportError> {
         let arg = format!("db:{name}");
-        let obs = self.observations(name).map_err(|e| ImportError::Argument {
+        let mut obs = self.observations(name).map_err(|e| ImportError::Argument {
             arg: arg.clone(),
             message: e.to_string(),
         })?;
@@ -39,6 +39,16 @@ impl StoredSource for Store {
             arg: arg.clone(),
             message: e.to_string(),
         })?;
+        let timed = self.time_bound_workloads(info.id);
+        backfill_client_cpu_per_op(&mut obs);
+        // Raw CPU seconds restate how many requests a trial served; `requests` restates
+        // throughput when trials were time-bound. Neither gets a verdict of its own
+        // (both stay in `experiment export`), unless the experiment chose it.
+        obs.retain(|o| {
+            o.metric == info.primary_metric
+                || !(crate::metrics::RAW_SECONDS_METRICS.contains(&o.metric.as_str())
+                    || (o.metric == "requests" && timed.contains(&o.workload)))
+        });
         // Per-command rows only where a workload has more than one command.
         let mut commands: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
         for o in &obs {
@@ -112,4 +122,54 @@ impl StoredSource for Store {
         }
         Ok(out)
     }
+}
+
+impl Store {
+    /// Names of the workloads whose trials ran for a fixed time (their `requests` is the
+    /// throughput again). Unknown when the stored definition cannot be read: none.
+    fn time_bound_workloads(&self, experiment_id: i64) -> std::collections::HashSet<String> {
+        let Ok((_, json)) = self.experiment_spec(experiment_id) else {
+            return Default::default();
+        };
+        json.get("workloads")
+            .and_then(|w| w.as_array())
+            .map(|list| {
+                list.iter()
+                    .filter(|w| w.get("budget").and_then(|b| b.get("test_time")).is_some())
+                    .filter_map(|w| w.get("name").and_then(|n| n.as_str()).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Trials stored before `client_cpu_us_per_op` existed get it from their raw CPU
+/// seconds and request count.
+fn backfill_client_cpu_per_op(obs: &mut Vec<crate::Observation>) {
+    let mut by_trial: HashMap<i64, (Option<f64>, Option<f64>, bool, usize)> = HashMap::new();
+    for (i, o) in obs.iter().enumerate() {
+        if o.command != ALL_COMMANDS {
+            continue;
+        }
+        let e = by_trial.entry(o.trial_id).or_insert((None, None, false, i));
+        match o.metric.as_str() {
+            "client_cpu_sec" => e.0 = Some(o.value),
+            "requests" => e.1 = Some(o.value),
+            "client_cpu_us_per_op" => e.2 = true,
+            _ => {}
+        }
+    }
+    let mut extra = Vec::new();
+    for (cpu, requests, has, i) in by_trial.into_values() {
+        if let (Some(cpu), Some(n), false) = (cpu, requests, has) {
+            if n > 0.0 {
+                let mut o = obs[i].clone();
+                o.metric = "client_cpu_us_per_op".into();
+                o.value = cpu * 1e6 / n;
+                extra.push(o);
+            }
+        }
+    }
+    extra.sort_by_key(|o| o.trial_id);
+    obs.extend(extra);
 }

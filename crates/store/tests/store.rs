@@ -336,3 +336,63 @@ fn calibrations_are_stored_and_the_newest_matching_one_is_found() {
     let e = store.calibration(999).unwrap_err().to_string();
     assert!(e.contains("no calibration named `999`"), "{e}");
 }
+
+/// Client CPU is compared per request, like server CPU; raw CPU seconds and, for
+/// time-bound trials, the request count get no verdict row (they stay exported).
+#[test]
+fn cpu_is_compared_per_request_and_restated_figures_are_left_out() {
+    use resplab_results::import::StoredSource;
+    let mut store = Store::open_in_memory().unwrap();
+    let mut exp = experiment("e", "h");
+    exp.spec_json = serde_json::json!({
+        "name": "e",
+        "workloads": [{ "name": "w", "budget": { "test_time": 1.0 } }]
+    });
+    let id = store.register_experiment(&exp).unwrap();
+    for r in 0..2 {
+        // b served 6x fewer requests with the same CPU seconds: 6x the CPU per request.
+        let a = trial(id, "a", r, 0, true, 600.0);
+        let mut b = trial(id, "b", r, 0, true, 100.0);
+        b.run.totals.requests = 1000 / 6;
+        store.insert_trial(&a).unwrap();
+        store.insert_trial(&b).unwrap();
+    }
+    let obs = store.load("e", None).unwrap();
+    let names: std::collections::BTreeSet<&str> =
+        obs.iter().map(|o| o.metric.name.as_str()).collect();
+    for gone in ["client_cpu_sec", "server_cpu_sec", "requests"] {
+        assert!(
+            !names.contains(gone),
+            "{gone} has no verdict row: {names:?}"
+        );
+    }
+    let per_op = |label: &str| {
+        obs.iter()
+            .find(|o| o.metric.name == "client_cpu_us_per_op" && &*o.label == label)
+            .map(|o| o.value)
+            .unwrap()
+    };
+    assert!((per_op("a") - 200.0).abs() < 1e-9, "0.2 s / 1000 requests");
+    assert!((per_op("b") / per_op("a") - 1000.0 / 166.0).abs() < 1e-9);
+    // Still exported.
+    let csv = store.export_csv("e").unwrap();
+    assert!(csv.contains("client_cpu_sec"));
+    // A request budget keeps `requests` (it is then what the trial was asked for, and
+    // its errors may differ).
+    let mut exp2 = experiment("e2", "h2");
+    exp2.spec_json = serde_json::json!({
+        "name": "e2",
+        "workloads": [{ "name": "w", "budget": { "requests": 1000 } }]
+    });
+    let id2 = store.register_experiment(&exp2).unwrap();
+    for r in 0..2 {
+        store
+            .insert_trial(&trial(id2, "a", r, 0, true, 100.0))
+            .unwrap();
+        store
+            .insert_trial(&trial(id2, "b", r, 0, true, 90.0))
+            .unwrap();
+    }
+    let obs = store.load("e2", None).unwrap();
+    assert!(obs.iter().any(|o| o.metric.name == "requests"));
+}

@@ -27,12 +27,13 @@ use std::sync::Arc;
 
 /// Metrics shown in each workload's verdict table after the report's own metric, when
 /// the inputs have them (stored-experiment names, then resplab run-file names).
-const TABLE_METRICS: [&str; 9] = [
+const TABLE_METRICS: [&str; 10] = [
     "ops_per_sec",
     "p50_us",
     "p99_us",
     "p99_9_us",
     "server_cpu_us_per_op",
+    "client_cpu_us_per_op",
     "p50_latency_us",
     "p99_latency_us",
     "p99.9_latency_us",
