@@ -154,6 +154,7 @@ impl Advice {
             Warning::NotInterleaved => "not_interleaved",
             Warning::ImplausibleDirection { .. } => "implausible_direction",
             Warning::OutlierRounds { .. } => "outlier_rounds",
+            Warning::FewPairs { .. } => "few_pairs",
         };
         Advice {
             kind,

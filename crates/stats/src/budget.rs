@@ -3,8 +3,9 @@
 //! cheapest plan that reaches a target.
 //!
 //! Method (METHOD §6.3): a paired comparison over n rounds detects, with 80 % power at
-//! α = 0.05, an effect of MDE = (t₀.₉₇₅,ₙ₋₁ + t₀.₈₀,ₙ₋₁)·s_d/√n (divided by √ARE for the
-//! rank test used), s_d being the standard deviation of the per-round log ratios. The
+//! α = 0.05, an effect of MDE = k(n)·s_d, s_d being the standard deviation of the
+//! per-round log ratios and k(n) that of the exact signed-rank test the verdict uses
+//! ([`crate::power::mde_signed_rank`]; ≈ (t₀.₉₇₅,ₙ₋₁ + t₀.₈₀,ₙ₋₁)/√(n·ARE) for many rounds). The
 //! A/A trials give s_d at two or three trial durations T; how it shrinks with T is fitted
 //! as s_d(T) = a·T^(−b) by least squares on log s_d vs log T, with b held in [0, ½]:
 //! noise that averages out as independent intervals shrinks as T^(−½), and a longer trial
@@ -19,7 +20,7 @@
 //!
 //! Cost: O(n) per descriptor; the table is O(plans).
 
-use crate::power::{mde_paired, PowerSpec};
+use crate::power::PowerSpec;
 
 /// The rounds of the budget table.
 pub const TABLE_ROUNDS: [usize; 8] = [6, 8, 10, 15, 20, 30, 50, 100];
@@ -153,9 +154,11 @@ pub struct Plan {
 }
 
 /// The MDE in percent of `rounds` paired rounds with log-ratio sd `sd_log`: the effect
-/// e^MDE − 1. `None` below 2 rounds.
+/// e^MDE − 1, for the exact signed-rank test every paired verdict uses
+/// ([`crate::power::mde_signed_rank`]). `None` below the rounds an interval needs.
 pub fn mde_pct(rounds: usize, sd_log: f64, spec: &PowerSpec) -> Option<f64> {
-    mde_paired(rounds, sd_log, spec).map(|m| 100.0 * m.exp_m1())
+    crate::power::mde_signed_rank(rounds, sd_log, 1.0 - spec.alpha, spec.power)
+        .map(|m| 100.0 * m.exp_m1())
 }
 
 /// The budget table: every plan of `rounds` × `seconds` for an experiment of `variants`
@@ -268,15 +271,20 @@ mod tests {
         assert!(cheapest(&table, 1e-6).is_none());
     }
 
-    /// The formula sheet's paired MDE (METHOD §6.3) at 10 rounds.
+    /// The table's MDE is the signed-rank test's, somewhat above the t-based formula at
+    /// few rounds (the exact test's p-value has a floor) and close to it at many.
     #[test]
-    fn the_predicted_mde_is_the_formula_sheets() {
-        let spec = PowerSpec {
-            are: 1.0,
-            ..PowerSpec::default()
-        };
-        // 10 rounds, s_d 1 %: MDE ≈ (2.262 + 0.883)·0.01/√10 ≈ 0.99 %.
-        let m = crate::power::mde_paired(10, 0.01, &spec).unwrap();
-        assert!((m - 0.009946).abs() < 5e-5, "{m}");
+    fn the_table_uses_the_exact_tests_mde() {
+        let spec = PowerSpec::default();
+        let t_based = |n| 100.0 * crate::power::mde_paired(n, 0.01, &spec).unwrap().exp_m1();
+        let six = mde_pct(6, 0.01, &spec).unwrap();
+        assert!(six > 1.1 * t_based(6), "{six} vs {}", t_based(6));
+        let thirty = mde_pct(30, 0.01, &spec).unwrap();
+        assert!(
+            (thirty / t_based(30) - 1.0).abs() < 0.1,
+            "{thirty} vs {}",
+            t_based(30)
+        );
+        assert!(mde_pct(5, 0.01, &spec).is_none());
     }
 }

@@ -41,7 +41,7 @@
 
 use crate::describe::{mad, mean_var, plain_median};
 use crate::error::{logs, StatsError};
-use crate::power::{mde_paired, mde_unpaired, PowerSpec};
+use crate::power::{mde_unpaired, PowerSpec};
 use crate::rank::{hl_paired, hl_unpaired, signed_rank, ShiftEstimate};
 use crate::utest::mann_whitney;
 
@@ -118,6 +118,14 @@ pub enum Warning {
         /// 0-based indices of the flagged rounds.
         rounds: Vec<usize>,
     },
+    /// So few pairs that the exact signed-rank test's smallest p-value (every
+    /// difference of one sign) is close to α.
+    FewPairs {
+        /// Pairs available.
+        pairs: usize,
+        /// The smallest two-sided p-value the test can give, 2/2ⁿ.
+        min_p: f64,
+    },
 }
 
 impl Warning {
@@ -133,6 +141,9 @@ impl Warning {
             Warning::NotInterleaved => "trials of the two arms were not interleaved: drift can masquerade as an effect; run randomized interleaved rounds".to_string(),
             Warning::ImplausibleDirection { effect_pct } => format!(
                 "the variant looks {effect_pct:+.2}% in an implausible direction: suspect code layout or placement bias; compare several builds (link orders, env padding) and check CPU placement"
+            ),
+            Warning::FewPairs { pairs, min_p } => format!(
+                "with {pairs} pairs the signed-rank test's p-value cannot go below {min_p:.3} (all {pairs} rounds on one side); an effect is found only if it shows in nearly every round, and the MDE is the effect that does so 80% of the time: more rounds detect smaller effects"
             ),
             Warning::OutlierRounds { rounds } => format!(
                 "rounds {rounds:?} lie far from the others (> 5 MADs); they are kept; see the leave-one-out line and check those runs for interference"
@@ -343,11 +354,12 @@ pub fn paired_from_log_ratios(d: &[f64], cfg: &CompareConfig) -> Result<Comparis
     let verdict = decide(&est, cfg);
     let (_, var) = mean_var(d);
     let sd = var.sqrt();
-    let spec = PowerSpec {
-        alpha: 1.0 - cfg.confidence,
-        ..PowerSpec::default()
+    // The MDE of the test that decides: the exact signed-rank test (its interval).
+    let mde_pct = if verdict == Verdict::TooFewTrials {
+        None
+    } else {
+        crate::power::mde_signed_rank(n, sd, cfg.confidence, 0.80).map(pct)
     };
-    let mde_pct = mde_paired(n, sd, &spec).map(pct);
     let effect_pct = pct(est.estimate);
     let mut warnings = Vec::new();
     if verdict == Verdict::TooFewTrials {
@@ -355,6 +367,12 @@ pub fn paired_from_log_ratios(d: &[f64], cfg: &CompareConfig) -> Result<Comparis
             have: n,
             need: min_pairs(cfg.confidence),
         });
+    } else if n < crate::rank::SIGNED_RANK_EXACT_BELOW {
+        // With few pairs the smallest attainable p-value is close to α: say so.
+        let min_p = 2.0 / 2f64.powi(n as i32);
+        if min_p > (1.0 - cfg.confidence) / 4.0 {
+            warnings.push(Warning::FewPairs { pairs: n, min_p });
+        }
     }
     // Per-trial CV: the difference of two trials has √2 times their sd.
     common_warnings(
@@ -464,7 +482,12 @@ pub fn compare_unpaired(
         alpha: 1.0 - cfg.confidence,
         ..PowerSpec::default()
     };
-    let mde_pct = mde_unpaired(na, nb, pooled, &spec).map(pct);
+    // No interval, no MDE: a figure from a test that cannot decide would mislead.
+    let mde_pct = if verdict == Verdict::TooFewTrials {
+        None
+    } else {
+        mde_unpaired(na, nb, pooled, &spec).map(pct)
+    };
     let effect_pct = pct(est.estimate);
     let mut warnings = Vec::new();
     if verdict == Verdict::TooFewTrials {
