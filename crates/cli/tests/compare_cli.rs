@@ -166,7 +166,10 @@ fn stored_experiment_is_compared_paired_by_round() {
     // Several rows: q-values; two workloads: the geomean of the primary metric.
     assert!(out.lines().nth(1).unwrap().contains("  q  "), "{out}");
     assert!(out.contains("tuned ops_per_sec (ops/s) ↑: +4."), "{out}");
-    assert!(out.contains("bootstrap CI"), "{out}");
+    assert!(
+        out.contains("signed-rank interval of the 8 rounds' geometric means"),
+        "{out}"
+    );
     assert!(!out.contains("not_interleaved"), "{out}");
 
     // JSON carries the design and the summary.

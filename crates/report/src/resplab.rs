@@ -24,9 +24,10 @@
 //!   q ≤ 0.05 carry at most 5 % false discoveries on average.
 //! - **Summary.** For the primary metric (the first one read, or the one named in the
 //!   options), each variant gets the geometric mean of its ratios across workloads. When
-//!   every workload was paired by round, the interval is a seeded bootstrap over whole
-//!   rounds ([`resplab_stats::bootstrap::geomean_ratio`]); otherwise only the point value
-//!   is shown.
+//!   every workload was paired by round, the interval is the signed-rank interval of the
+//!   per-round geometric means (shared rounds; none below 6) or a seeded bootstrap over
+//!   whole rounds ([`resplab_stats::bootstrap::geomean_ratio`]); otherwise only the point
+//!   value is shown.
 //!
 //! Cost: per row, that of the stats functions (expected O((m + n) log(m + n)) unpaired)
 //! plus an O(n) median per side; the bootstrap costs O(B·Σ n_w² log n_w) and runs only
@@ -36,7 +37,7 @@
 //! [`compare_unpaired`]: resplab_stats::verdict::compare_unpaired
 
 use resplab_results::sample::{Direction, Metric, Sample, SampleSet};
-use resplab_stats::bootstrap::geomean_ratio;
+use resplab_stats::bootstrap::{geomean_ratio, GeomeanMethod, BOOTSTRAP_APPROXIMATE_BELOW};
 use resplab_stats::fdr::bh_qvalues;
 use resplab_stats::verdict::{
     compare_paired, compare_unpaired, CompareConfig, Comparison, Design, Expectation,
@@ -225,8 +226,15 @@ pub struct Summary {
     /// Bootstrap interval, percent (when every workload was paired by round).
     pub ci_low_pct: Option<f64>,
     pub ci_high_pct: Option<f64>,
-    /// Bootstrap resamples behind the interval.
+    /// Bootstrap resamples behind the interval (bootstrap intervals only).
     pub resamples: Option<usize>,
+    /// How the interval was found: `signed_rank_of_round_means` (rounds shared by every
+    /// workload) or `bootstrap`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<&'static str>,
+    /// Fewest rounds of any workload in the mean.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
     /// Why there is no interval, if there is none.
     pub note: Option<String>,
     /// The verdict of the interval, as for a row (none without an interval).
@@ -467,6 +475,8 @@ fn summarize(
             ci_low_pct: None,
             ci_high_pct: None,
             resamples: None,
+            method: None,
+            rounds: None,
             note: None,
             verdict: None,
         };
@@ -488,15 +498,35 @@ fn summarize(
                 match geomean_ratio(&ds, opts.confidence, BOOTSTRAP_RESAMPLES, summary.seed) {
                     Ok(b) => {
                         s.effect_pct = (b.ratio - 1.0) * 100.0;
-                        s.ci_low_pct = Some((b.ci_low - 1.0) * 100.0);
-                        s.ci_high_pct = Some((b.ci_high - 1.0) * 100.0);
-                        s.resamples = Some(b.resamples);
-                        s.verdict = Some(interval_verdict(
-                            (b.ci_low - 1.0) * 100.0,
-                            (b.ci_high - 1.0) * 100.0,
-                            primary.direction,
-                            opts.margin_pct,
-                        ));
+                        s.rounds = Some(b.rounds);
+                        s.method = Some(match b.method {
+                            GeomeanMethod::SignedRankOfRoundMeans => "signed_rank_of_round_means",
+                            GeomeanMethod::Bootstrap => "bootstrap",
+                        });
+                        if b.method == GeomeanMethod::Bootstrap {
+                            s.resamples = Some(b.resamples);
+                        }
+                        if b.has_interval() {
+                            s.ci_low_pct = Some((b.ci_low - 1.0) * 100.0);
+                            s.ci_high_pct = Some((b.ci_high - 1.0) * 100.0);
+                            s.verdict = Some(interval_verdict(
+                                (b.ci_low - 1.0) * 100.0,
+                                (b.ci_high - 1.0) * 100.0,
+                                primary.direction,
+                                opts.margin_pct,
+                            ));
+                            if b.approximate {
+                                s.note = Some(format!(
+                                    "approximate: a bootstrap over fewer than {BOOTSTRAP_APPROXIMATE_BELOW} rounds claims too much"
+                                ));
+                            }
+                        } else {
+                            s.note = Some(format!(
+                                "{} rounds: an interval, and so a verdict, needs {}",
+                                b.rounds,
+                                resplab_stats::verdict::min_pairs(opts.confidence)
+                            ));
+                        }
                     }
                     Err(e) => s.note = Some(format!("no bootstrap interval: {e}")),
                 }
@@ -902,12 +932,19 @@ fn summary_lines(report: &Report) -> Vec<String> {
         .summaries
         .iter()
         .map(|s| {
-            let ci = match (s.ci_low_pct, s.ci_high_pct) {
-                (Some(_), Some(_)) => format!(
-                    " {} ({:.0}% bootstrap CI, {} resamples of whole rounds)",
+            let ci = match (s.ci_low_pct, s.ci_high_pct, s.method) {
+                (Some(_), Some(_), Some("signed_rank_of_round_means")) => format!(
+                    " {} ({:.0}% signed-rank interval of the {} rounds' geometric means)",
                     fmt_interval(s.ci_low_pct, s.ci_high_pct),
                     report.confidence * 100.0,
-                    s.resamples.unwrap_or(0)
+                    s.rounds.unwrap_or(0)
+                ),
+                (Some(_), Some(_), _) => format!(
+                    " {} ({:.0}% bootstrap CI, {} resamples of whole rounds{})",
+                    fmt_interval(s.ci_low_pct, s.ci_high_pct),
+                    report.confidence * 100.0,
+                    s.resamples.unwrap_or(0),
+                    s.note.as_ref().map_or(String::new(), |n| format!("; {n}"))
                 ),
                 _ => s.note.as_ref().map_or(String::new(), |n| format!(" ({n})")),
             };
@@ -1235,7 +1272,9 @@ mod tests {
         assert_eq!(rep.summaries.len(), 1);
         let s = &rep.summaries[0];
         assert_eq!(s.workloads, 3);
-        assert_eq!(s.resamples, Some(BOOTSTRAP_RESAMPLES));
+        // Rounds shared by every workload: the signed-rank interval of the round means.
+        assert_eq!(s.method, Some("signed_rank_of_round_means"));
+        assert_eq!(s.resamples, None);
         let lo = s.ci_low_pct.unwrap();
         let hi = s.ci_high_pct.unwrap();
         assert!(lo <= s.effect_pct && s.effect_pct <= hi, "{s:?}");

@@ -215,3 +215,30 @@ fn power_at_the_printed_mde_is_eighty_percent() {
         w.advice()
     );
 }
+
+/// The geometric mean across workloads holds its level at few rounds: in 1,000 A/A
+/// experiments of three workloads (a per-round effect shared by the workloads, noise of
+/// its own per workload), its interval excludes zero in at most 6 % at 6 and 10 rounds.
+/// A percentile bootstrap over the same rounds claimed 11.5 % at 6 and 7.5 % at 10.
+#[test]
+fn the_geomean_summary_holds_its_level_at_few_rounds() {
+    use resplab_stats::bootstrap::geomean_ratio;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x0067_656f_6d65_616e);
+    for n in [6usize, 10] {
+        let reps = 1000;
+        let mut claims = 0;
+        for _ in 0..reps {
+            let shared: Vec<f64> = (0..n).map(|_| 0.01 * normal(&mut rng)).collect();
+            let workloads: Vec<Vec<f64>> = (0..3)
+                .map(|_| shared.iter().map(|s| s + 0.01 * normal(&mut rng)).collect())
+                .collect();
+            let g = geomean_ratio(&workloads, 0.95, 200, 1).unwrap();
+            assert!(g.has_interval());
+            if g.ci_low > 1.0 || g.ci_high < 1.0 {
+                claims += 1;
+            }
+        }
+        let rate = claims as f64 / reps as f64;
+        assert!(rate <= 0.06, "n = {n}: A/A claim rate {rate:.3}");
+    }
+}

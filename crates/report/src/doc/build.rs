@@ -4,8 +4,9 @@
 //! The verdicts are those of `resplab compare` ([`crate::resplab::compare`] on the same
 //! observations), so a report and a terminal comparison never disagree. The summary's
 //! geometric mean of ratios and its interval come from
-//! [`resplab_stats::bootstrap::geomean_ratio`], resampling whole rounds with the
-//! experiment's seed, so it too is the same on every run.
+//! [`resplab_stats::bootstrap::geomean_ratio`] (the signed-rank interval of the per-round
+//! geometric means, or a bootstrap seeded with the experiment's seed), so it too is the
+//! same on every run.
 //!
 //! Per workload the plots are: the metric per trial in run order, its distribution per
 //! variant, the latency spectrum from every counted trial's histogram merged per
@@ -20,7 +21,7 @@ use crate::plot::{self, significant, PlotError, Series};
 use crate::resplab::{self, fmt_interval, Row, Verdict};
 use resplab_results::sample::{Direction, Metric, SampleSet};
 use resplab_results::RunRecord;
-use resplab_stats::bootstrap::geomean_ratio;
+use resplab_stats::bootstrap::{geomean_ratio, GeomeanMethod};
 use resplab_stats::hist::LatencyHistogram;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -430,24 +431,48 @@ fn geomeans(ctx: &Ctx<'_>, set: &SampleSet) -> Vec<String> {
             continue;
         }
         let seed = ctx.input.seed.unwrap_or(0);
+        let conf = significant(ctx.input.options.confidence * 100.0, 4);
         match geomean_ratio(&lrs, ctx.input.options.confidence, GEOMEAN_RESAMPLES, seed) {
-            Ok(g) => out.push(format!(
-                "Geometric mean of {v}/{baseline} over {} workloads: {:+.2}% [{:+.2}%, {:+.2}%] \
-                 ({}% bootstrap interval over whole rounds, {} resamples, seed {seed}): {}",
+            Ok(g) if !g.has_interval() => out.push(format!(
+                "Geometric mean of {v}/{baseline} over {} workloads: {:+.2}%, no interval and no \
+                 verdict: {} rounds, and a {conf}% interval needs {}.",
                 lrs.len(),
                 (g.ratio - 1.0) * 100.0,
-                (g.ci_low - 1.0) * 100.0,
-                (g.ci_high - 1.0) * 100.0,
-                significant(ctx.input.options.confidence * 100.0, 4),
-                g.resamples,
-                resplab::interval_verdict(
+                g.rounds,
+                resplab_stats::verdict::min_pairs(ctx.input.options.confidence)
+            )),
+            Ok(g) => {
+                let how = match g.method {
+                    GeomeanMethod::SignedRankOfRoundMeans => format!(
+                        "{conf}% signed-rank interval of the {} rounds' geometric means",
+                        g.rounds
+                    ),
+                    GeomeanMethod::Bootstrap => format!(
+                        "{conf}% bootstrap interval over whole rounds, {} resamples, seed {seed}{}",
+                        g.resamples,
+                        if g.approximate {
+                            "; approximate below 10 rounds"
+                        } else {
+                            ""
+                        }
+                    ),
+                };
+                out.push(format!(
+                    "Geometric mean of {v}/{baseline} over {} workloads: {:+.2}% [{:+.2}%, {:+.2}%] \
+                     ({how}): {}",
+                    lrs.len(),
+                    (g.ratio - 1.0) * 100.0,
                     (g.ci_low - 1.0) * 100.0,
                     (g.ci_high - 1.0) * 100.0,
-                    ctx.metric.direction,
-                    ctx.input.options.margin_pct,
-                )
-                .label(),
-            )),
+                    resplab::interval_verdict(
+                        (g.ci_low - 1.0) * 100.0,
+                        (g.ci_high - 1.0) * 100.0,
+                        ctx.metric.direction,
+                        ctx.input.options.margin_pct,
+                    )
+                    .label(),
+                ));
+            }
             Err(e) => out.push(format!("Geometric mean for {v}: not computed — {e}")),
         }
     }
