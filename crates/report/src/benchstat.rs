@@ -24,9 +24,10 @@
 //! Cost: per cell one sort, one U test (exact tests are at most a few million steps).
 
 use crate::texttab::{Align, TextTable};
-use resplab_results::sample::Observation;
+use resplab_results::sample::{Observation, Observations};
 use resplab_stats::quantile_ci::{median_summary, MedianSummary};
 use resplab_stats::utest::{mann_whitney, samples_needed};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -363,20 +364,22 @@ fn same_cell(a: &Observation, b: &Observation) -> bool {
 ///
 /// Cost: O(n) for n observations plus one keyed lookup per run of observations that
 /// share their cell (a million plain numbers from one file are one run).
-fn build<'a, I>(observations: I) -> Vec<Table>
+fn build<I>(observations: I) -> Vec<Table>
 where
-    I: Iterator<Item = &'a Observation> + Clone,
+    I: Iterator + Clone,
+    I::Item: Borrow<Observation>,
 {
     // Configuration fields in first-seen order.
     let mut fields: Vec<String> = Vec::new();
-    let mut last_config: Option<&Arc<Vec<(String, String)>>> = None;
-    for o in observations.clone() {
-        if let (Some(a), Some(b)) = (last_config, &o.config) {
+    let mut last_config: Option<Arc<Vec<(String, String)>>> = None;
+    for item in observations.clone() {
+        let o: &Observation = item.borrow();
+        if let (Some(a), Some(b)) = (&last_config, &o.config) {
             if Arc::ptr_eq(a, b) {
                 continue;
             }
         }
-        last_config = o.config.as_ref();
+        last_config = o.config.clone();
         if let Some(c) = &o.config {
             for (k, _) in c.iter() {
                 if !fields.contains(k) {
@@ -393,9 +396,11 @@ where
     let mut index: HashMap<(Vec<String>, String), usize> = HashMap::new();
     let mut tidy_cache: HashMap<String, (String, f64)> = HashMap::new();
     // The cell of the previous observation: (its observation, table, row, column, factor).
-    let mut last: Option<(&Observation, usize, usize, usize, f64)> = None;
-    for o in observations {
-        if let Some((prev, ti, r, c, factor)) = last {
+    let mut last: Option<(Observation, usize, usize, usize, f64)> = None;
+    for item in observations {
+        let o: &Observation = item.borrow();
+        if let Some((prev, ti, r, c, factor)) = &last {
+            let (ti, r, c, factor) = (*ti, *r, *c, *factor);
             if same_cell(prev, o) {
                 if let Some(cell) = tables[ti].cells.get_mut(&(r, c)) {
                     cell.push(o.value * factor);
@@ -453,7 +458,7 @@ where
         let r = t.rows.iter().position(|x| *x == row).unwrap_or(0);
         let c = t.cols.iter().position(|x| *x == col).unwrap_or(0);
         t.cells.entry((r, c)).or_default().push(o.value * factor);
-        last = Some((o, ti, r, c, factor));
+        last = Some((o.clone(), ti, r, c, factor));
     }
     // Order tables by configuration values, then unit, each in first-seen order; rows
     // and columns by global first-seen order.
@@ -909,11 +914,11 @@ pub fn render_text(
 }
 
 /// The observations of `first` (the baseline column), then all others, without copying
-/// them.
+/// the list.
 pub fn baseline_first<'a>(
-    observations: &'a [Observation],
+    observations: &'a Observations,
     first: &'a str,
-) -> impl Iterator<Item = &'a Observation> + Clone {
+) -> impl Iterator<Item = Observation> + Clone + 'a {
     let base = observations.iter().filter(move |o| *o.label == *first);
     let rest = observations.iter().filter(move |o| *o.label != *first);
     base.chain(rest)
@@ -924,12 +929,13 @@ pub fn baseline_first<'a>(
 ///
 /// # Errors
 /// [`BenchstatError`] when a value is NaN or infinite.
-pub fn render_text_from<'a, I>(
+pub fn render_text_from<I>(
     observations: I,
     opts: &BenchstatOptions,
 ) -> Result<String, BenchstatError>
 where
-    I: Iterator<Item = &'a Observation> + Clone,
+    I: Iterator + Clone,
+    I::Item: Borrow<Observation>,
 {
     let tables = build(observations);
     let mut out = String::new();
@@ -1000,12 +1006,13 @@ pub fn render_csv(
 ///
 /// # Errors
 /// [`BenchstatError`] when a value is NaN or infinite.
-pub fn render_csv_from<'a, I>(
+pub fn render_csv_from<I>(
     observations: I,
     opts: &BenchstatOptions,
 ) -> Result<(String, String), BenchstatError>
 where
-    I: Iterator<Item = &'a Observation> + Clone,
+    I: Iterator + Clone,
+    I::Item: Borrow<Observation>,
 {
     let tables = build(observations);
     let mut out = String::new();

@@ -670,15 +670,17 @@ fn compare_one(
         compare_paired(&b, &v, &cfg)
     } else {
         warnings.push(Advice::from_warning(&Warning::NotInterleaved));
-        // Sorted once here (the unpaired statistics are order-free): the medians are then
-        // read off, and the sorts inside the comparison find the values in order.
-        let mut b = base.values.clone();
-        let mut v = var.values.clone();
-        b.sort_unstable_by(f64::total_cmp);
-        v.sort_unstable_by(f64::total_cmp);
-        row.baseline_median = sorted_median(&b);
-        row.variant_median = sorted_median(&v);
-        compare_unpaired(&b, &v, &cfg)
+        // The medians from a sorted copy of one sample at a time, dropped before the
+        // comparison makes its own (log) copies: long samples are held at most twice.
+        for (sample, median) in [
+            (&base.values, &mut row.baseline_median),
+            (&var.values, &mut row.variant_median),
+        ] {
+            let mut sorted = sample.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            *median = sorted_median(&sorted);
+        }
+        compare_unpaired(&base.values, &var.values, &cfg)
     };
     let c: Comparison = match result {
         Ok(c) => c,

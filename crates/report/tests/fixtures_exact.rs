@@ -71,6 +71,7 @@ fn gobench(labels: &[&str]) -> Vec<resplab_results::sample::Observation> {
     load_inputs(&specs, &PlainOptions::default(), &mut NoStore)
         .unwrap()
         .observations
+        .to_vec()
 }
 
 #[test]

@@ -153,6 +153,353 @@ pub struct Observation {
     pub flag: Option<String>,
 }
 
+/// Observations stored compactly: 16 bytes per value (the value, its round and an index
+/// into a short list of what it shares with its neighbours — label, workload, metric,
+/// file, configuration), line numbers only where they do not simply count up, and the
+/// rare flagged values on the side. A file of 10⁸ plain numbers thus fits a laptop; an
+/// [`Observation`] is put together again on the way out ([`Observations::iter`]), with
+/// its trial index numbered per (label, workload, metric) in the order of pushing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observations {
+    keys: Vec<ObsKey>,
+    /// Per key: the index of its (label, workload, metric) among `samples`.
+    key_sample: Vec<u32>,
+    samples: u32,
+    rows: Vec<ObsRow>,
+    /// `(row, line)` wherever a row's line is not the previous line + 1 (line 0 = none).
+    line_breaks: Vec<(u32, u32)>,
+    last_line: u32,
+    /// Flagged rows and why, in row order.
+    flags: Vec<(u32, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct ObsKey {
+    label: Arc<str>,
+    workload: Arc<str>,
+    metric: Arc<Metric>,
+    file: Arc<str>,
+    config: Option<Config>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ObsRow {
+    value: f64,
+    key: u32,
+    /// `u32::MAX`: no round.
+    round: u32,
+}
+
+const NO_ROUND: u32 = u32::MAX;
+
+fn same_arc<T: ?Sized + PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
+}
+
+impl ObsKey {
+    fn matches(&self, o: &Observation) -> bool {
+        same_arc(&self.label, &o.label)
+            && same_arc(&self.workload, &o.workload)
+            && same_arc(&self.metric, &o.metric)
+            && same_arc(&self.file, &o.origin.file)
+            && match (&self.config, &o.config) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                _ => false,
+            }
+    }
+}
+
+impl Observations {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of observations.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Reserves room for `n` more observations.
+    pub fn reserve(&mut self, n: usize) {
+        self.rows.reserve(n);
+    }
+
+    fn key_of(&mut self, o: &Observation) -> u32 {
+        // Long runs share their key: the last one first, then the others (few).
+        if let Some(k) = self.rows.last().map(|r| r.key) {
+            if self.keys[k as usize].matches(o) {
+                return k;
+            }
+        }
+        if let Some(k) = self.keys.iter().rposition(|k| k.matches(o)) {
+            return k as u32;
+        }
+        let sample = self
+            .keys
+            .iter()
+            .position(|k| {
+                same_arc(&k.label, &o.label)
+                    && same_arc(&k.workload, &o.workload)
+                    && same_arc(&k.metric, &o.metric)
+            })
+            .map_or_else(
+                || {
+                    self.samples += 1;
+                    self.samples - 1
+                },
+                |i| self.key_sample[i],
+            );
+        self.keys.push(ObsKey {
+            label: o.label.clone(),
+            workload: o.workload.clone(),
+            metric: o.metric.clone(),
+            file: o.origin.file.clone(),
+            config: o.config.clone(),
+        });
+        self.key_sample.push(sample);
+        (self.keys.len() - 1) as u32
+    }
+
+    /// Appends one observation (its `trial` is renumbered: see the type).
+    pub fn push(&mut self, o: Observation) {
+        let key = self.key_of(&o);
+        let row = self.rows.len() as u32;
+        let line = o.origin.line.unwrap_or(0);
+        let expected = if self.rows.is_empty() {
+            u32::MAX
+        } else if self.last_line == 0 {
+            0
+        } else {
+            self.last_line.wrapping_add(1)
+        };
+        if line != expected {
+            self.line_breaks.push((row, line));
+        }
+        self.last_line = line;
+        if let Some(f) = o.flag {
+            self.flags.push((row, f));
+        }
+        self.rows.push(ObsRow {
+            value: o.value,
+            key,
+            round: o.round.unwrap_or(NO_ROUND),
+        });
+    }
+
+    /// Gives back memory reserved beyond what is used.
+    pub fn shrink_to_fit(&mut self) {
+        self.rows.shrink_to_fit();
+        self.line_breaks.shrink_to_fit();
+    }
+
+    /// Sets the round of every observation.
+    pub fn set_round_all(&mut self, round: u32) {
+        for r in &mut self.rows {
+            r.round = round;
+        }
+    }
+
+    fn line_of(&self, row: u32) -> Option<u32> {
+        let i = self.line_breaks.partition_point(|(r, _)| *r <= row);
+        let (r0, l0) = *self.line_breaks.get(i.checked_sub(1)?)?;
+        (l0 != 0).then(|| l0 + (row - r0))
+    }
+
+    /// Every observation, in the order pushed.
+    pub fn iter(&self) -> ObservationsIter<'_> {
+        ObservationsIter {
+            list: self,
+            next: 0,
+            next_trial: vec![0u32; self.samples as usize],
+            flag: 0,
+            line_break: 0,
+            line: 0,
+        }
+    }
+
+    /// Observation `i` (O(i): its trial index is counted).
+    pub fn get(&self, i: usize) -> Option<Observation> {
+        self.iter().nth(i)
+    }
+
+    /// The observations as a plain list.
+    pub fn to_vec(&self) -> Vec<Observation> {
+        self.iter().collect()
+    }
+
+    /// The value of observation `i`.
+    pub fn value(&self, i: usize) -> Option<f64> {
+        self.rows.get(i).map(|r| r.value)
+    }
+
+    /// The origin line of observation `i`, when known.
+    pub fn line(&self, i: usize) -> Option<u32> {
+        self.line_of(u32::try_from(i).ok()?)
+    }
+}
+
+/// Iterator over [`Observations`], putting each [`Observation`] together.
+#[derive(Clone, Debug)]
+pub struct ObservationsIter<'a> {
+    list: &'a Observations,
+    next: usize,
+    next_trial: Vec<u32>,
+    flag: usize,
+    line_break: usize,
+    line: u32,
+}
+
+impl Iterator for ObservationsIter<'_> {
+    type Item = Observation;
+
+    fn next(&mut self) -> Option<Observation> {
+        let l = self.list;
+        let i = self.next;
+        let row = l.rows.get(i)?;
+        self.next += 1;
+        let key = &l.keys[row.key as usize];
+        let sample = l.key_sample[row.key as usize] as usize;
+        let trial = self.next_trial[sample];
+        self.next_trial[sample] += 1;
+        let at = i as u32;
+        if l.line_breaks
+            .get(self.line_break)
+            .is_some_and(|(r, _)| *r == at)
+        {
+            self.line = l.line_breaks[self.line_break].1;
+            self.line_break += 1;
+        } else if self.line != 0 {
+            self.line += 1;
+        }
+        let flag = if l.flags.get(self.flag).is_some_and(|(r, _)| *r == at) {
+            self.flag += 1;
+            Some(l.flags[self.flag - 1].1.clone())
+        } else {
+            None
+        };
+        Some(Observation {
+            label: key.label.clone(),
+            workload: key.workload.clone(),
+            metric: key.metric.clone(),
+            value: row.value,
+            round: (row.round != NO_ROUND).then_some(row.round),
+            trial,
+            origin: Origin {
+                file: key.file.clone(),
+                line: (self.line != 0).then_some(self.line),
+            },
+            config: key.config.clone(),
+            flag,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.list.rows.len() - self.next;
+        (n, Some(n))
+    }
+}
+
+impl<'a> IntoIterator for &'a Observations {
+    type Item = Observation;
+    type IntoIter = ObservationsIter<'a>;
+
+    fn into_iter(self) -> ObservationsIter<'a> {
+        self.iter()
+    }
+}
+
+impl Observations {
+    /// Moves every observation of `other` to the end of this list, row by row (no
+    /// observation is put together on the way).
+    pub fn append(&mut self, mut other: Observations) {
+        if self.rows.is_empty() {
+            *self = other;
+            return;
+        }
+        let base = self.rows.len() as u32;
+        // Map other's keys onto ours.
+        let mut map = Vec::with_capacity(other.keys.len());
+        for k in &other.keys {
+            let probe = Observation {
+                label: k.label.clone(),
+                workload: k.workload.clone(),
+                metric: k.metric.clone(),
+                value: 0.0,
+                round: None,
+                trial: 0,
+                origin: Origin {
+                    file: k.file.clone(),
+                    line: None,
+                },
+                config: k.config.clone(),
+                flag: None,
+            };
+            let found = self.keys.iter().position(|x| x.matches(&probe));
+            map.push(match found {
+                Some(i) => i as u32,
+                None => {
+                    // A new key: its sample may exist already.
+                    let i = self.keys.len() as u32;
+                    let sample = self
+                        .keys
+                        .iter()
+                        .position(|x| {
+                            same_arc(&x.label, &k.label)
+                                && same_arc(&x.workload, &k.workload)
+                                && same_arc(&x.metric, &k.metric)
+                        })
+                        .map_or_else(
+                            || {
+                                self.samples += 1;
+                                self.samples - 1
+                            },
+                            |j| self.key_sample[j],
+                        );
+                    self.keys.push(k.clone());
+                    self.key_sample.push(sample);
+                    i
+                }
+            });
+        }
+        self.rows.reserve_exact(other.rows.len());
+        for r in other.rows.drain(..) {
+            self.rows.push(ObsRow {
+                key: map[r.key as usize],
+                ..r
+            });
+        }
+        // Lines: other's first row always starts a break of its own.
+        self.line_breaks
+            .extend(other.line_breaks.iter().map(|(r, l)| (r + base, *l)));
+        self.last_line = other.last_line;
+        self.flags
+            .extend(other.flags.drain(..).map(|(r, f)| (r + base, f)));
+    }
+}
+
+impl Extend<Observation> for Observations {
+    fn extend<T: IntoIterator<Item = Observation>>(&mut self, iter: T) {
+        for o in iter {
+            self.push(o);
+        }
+    }
+}
+
+impl FromIterator<Observation> for Observations {
+    fn from_iter<T: IntoIterator<Item = Observation>>(iter: T) -> Self {
+        let mut out = Observations::new();
+        out.extend(iter);
+        out
+    }
+}
+
 /// Key of one sample: (workload, metric, label).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SampleKey {
@@ -166,7 +513,7 @@ pub struct SampleKey {
 pub struct Sample {
     /// Values that enter the statistics, in the order they were read.
     pub values: Vec<f64>,
-    /// Round of each value in `values`, when known.
+    /// Round of each value in `values` when every value has one; empty otherwise.
     pub rounds: Vec<Option<u32>>,
     /// Values that were flagged and left out, with the reason.
     pub flagged: Vec<(Origin, f64, String)>,
@@ -185,7 +532,20 @@ impl Sample {
 
     /// True when every value carries a round number.
     pub fn has_rounds(&self) -> bool {
-        !self.rounds.is_empty() && self.rounds.iter().all(Option::is_some)
+        !self.rounds.is_empty()
+            && self.rounds.len() == self.values.len()
+            && self.rounds.iter().all(Option::is_some)
+    }
+
+    /// Adds a value; rounds are kept only while every value has one (plain numbers,
+    /// which have none, cost no memory for them).
+    fn push(&mut self, value: f64, round: Option<u32>) {
+        match round {
+            Some(_) if self.rounds.len() == self.values.len() => self.rounds.push(round),
+            Some(_) => {}
+            None => self.rounds = Vec::new(),
+        }
+        self.values.push(value);
     }
 }
 
@@ -208,16 +568,18 @@ impl SampleSet {
     /// Groups observations by (workload, metric, label).
     ///
     /// Cost: O(n log k) for n observations and k distinct samples.
-    pub fn from_observations<'a, I>(observations: I) -> SampleSet
+    pub fn from_observations<I>(observations: I) -> SampleSet
     where
-        I: IntoIterator<Item = &'a Observation>,
+        I: IntoIterator,
+        I::Item: std::borrow::Borrow<Observation>,
     {
         let mut set = SampleSet::default();
         // Fast path for long runs of one key (plain numbers, large files): remember the
         // last key and its sample instead of looking it up for every value.
         let mut last: Option<SampleKey> = None;
         let mut pending = Sample::default();
-        for obs in observations {
+        for item in observations {
+            let obs: &Observation = std::borrow::Borrow::borrow(&item);
             let same = match &last {
                 Some(k) => {
                     Arc::ptr_eq(&k.label, &obs.label)
@@ -243,10 +605,7 @@ impl SampleSet {
                         .flagged
                         .push((obs.origin.clone(), obs.value, reason.clone()))
                 }
-                None => {
-                    pending.values.push(obs.value);
-                    pending.rounds.push(obs.round);
-                }
+                None => pending.push(obs.value, obs.round),
             }
         }
         if let Some(k) = last.take() {
@@ -277,8 +636,13 @@ impl SampleSet {
         if s.values.is_empty() && s.flagged.is_empty() {
             *s = add;
         } else {
+            let aligned = s.rounds.len() == s.values.len() && add.rounds.len() == add.values.len();
+            if aligned {
+                s.rounds.extend(add.rounds);
+            } else {
+                s.rounds = Vec::new();
+            }
             s.values.extend(add.values);
-            s.rounds.extend(add.rounds);
             s.flagged.extend(add.flagged);
         }
     }
@@ -365,5 +729,52 @@ mod tests {
         assert_eq!(Direction::for_unit("MB/s"), Direction::HigherIsBetter);
         assert_eq!(Direction::for_unit("ms"), Direction::LowerIsBetter);
         assert_eq!(Direction::for_unit("widgets"), Direction::Unknown);
+    }
+
+    /// The compact list gives back exactly what was pushed (trial indices numbered per
+    /// label, workload and metric), across keys, lines that jump, flags and rounds, and
+    /// appending one list to another keeps both.
+    #[test]
+    fn compact_observations_round_trip() {
+        let la: Arc<str> = Arc::from("a");
+        let lb: Arc<str> = Arc::from("b");
+        let w: Arc<str> = Arc::from("w");
+        let m = Arc::new(Metric::new("ops", "ops/s", Direction::HigherIsBetter));
+        let mut want = Vec::new();
+        for i in 0..20u32 {
+            let mut o = obs(
+                if i % 7 < 4 { &la } else { &lb },
+                &w,
+                &m,
+                f64::from(i),
+                i == 5,
+            );
+            o.origin.line = match i {
+                3 => None,
+                9 => Some(100),
+                _ => Some(i + 1),
+            };
+            o.round = (i % 3 != 0).then_some(i);
+            want.push(o);
+        }
+        let list: Observations = want.iter().cloned().collect();
+        assert_eq!(list.len(), 20);
+        let mut counters = std::collections::HashMap::new();
+        for o in &mut want {
+            let c = counters.entry(o.label.to_string()).or_insert(0u32);
+            o.trial = *c;
+            *c += 1;
+        }
+        assert_eq!(list.to_vec(), want);
+        assert_eq!(list.line(9), Some(100));
+        assert_eq!(list.line(10), Some(11));
+        assert_eq!(list.line(3), None);
+        // Appending.
+        let (first, second) = want.split_at(12);
+        let mut a: Observations = first.iter().cloned().collect();
+        a.append(second.iter().cloned().collect());
+        assert_eq!(a.to_vec(), want);
+        // 16 bytes a value.
+        assert_eq!(std::mem::size_of::<ObsRow>(), 16);
     }
 }

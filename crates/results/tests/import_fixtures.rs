@@ -190,7 +190,7 @@ fn plain_numbers_skip_comments() {
     let set = SampleSet::from_observations(&loaded.observations);
     let m = import::plain::plain_metric();
     assert_eq!(values(&set, "", &m, &f), vec![10.21, 10.48, 10.37]);
-    assert_eq!(loaded.observations[0].origin.line, Some(2));
+    assert_eq!(loaded.observations.get(0).unwrap().origin.line, Some(2));
 }
 
 #[test]

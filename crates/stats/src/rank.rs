@@ -242,6 +242,20 @@ fn sorted_copy(what: &'static str, xs: &[f64]) -> Result<Vec<f64>, StatsError> {
     Ok(v)
 }
 
+/// `xs` in ascending order: itself when it already is (no copy: callers that sorted
+/// once, as the comparison does, pay no memory for it), else a sorted copy.
+pub(crate) fn sorted_view<'a>(
+    what: &'static str,
+    xs: &'a [f64],
+) -> Result<std::borrow::Cow<'a, [f64]>, StatsError> {
+    check_finite(what, xs)?;
+    if xs.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+        Ok(std::borrow::Cow::Borrowed(xs))
+    } else {
+        sorted_copy(what, xs).map(std::borrow::Cow::Owned)
+    }
+}
+
 fn median_ranks(total: u64) -> (u64, u64) {
     if total % 2 == 1 {
         (total / 2, total / 2)
@@ -328,8 +342,8 @@ pub fn hl_unpaired(x: &[f64], y: &[f64], confidence: f64) -> Result<ShiftEstimat
             });
         }
     }
-    let xs = sorted_copy("baseline sample", x)?;
-    let ys = sorted_copy("variant sample", y)?;
+    let xs = sorted_view("baseline sample", x)?;
+    let ys = sorted_view("variant sample", y)?;
     let (m, n) = (xs.len(), ys.len());
     let total = m as u64 * n as u64;
     let (crit, exact) = if m <= crate::utest::EXACT_LIMIT && n <= crate::utest::EXACT_LIMIT {

@@ -78,19 +78,37 @@ pub struct UTest {
 
 /// The merged, sorted sample reduced to what the U test needs.
 struct Ranked {
-    /// Sizes of the runs of equal values, in ascending value order.
+    /// Sizes of the runs of equal values, in ascending value order (kept only for
+    /// samples small enough for an exact distribution).
     ties: Vec<usize>,
+    /// Number of runs of equal values.
+    runs: usize,
+    /// Some run holds more than one value.
+    has_ties: bool,
+    /// Σ (t³ − t) over the runs: the normal approximation's tie correction.
+    tie_sum: f64,
     /// 2·R₁ (twice the first sample's mid-rank sum, an integer).
     two_r1: u64,
 }
 
 fn rank(x1: &[f64], x2: &[f64]) -> Ranked {
-    let mut a = x1.to_vec();
-    let mut b = x2.to_vec();
-    a.sort_by(f64::total_cmp);
-    b.sort_by(f64::total_cmp);
+    // Values were checked finite by the caller; sorted input is used as it is.
+    fn sorted(x: &[f64]) -> std::borrow::Cow<'_, [f64]> {
+        if x.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+            std::borrow::Cow::Borrowed(x)
+        } else {
+            let mut v = x.to_vec();
+            v.sort_by(f64::total_cmp);
+            std::borrow::Cow::Owned(v)
+        }
+    }
+    let a = sorted(x1);
+    let b = sorted(x2);
     let (mut i, mut j) = (0usize, 0usize);
+    let keep_runs = a.len() <= EXACT_LIMIT.max(TIES_EXACT_LIMIT)
+        && b.len() <= EXACT_LIMIT.max(TIES_EXACT_LIMIT);
     let mut ties = Vec::new();
+    let (mut runs, mut has_ties, mut tie_sum) = (0usize, false, 0.0f64);
     let mut two_r1: u64 = 0;
     let mut pos: u64 = 0; // values consumed so far
     while i < a.len() || j < b.len() {
@@ -114,9 +132,21 @@ fn rank(x1: &[f64], x2: &[f64]) -> Ranked {
         // Mid-rank of positions pos+1..=pos+run, doubled: 2·pos + run + 1.
         two_r1 += from1 * (2 * pos + run + 1);
         pos += run;
-        ties.push(run as usize);
+        runs += 1;
+        has_ties |= run > 1;
+        let t = run as f64;
+        tie_sum += t * t * t - t;
+        if keep_runs {
+            ties.push(run as usize);
+        }
     }
-    Ranked { ties, two_r1 }
+    Ranked {
+        ties,
+        runs,
+        has_ties,
+        tie_sum,
+        two_r1,
+    }
 }
 
 /// P(U₁ ≤ u) under the null without ties, for samples of sizes n1, n2 (u ≥ 0 integer).
@@ -253,12 +283,12 @@ pub fn mann_whitney(x1: &[f64], x2: &[f64]) -> Result<UTest, StatsError> {
     }
     let (n1, n2) = (x1.len(), x2.len());
     let ranked = rank(x1, x2);
-    let has_ties = ranked.ties.iter().any(|&t| t > 1);
+    let has_ties = ranked.has_ties;
     let n1n2 = (n1 * n2) as f64;
     let u1 = ranked.two_r1 as f64 / 2.0 - (n1 * (n1 + 1)) as f64 / 2.0;
     let u2 = n1n2 - u1;
     let u_small = u1.min(u2);
-    let all_equal = ranked.ties.len() == 1;
+    let all_equal = ranked.runs == 1;
     let mut out = UTest {
         n1,
         n2,
@@ -288,14 +318,7 @@ pub fn mann_whitney(x1: &[f64], x2: &[f64]) -> Result<UTest, StatsError> {
         out.p_value = 2.0 * cdf;
         return Ok(out);
     }
-    let t: f64 = ranked
-        .ties
-        .iter()
-        .map(|&t| {
-            let t = t as f64;
-            t * t * t - t
-        })
-        .sum();
+    let t = ranked.tie_sum;
     let n = (n1 + n2) as f64;
     let mu = n1n2 / 2.0;
     let sigma = (n1n2 * ((n + 1.0) - t / (n * (n - 1.0))) / 12.0).sqrt();

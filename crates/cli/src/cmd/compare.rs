@@ -169,8 +169,13 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         path: args.db.clone(),
         store: None,
     };
-    let loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
-    let set = SampleSet::from_observations(&loaded.observations);
+    let mut loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
+    let set = SampleSet::from_observations(loaded.observations.iter());
+    if args.style != Style::Benchstat {
+        // Only benchstat's layout reads the observations again: the rest works on the
+        // samples, so the list goes now (a long per-request log is mostly this list).
+        loaded.observations = Default::default();
+    }
     // A stored experiment given first supplies the baseline (its first variant), the
     // primary metric of the summary and the equivalence margin it declared.
     let stored_first = match specs.first().map(|s| (&s.location, s)) {

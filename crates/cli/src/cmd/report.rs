@@ -378,18 +378,18 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
             }
         }
     }
-    let metrics: Vec<&str> = {
-        let mut m: Vec<&str> = Vec::new();
-        for o in &loaded.observations {
-            if !m.contains(&o.metric.name.as_str()) {
-                m.push(o.metric.name.as_str());
+    let metrics: Vec<String> = {
+        let mut m: Vec<String> = Vec::new();
+        for o in loaded.observations.iter() {
+            if !m.iter().any(|x: &String| *x == o.metric.name) {
+                m.push(o.metric.name.clone());
             }
         }
         m
     };
     let metric = match &args.metric {
         Some(m) => m.clone(),
-        None if metrics.contains(&"ops_per_sec") => "ops_per_sec".to_string(),
+        None if metrics.iter().any(|m| m == "ops_per_sec") => "ops_per_sec".to_string(),
         None => metrics.first().map(|s| s.to_string()).unwrap_or_default(),
     };
     // Workloads in first-seen order; one trial per (label, workload, file, trial index).
@@ -439,7 +439,7 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
         facts: Vec::new(),
         experiment_file: None,
         variant_definitions: Vec::new(),
-        observations: loaded.observations,
+        observations: loaded.observations.to_vec(),
         workloads,
         notes: loaded.notes,
     })

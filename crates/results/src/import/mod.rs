@@ -18,7 +18,7 @@
 //!
 //! Importers are pure functions of bytes; only [`load_input`] touches the file system.
 //! A stored experiment (`db:NAME`) is loaded through the [`StoredSource`] trait, so the
-//! comparison does not care where its `Vec<Observation>` came from.
+//! comparison does not care where its [`Observations`] came from.
 
 pub mod gobench;
 pub mod memtier;
@@ -26,7 +26,7 @@ pub mod plain;
 pub mod redis_benchmark;
 pub mod resplab;
 
-use crate::sample::{Metric, Observation, Origin};
+use crate::sample::{Metric, Observation, Observations, Origin};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -155,7 +155,7 @@ impl InputSpec {
 #[derive(Clone, Debug, Default)]
 pub struct Imported {
     /// The values, in the order they were read.
-    pub observations: Vec<Observation>,
+    pub observations: Observations,
     /// Things the reader should know (sections skipped, values flagged).
     pub notes: Vec<String>,
     /// The detected format.
@@ -333,7 +333,7 @@ pub fn import_bytes(
 #[derive(Clone, Debug, Default)]
 pub struct Loaded {
     /// All observations, trial indices numbered per (label, workload, metric).
-    pub observations: Vec<Observation>,
+    pub observations: Observations,
     /// Notes from the importers, each prefixed with its file.
     pub notes: Vec<String>,
     /// Labels in the order the inputs named them.
@@ -398,15 +398,13 @@ pub fn load_inputs_with(
                             0
                         }
                     };
-                    for o in &mut imported.observations {
-                        o.round = Some(round);
-                    }
+                    imported.observations.set_round_all(round);
                 }
                 loaded.notes.extend(imported.notes);
                 if loaded.observations.is_empty() {
                     loaded.observations = imported.observations;
                 } else {
-                    loaded.observations.extend(imported.observations);
+                    loaded.observations.append(imported.observations);
                 }
             }
         }
@@ -425,7 +423,7 @@ pub fn load_inputs_with(
             counts.join(", ")
         ));
     }
-    number_trials(&mut loaded.observations);
+    // Trial indices are numbered per (label, workload, metric) as the list is read.
     Ok(loaded)
 }
 
@@ -463,7 +461,10 @@ pub fn load_input(
         file,
         interner,
     };
-    import_bytes(&bytes, &mut ctx, plain)
+    let mut imported = import_bytes(&bytes, &mut ctx, plain)?;
+    drop(bytes);
+    imported.observations.shrink_to_fit();
+    Ok(imported)
 }
 
 /// Numbers trials 0, 1, 2, … per (label, workload, metric) in reading order.
