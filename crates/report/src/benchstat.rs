@@ -937,7 +937,39 @@ where
     I: Iterator + Clone,
     I::Item: Borrow<Observation>,
 {
-    let tables = build(observations);
+    text_of_tables(build(observations), opts)
+}
+
+/// As [`render_text_from`] with the baseline label `first` first, taking the list: it
+/// is dropped as soon as the tables are built, before the statistics run.
+///
+/// # Errors
+/// [`BenchstatError`] when a value is NaN or infinite.
+pub fn render_text_owned(
+    observations: Observations,
+    first: &str,
+    opts: &BenchstatOptions,
+) -> Result<String, BenchstatError> {
+    let tables = build(baseline_first(&observations, first));
+    drop(observations);
+    text_of_tables(tables, opts)
+}
+
+/// As [`render_csv_from`] with the baseline label `first` first, taking the list.
+///
+/// # Errors
+/// [`BenchstatError`] when a value is NaN or infinite.
+pub fn render_csv_owned(
+    observations: Observations,
+    first: &str,
+    opts: &BenchstatOptions,
+) -> Result<(String, String), BenchstatError> {
+    let tables = build(baseline_first(&observations, first));
+    drop(observations);
+    csv_of_tables(tables, opts)
+}
+
+fn text_of_tables(tables: Vec<Table>, opts: &BenchstatOptions) -> Result<String, BenchstatError> {
     let mut out = String::new();
     let mut prev: Option<&Vec<(String, String)>> = None;
     for (i, t) in tables.iter().enumerate() {
@@ -1014,7 +1046,13 @@ where
     I: Iterator + Clone,
     I::Item: Borrow<Observation>,
 {
-    let tables = build(observations);
+    csv_of_tables(build(observations), opts)
+}
+
+fn csv_of_tables(
+    tables: Vec<Table>,
+    opts: &BenchstatOptions,
+) -> Result<(String, String), BenchstatError> {
     let mut out = String::new();
     let mut warnings = String::new();
     let mut row_no = 1usize;

@@ -165,7 +165,7 @@ pub struct Observations {
     /// Per key: the index of its (label, workload, metric) among `samples`.
     key_sample: Vec<u32>,
     samples: u32,
-    rows: Vec<ObsRow>,
+    rows: Rows,
     /// `(row, line)` wherever a row's line is not the previous line + 1 (line 0 = none).
     line_breaks: Vec<(u32, u32)>,
     last_line: u32,
@@ -191,6 +191,80 @@ struct ObsRow {
 }
 
 const NO_ROUND: u32 = u32::MAX;
+
+/// Rows in chunks (one per appended list), so that appending never copies the rows
+/// already held.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Rows {
+    chunks: Vec<Vec<ObsRow>>,
+    /// Index of the first row of each chunk.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn last(&self) -> Option<&ObsRow> {
+        self.chunks.last().and_then(|c| c.last())
+    }
+
+    fn push(&mut self, r: ObsRow) {
+        if self.chunks.is_empty() {
+            self.chunks.push(Vec::new());
+            self.starts.push(0);
+        }
+        if let Some(c) = self.chunks.last_mut() {
+            c.push(r);
+        }
+        self.len += 1;
+    }
+
+    fn get(&self, i: usize) -> Option<&ObsRow> {
+        if i >= self.len {
+            return None;
+        }
+        let c = self.starts.partition_point(|s| *s <= i) - 1;
+        self.chunks[c].get(i - self.starts[c])
+    }
+
+    fn reserve(&mut self, n: usize) {
+        if self.chunks.is_empty() {
+            self.chunks.push(Vec::with_capacity(n));
+            self.starts.push(0);
+        } else if let Some(c) = self.chunks.last_mut() {
+            c.reserve(n);
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        for c in &mut self.chunks {
+            c.shrink_to_fit();
+        }
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut ObsRow> {
+        self.chunks.iter_mut().flatten()
+    }
+
+    /// Moves `other`'s chunks to the end.
+    fn append(&mut self, other: Rows) {
+        for c in other.chunks {
+            if c.is_empty() {
+                continue;
+            }
+            self.starts.push(self.len);
+            self.len += c.len();
+            self.chunks.push(c);
+        }
+    }
+}
 
 fn same_arc<T: ?Sized + PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
     Arc::ptr_eq(a, b) || **a == **b
@@ -301,7 +375,7 @@ impl Observations {
 
     /// Sets the round of every observation.
     pub fn set_round_all(&mut self, round: u32) {
-        for r in &mut self.rows {
+        for r in self.rows.iter_mut() {
             r.round = round;
         }
     }
@@ -468,13 +542,11 @@ impl Observations {
                 }
             });
         }
-        self.rows.reserve_exact(other.rows.len());
-        for r in other.rows.drain(..) {
-            self.rows.push(ObsRow {
-                key: map[r.key as usize],
-                ..r
-            });
+        for r in other.rows.iter_mut() {
+            r.key = map[r.key as usize];
         }
+        let rows = std::mem::take(&mut other.rows);
+        self.rows.append(rows);
         // Lines: other's first row always starts a break of its own.
         self.line_breaks
             .extend(other.line_breaks.iter().map(|(r, l)| (r + base, *l)));

@@ -170,7 +170,13 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         store: None,
     };
     let mut loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
-    let set = SampleSet::from_observations(loaded.observations.iter());
+    // benchstat's layout works on the observations themselves; the samples are built
+    // for every other style and for the regression gate.
+    let set = if args.style != Style::Benchstat || args.fail_on_regression.is_some() {
+        SampleSet::from_observations(loaded.observations.iter())
+    } else {
+        SampleSet::default()
+    };
     if args.style != Style::Benchstat {
         // Only benchstat's layout reads the observations again: the rest works on the
         // samples, so the list goes now (a long per-request log is mostly this list).
@@ -250,17 +256,18 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
                 confidence: args.confidence / 100.0,
                 alpha: args.alpha,
             };
-            // The baseline label goes first.
-            let obs = benchstat::baseline_first(&loaded.observations, &baseline);
+            // The baseline label goes first; the list is handed over and dropped once
+            // benchstat's tables are built.
+            let obs = std::mem::take(&mut loaded.observations);
             match args.format {
                 Format::Csv => {
-                    let (csv, warnings) = benchstat::render_csv_from(obs, &bopts)?;
+                    let (csv, warnings) = benchstat::render_csv_owned(obs, &baseline, &bopts)?;
                     if !warnings.is_empty() {
                         eprint!("{warnings}");
                     }
                     csv
                 }
-                Format::Text => benchstat::render_text_from(obs, &bopts)?,
+                Format::Text => benchstat::render_text_owned(obs, &baseline, &bopts)?,
                 f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
             }
         }
