@@ -32,6 +32,8 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Markdown or self-contained HTML report with plots of an experiment or result files.
     Report(cmd::report::ReportArgs),
+    /// The lab's reference server (RESP2/RESP3, known effects and faults).
+    Serve(Box<cmd::serve::ServeArgs>),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
     Calibrate(Box<cmd::calibrate::CalibrateArgs>),
     /// Shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
+        Command::Serve(a) => cmd::serve::run(*a),
         Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),
         Command::Man(a) => cmd::shell::man(&a, Cli::command()),
     };

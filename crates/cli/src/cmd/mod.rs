@@ -5,6 +5,7 @@ pub mod compare;
 pub mod experiment;
 pub mod proto;
 pub mod report;
+pub mod serve;
 pub mod shell;
 
 pub mod bench;

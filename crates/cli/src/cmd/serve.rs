@@ -1,0 +1,127 @@
+//! `resplab serve`: the lab's reference server in the foreground until Ctrl-C.
+
+use anyhow::Context as _;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Flags of `resplab serve`.
+#[derive(Debug, Args)]
+#[command(
+    about = "The lab's reference server: RESP2/RESP3, in memory, with known effects and faults",
+    long_about = "The lab's reference server: an in-memory server speaking RESP2 and RESP3 (HELLO 3) with the commands the bench catalog and memtier-style mixes send, and with knobs that give it known effects (--work-ns, --slowdown) and faults (--stall, --drop-every, --garbage-every, --delay-us). The knobs are also CONFIG SET parameters (work-ns, slowdown, stall-ms, stall-every, drop-every, garbage-every, delay-us), so they can change under load.\n\nIt is not a Redis replacement: no persistence, no replication, no eviction, no transactions or scripting, and multi-key commands are not atomic across keys."
+)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// TCP port (0: any free port; the one chosen is printed).
+    #[arg(short = 'p', long, default_value_t = 6379)]
+    pub port: u16,
+    /// Also listen on this Unix socket.
+    #[arg(long, value_name = "PATH")]
+    pub unixsocket: Option<PathBuf>,
+    /// Worker threads, one event loop each.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Busy-wait this many nanoseconds per command (a known cost per request).
+    #[arg(long, value_name = "NS", default_value_t = 0)]
+    pub work_ns: u64,
+    /// Make the server exactly PCT % slower at any load: after each batch of work that
+    /// took b, spin a further b x PCT/100.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub slowdown: f64,
+    /// Stop answering for MS milliseconds every --stall-every seconds.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub stall: u64,
+    /// Seconds between stalls.
+    #[arg(long, value_name = "S", default_value_t = 0.0)]
+    pub stall_every: f64,
+    /// Close the connection instead of answering every N-th command of a connection.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub drop_every: u64,
+    /// Send bytes that are not RESP instead of every N-th reply of a connection.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub garbage_every: u64,
+    /// Hold every reply back this many microseconds.
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pub delay_us: u64,
+}
+
+/// Runs `resplab serve` until Ctrl-C (or SIGTERM).
+///
+/// # Errors
+/// Bad flags or an address that cannot be bound (exit 2).
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    if a.threads == 0 || a.threads > 1024 {
+        anyhow::bail!("--threads: expected 1 to 1024, found {}", a.threads);
+    }
+    if !(a.slowdown >= 0.0 && a.slowdown.is_finite()) {
+        anyhow::bail!(
+            "--slowdown: expected a percentage >= 0, found {}",
+            a.slowdown
+        );
+    }
+    if !(a.stall_every >= 0.0 && a.stall_every.is_finite()) {
+        anyhow::bail!(
+            "--stall-every: expected seconds >= 0, found {}",
+            a.stall_every
+        );
+    }
+    if (a.stall > 0) != (a.stall_every > 0.0) {
+        anyhow::bail!("--stall and --stall-every go together: give both, or neither");
+    }
+    let cfg = resplab_serve::Config {
+        bind: a.bind.clone(),
+        port: a.port,
+        unixsocket: a.unixsocket.clone(),
+        threads: a.threads,
+        work_ns: a.work_ns,
+        slowdown_pct: a.slowdown,
+        stall_ms: a.stall,
+        stall_every_s: a.stall_every,
+        drop_every: a.drop_every,
+        garbage_every: a.garbage_every,
+        delay_us: a.delay_us,
+    };
+    let server = resplab_serve::start(&cfg)
+        .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
+    println!(
+        "resplab serve: listening on {}:{}{} with {} thread(s); in memory only, not a Redis replacement",
+        a.bind,
+        server.port(),
+        a.unixsocket
+            .as_ref()
+            .map_or(String::new(), |p| format!(" and {}", p.display())),
+        a.threads
+    );
+    let knobs: Vec<String> = server
+        .knobs
+        .all()
+        .into_iter()
+        .filter(|(n, v)| n != "maxclients" && v != "0")
+        .map(|(n, v)| format!("{n} {v}"))
+        .collect();
+    if !knobs.is_empty() {
+        println!("resplab serve: knobs: {}", knobs.join(", "));
+    }
+    if a.slowdown > 0.0 {
+        println!(
+            "resplab serve: slowdown {}%: every batch of work is followed by {}% more busy time, so capacity is 1/{:.4} of the server's at any load",
+            a.slowdown,
+            a.slowdown,
+            1.0 + a.slowdown / 100.0
+        );
+    }
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = ctrlc::set_handler(move || {
+        let _ = tx.send(());
+    });
+    let _ = rx.recv();
+    server.stop();
+    if let Some(p) = &a.unixsocket {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,600 @@
+//! `resplab serve`: the lab's reference server.
+//!
+//! An in-memory server that speaks RESP2 and RESP3 (`HELLO 3`), with the commands the
+//! bench catalog and memtier-style mixes send and what tools send on connect, and with
+//! **known effects and faults** that a real server does not have:
+//!
+//! - `work_ns`: a busy loop of that many nanoseconds per command, so a variant with
+//!   `work_ns + Δ` is slower by a known cost;
+//! - `slowdown_pct`: after every batch of work that took b, spin a further b·pct/100, so
+//!   the server's capacity is exactly 1/(1 + pct/100) of what it was at any load,
+//!   whatever its base cost;
+//! - `stall_ms` every `stall_every_s`: each worker thread stops answering for that long;
+//! - `drop_every`: every N-th command closes its connection instead of replying;
+//! - `garbage_every`: every N-th reply is replaced by bytes that are not RESP;
+//! - `delay_us`: every reply leaves that much later.
+//!
+//! All are flags of `resplab serve` and `CONFIG SET` knobs (`CONFIG SET work-ns 500`),
+//! so they can be changed while load runs. It is not a Redis replacement: no
+//! persistence, no replication, no eviction, no transactions or scripting.
+//!
+//! Threads: one acceptor hands connections round-robin to `threads` workers, each with
+//! its own `mio` event loop; the keyspace is sharded by key hash ([`db`]), so workers
+//! serving different keys take different locks. Request parsing is the zero-copy parser
+//! of `resplab-proto`; a connection's bytes go through [`Conn::feed`], a pure function of
+//! its input, so every byte stream can be tested (and fuzzed) without sockets.
+
+pub mod commands;
+pub mod db;
+
+use commands::{After, Session};
+use db::Db;
+use resplab_proto::resp::request::parse_request;
+use resplab_proto::resp::Limits;
+use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// The effect and fault knobs, shared by every thread and changed by `CONFIG SET`.
+#[derive(Debug)]
+pub struct Knobs {
+    pub work_ns: AtomicU64,
+    /// Percent × 1000 (so 2.5 % is 2500).
+    pub slowdown_milli_pct: AtomicU64,
+    pub stall_ms: AtomicU64,
+    pub stall_every_ms: AtomicU64,
+    pub drop_every: AtomicU64,
+    pub garbage_every: AtomicU64,
+    pub delay_us: AtomicU64,
+    /// Counters for `INFO stats`.
+    pub commands: AtomicU64,
+    pub connections: AtomicU64,
+    pub threads: usize,
+    pub started: Instant,
+}
+
+/// The knob names of `CONFIG GET/SET`.
+pub const KNOBS: [&str; 7] = [
+    "work-ns",
+    "slowdown",
+    "stall-ms",
+    "stall-every",
+    "drop-every",
+    "garbage-every",
+    "delay-us",
+];
+
+impl Knobs {
+    /// The knobs of a configuration.
+    pub fn from_config(cfg: &Config) -> Knobs {
+        Knobs {
+            work_ns: AtomicU64::new(cfg.work_ns),
+            slowdown_milli_pct: AtomicU64::new((cfg.slowdown_pct * 1000.0).round() as u64),
+            stall_ms: AtomicU64::new(cfg.stall_ms),
+            stall_every_ms: AtomicU64::new((cfg.stall_every_s * 1000.0).round() as u64),
+            drop_every: AtomicU64::new(cfg.drop_every),
+            garbage_every: AtomicU64::new(cfg.garbage_every),
+            delay_us: AtomicU64::new(cfg.delay_us),
+            commands: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+            threads: cfg.threads,
+            started: Instant::now(),
+        }
+    }
+
+    /// Every knob and its value, as `CONFIG GET` shows them.
+    pub fn all(&self) -> Vec<(String, String)> {
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        vec![
+            ("work-ns".into(), r(&self.work_ns).to_string()),
+            (
+                "slowdown".into(),
+                format!("{}", r(&self.slowdown_milli_pct) as f64 / 1000.0),
+            ),
+            ("stall-ms".into(), r(&self.stall_ms).to_string()),
+            (
+                "stall-every".into(),
+                format!("{}", r(&self.stall_every_ms) as f64 / 1000.0),
+            ),
+            ("drop-every".into(), r(&self.drop_every).to_string()),
+            ("garbage-every".into(), r(&self.garbage_every).to_string()),
+            ("delay-us".into(), r(&self.delay_us).to_string()),
+            ("maxclients".into(), "100000".into()),
+        ]
+    }
+
+    /// Sets knob `name` from its text.
+    ///
+    /// # Errors
+    /// An unknown knob or a value that is not a number ≥ 0.
+    pub fn set(&self, name: &str, value: &str) -> Result<(), String> {
+        let num = || -> Result<f64, String> {
+            value
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("expected a number >= 0, found '{value}'"))
+        };
+        let store = |a: &AtomicU64, v: f64| a.store(v.round() as u64, Ordering::Relaxed);
+        match name {
+            "work-ns" => store(&self.work_ns, num()?),
+            "slowdown" => store(&self.slowdown_milli_pct, num()? * 1000.0),
+            "stall-ms" => store(&self.stall_ms, num()?),
+            "stall-every" => store(&self.stall_every_ms, num()? * 1000.0),
+            "drop-every" => store(&self.drop_every, num()?),
+            "garbage-every" => store(&self.garbage_every, num()?),
+            "delay-us" => store(&self.delay_us, num()?),
+            _ => {
+                return Err(format!(
+                    "unknown knob, expected one of {}",
+                    KNOBS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How to run the server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub bind: String,
+    /// 0: any free port (see [`Running::port`]).
+    pub port: u16,
+    pub unixsocket: Option<std::path::PathBuf>,
+    pub threads: usize,
+    pub work_ns: u64,
+    pub slowdown_pct: f64,
+    pub stall_ms: u64,
+    pub stall_every_s: f64,
+    pub drop_every: u64,
+    pub garbage_every: u64,
+    pub delay_us: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: "127.0.0.1".into(),
+            port: 6379,
+            unixsocket: None,
+            threads: 1,
+            work_ns: 0,
+            slowdown_pct: 0.0,
+            stall_ms: 0,
+            stall_every_s: 0.0,
+            drop_every: 0,
+            garbage_every: 0,
+            delay_us: 0,
+        }
+    }
+}
+
+/// User and system CPU seconds of this process (from `/proc/self/stat`; zeros where it
+/// cannot be read).
+pub fn process_cpu() -> (f64, f64) {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return (0.0, 0.0);
+    };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return (0.0, 0.0);
+    };
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) in clock ticks; after ")" field 3 is index 0.
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
+    (tick(11), tick(12))
+}
+
+/// Bytes sent instead of a reply by `garbage_every`: not RESP (no type byte starts `?`).
+pub const GARBAGE: &[u8] = b"?garbage from resplab serve\r\n";
+
+/// One connection's protocol state: bytes in, reply bytes out.
+#[derive(Debug, Default)]
+pub struct Conn {
+    pub session: Session,
+    inbuf: Vec<u8>,
+    /// Commands this connection ran (for the drop and garbage counters).
+    served: u64,
+}
+
+/// What [`Conn::feed`] asks of the transport.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// Keep the connection.
+    Open,
+    /// Write what was produced, then close (QUIT, a protocol error, a dropped command).
+    Close,
+}
+
+impl Conn {
+    /// A connection with the given id (as `CLIENT ID` reports it).
+    pub fn new(id: u64) -> Conn {
+        Conn {
+            session: Session {
+                id,
+                ..Session::default()
+            },
+            ..Conn::default()
+        }
+    }
+
+    /// Takes bytes read from the peer, runs every complete request and appends the
+    /// replies to `out`. Never panics, whatever the bytes.
+    pub fn feed(&mut self, db: &Db, knobs: &Knobs, input: &[u8], out: &mut Vec<u8>) -> Feed {
+        self.inbuf.extend_from_slice(input);
+        let limits = Limits {
+            max_bulk_len: 512 * 1024 * 1024,
+            max_aggregate_len: 1 << 20,
+            max_depth: 1,
+        };
+        let mut at = 0;
+        let mut args: Vec<&[u8]> = Vec::new();
+        let mut result = Feed::Open;
+        let buf = std::mem::take(&mut self.inbuf);
+        loop {
+            match parse_request(&buf[at..], &limits, &mut args) {
+                Ok(None) => break,
+                Ok(Some(used)) => {
+                    at += used;
+                    if args.is_empty() {
+                        continue;
+                    }
+                    self.served += 1;
+                    knobs.commands.fetch_add(1, Ordering::Relaxed);
+                    let drop_every = knobs.drop_every.load(Ordering::Relaxed);
+                    if drop_every > 0 && self.served.is_multiple_of(drop_every) {
+                        result = Feed::Close;
+                        break;
+                    }
+                    spin(knobs.work_ns.load(Ordering::Relaxed));
+                    let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
+                    let after = if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
+                        let mut sink = Vec::new();
+                        let a = commands::execute(db, knobs, &mut self.session, &args, &mut sink);
+                        out.extend_from_slice(GARBAGE);
+                        a
+                    } else {
+                        commands::execute(db, knobs, &mut self.session, &args, out)
+                    };
+                    if after == After::Close {
+                        result = Feed::Close;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = write!(out, "-ERR Protocol error: {e}\r\n");
+                    result = Feed::Close;
+                    break;
+                }
+            }
+        }
+        if result == Feed::Open {
+            self.inbuf = buf;
+            self.inbuf.drain(..at);
+        }
+        result
+    }
+}
+
+/// Busy-waits `ns` nanoseconds (0: nothing).
+pub fn spin(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let until = Instant::now() + Duration::from_nanos(ns);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// A server running in background threads.
+#[derive(Debug)]
+pub struct Running {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    pub knobs: Arc<Knobs>,
+}
+
+impl Running {
+    /// The TCP port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops every thread and waits for them.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the acceptor.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+enum Stream {
+    Tcp(mio::net::TcpStream),
+    Unix(mio::net::UnixStream),
+}
+
+impl Stream {
+    fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Stream::Tcp(s) => s,
+            Stream::Unix(s) => s,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(b),
+            Stream::Unix(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(b),
+            Stream::Unix(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Starts the server: binds, then serves in background threads.
+///
+/// # Errors
+/// The address cannot be bound, or a thread cannot be started.
+pub fn start(cfg: &Config) -> io::Result<Running> {
+    let listener = std::net::TcpListener::bind((cfg.bind.as_str(), cfg.port))?;
+    let port = listener.local_addr()?.port();
+    let unix = match &cfg.unixsocket {
+        Some(p) => {
+            let _ = std::fs::remove_file(p);
+            Some(std::os::unix::net::UnixListener::bind(p)?)
+        }
+        None => None,
+    };
+    let knobs = Arc::new(Knobs::from_config(cfg));
+    let db = Arc::new(Db::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut senders = Vec::new();
+    let mut threads = Vec::new();
+    for w in 0..cfg.threads.max(1) {
+        let (tx, rx) = mpsc::channel::<Stream>();
+        let poll = mio::Poll::new()?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(usize::MAX))?);
+        senders.push((tx, waker));
+        let (db, knobs, stop) = (db.clone(), knobs.clone(), stop.clone());
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("serve-worker-{w}"))
+                .spawn(move || worker(poll, rx, &db, &knobs, &stop))?,
+        );
+    }
+    let next = Arc::new(AtomicU64::new(0));
+    let hand = {
+        let senders = senders.clone();
+        let next = next.clone();
+        let knobs = knobs.clone();
+        move |s: Stream| {
+            let i = next.fetch_add(1, Ordering::Relaxed) as usize % senders.len();
+            knobs.connections.fetch_add(1, Ordering::Relaxed);
+            if senders[i].0.send(s).is_ok() {
+                let _ = senders[i].1.wake();
+            }
+        }
+    };
+    {
+        let stop = stop.clone();
+        let hand = hand.clone();
+        let senders = senders.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("serve-accept".into())
+                .spawn(move || {
+                    for conn in listener.incoming() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Ok(c) = conn {
+                            let _ = c.set_nodelay(true);
+                            if c.set_nonblocking(true).is_ok() {
+                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)));
+                            }
+                        }
+                    }
+                    for (_, w) in &senders {
+                        let _ = w.wake();
+                    }
+                })?,
+        );
+    }
+    if let Some(ul) = unix {
+        let stop = stop.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("serve-accept-unix".into())
+                .spawn(move || {
+                    for conn in ul.incoming() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Ok(c) = conn {
+                            if c.set_nonblocking(true).is_ok() {
+                                hand(Stream::Unix(mio::net::UnixStream::from_std(c)));
+                            }
+                        }
+                    }
+                })?,
+        );
+    }
+    Ok(Running {
+        port,
+        stop,
+        threads,
+        knobs,
+    })
+}
+
+struct Slot {
+    stream: Stream,
+    conn: Conn,
+    out: Vec<u8>,
+    /// Replies held back by `delay_us`: (when to send, bytes).
+    delayed: std::collections::VecDeque<(Instant, Vec<u8>)>,
+    closing: bool,
+}
+
+fn worker(
+    mut poll: mio::Poll,
+    rx: mpsc::Receiver<Stream>,
+    db: &Db,
+    knobs: &Knobs,
+    stop: &AtomicBool,
+) {
+    use mio::{Events, Interest, Token};
+    let mut events = Events::with_capacity(1024);
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut next_id = 1u64;
+    let mut next_stall: Option<Instant> = None;
+    while !stop.load(Ordering::Relaxed) {
+        // Stalls: the whole thread stops answering.
+        let every = knobs.stall_every_ms.load(Ordering::Relaxed);
+        let stall = knobs.stall_ms.load(Ordering::Relaxed);
+        if every > 0 && stall > 0 {
+            let due =
+                *next_stall.get_or_insert_with(|| Instant::now() + Duration::from_millis(every));
+            if Instant::now() >= due {
+                std::thread::sleep(Duration::from_millis(stall));
+                next_stall = Some(due + Duration::from_millis(every));
+            }
+        } else {
+            next_stall = None;
+        }
+        let now = Instant::now();
+        let mut timeout = Duration::from_millis(100);
+        for s in slots.iter().flatten() {
+            if let Some((t, _)) = s.delayed.front() {
+                timeout = timeout.min(t.saturating_duration_since(now));
+            }
+        }
+        if let Some(n) = next_stall {
+            timeout = timeout.min(n.saturating_duration_since(now));
+        }
+        if poll.poll(&mut events, Some(timeout)).is_err() {
+            continue;
+        }
+        let busy_from = Instant::now();
+        while let Ok(mut stream) = rx.try_recv() {
+            let i = slots.iter().position(Option::is_none).unwrap_or_else(|| {
+                slots.push(None);
+                slots.len() - 1
+            });
+            if poll
+                .registry()
+                .register(
+                    stream.source(),
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                )
+                .is_ok()
+            {
+                slots[i] = Some(Slot {
+                    stream,
+                    conn: Conn::new(next_id),
+                    out: Vec::new(),
+                    delayed: Default::default(),
+                    closing: false,
+                });
+                next_id += 1;
+            }
+        }
+        let delay = knobs.delay_us.load(Ordering::Relaxed);
+        let mut touched: Vec<usize> = events
+            .iter()
+            .map(|e| e.token().0)
+            .filter(|t| *t != usize::MAX)
+            .collect();
+        // Connections with delayed replies due are served too.
+        for (i, s) in slots.iter().enumerate() {
+            if s.as_ref()
+                .is_some_and(|s| s.delayed.front().is_some_and(|(t, _)| *t <= Instant::now()))
+            {
+                touched.push(i);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for i in touched {
+            let Some(slot) = slots.get_mut(i).and_then(Option::as_mut) else {
+                continue;
+            };
+            let mut gone = false;
+            loop {
+                match slot.stream.read(&mut buf) {
+                    Ok(0) => {
+                        gone = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        let before = slot.out.len();
+                        let fed = slot.conn.feed(db, knobs, &buf[..n], &mut slot.out);
+                        if delay > 0 && slot.out.len() > before {
+                            let bytes = slot.out.split_off(before);
+                            slot.delayed
+                                .push_back((Instant::now() + Duration::from_micros(delay), bytes));
+                        }
+                        if fed == Feed::Close {
+                            slot.closing = true;
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        gone = true;
+                        break;
+                    }
+                }
+            }
+            let now = Instant::now();
+            while slot.delayed.front().is_some_and(|(t, _)| *t <= now) {
+                if let Some((_, b)) = slot.delayed.pop_front() {
+                    slot.out.extend_from_slice(&b);
+                }
+            }
+            while !slot.out.is_empty() && !gone {
+                match slot.stream.write(&slot.out) {
+                    Ok(0) => gone = true,
+                    Ok(n) => {
+                        slot.out.drain(..n);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => gone = true,
+                }
+            }
+            if gone || (slot.closing && slot.out.is_empty() && slot.delayed.is_empty()) {
+                let _ = poll.registry().deregister(slot.stream.source());
+                slots[i] = None;
+            }
+        }
+        // A known slowdown: spin pct % of the time this batch took.
+        let pct = knobs.slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+        if pct > 0.0 {
+            let busy = busy_from.elapsed();
+            spin((busy.as_nanos() as f64 * pct / 100.0) as u64);
+        }
+    }
+}
