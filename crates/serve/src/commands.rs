@@ -184,6 +184,14 @@ pub fn execute(
             o.ok();
             return After::Close;
         }
+        "SHUTDOWN" => {
+            // As Redis: no reply, the connection closes and the server stops (nothing is
+            // saved: there is nothing to save).
+            knobs
+                .shutdown
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            return After::Close;
+        }
         "SELECT" => {
             need!(n == 2);
             match int_arg(args[1]) {
@@ -743,11 +751,11 @@ pub fn execute(
 
 /// The commands this server knows (for `COMMAND COUNT` and the documentation).
 pub const COMMANDS: &[&str] = &[
-    "PING", "ECHO", "QUIT", "SELECT", "HELLO", "AUTH", "CLIENT", "COMMAND", "CONFIG", "INFO",
-    "DBSIZE", "FLUSHALL", "FLUSHDB", "SET", "GET", "GETEX", "DEL", "UNLINK", "EXISTS", "INCR",
-    "DECR", "INCRBY", "DECRBY", "MSET", "MGET", "EXPIRE", "PEXPIRE", "TTL", "PTTL", "LPUSH",
-    "RPUSH", "LPOP", "RPOP", "LRANGE", "SADD", "SPOP", "SMEMBERS", "HSET", "HMSET", "HGET",
-    "HGETALL", "ZADD", "ZPOPMIN", "ZRANGE", "XADD",
+    "PING", "ECHO", "QUIT", "SHUTDOWN", "SELECT", "HELLO", "AUTH", "CLIENT", "COMMAND", "CONFIG",
+    "INFO", "DBSIZE", "FLUSHALL", "FLUSHDB", "SET", "GET", "GETEX", "DEL", "UNLINK", "EXISTS",
+    "INCR", "DECR", "INCRBY", "DECRBY", "MSET", "MGET", "EXPIRE", "PEXPIRE", "TTL", "PTTL",
+    "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE", "SADD", "SPOP", "SMEMBERS", "HSET", "HMSET",
+    "HGET", "HGETALL", "ZADD", "ZPOPMIN", "ZRANGE", "XADD",
 ];
 
 fn hello(o: &mut Out<'_>, s: &mut Session, args: &[&[u8]]) {

@@ -52,6 +52,8 @@ pub struct Knobs {
     pub connections: AtomicU64,
     pub threads: usize,
     pub started: Instant,
+    /// Set by `SHUTDOWN`: whoever runs the server should stop it.
+    pub shutdown: AtomicBool,
 }
 
 /// The knob names of `CONFIG GET/SET`.
@@ -80,6 +82,7 @@ impl Knobs {
             connections: AtomicU64::new(0),
             threads: cfg.threads,
             started: Instant::now(),
+            shutdown: AtomicBool::new(false),
         }
     }
 
@@ -302,6 +305,11 @@ impl Running {
     /// The TCP port it listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// True once a client sent `SHUTDOWN`.
+    pub fn shutdown_requested(&self) -> bool {
+        self.knobs.shutdown.load(Ordering::Relaxed)
     }
 
     /// Stops every thread and waits for them.

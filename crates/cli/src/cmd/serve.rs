@@ -86,7 +86,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let server = resplab_serve::start(&cfg)
         .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
-    println!(
+    // Standard output may be closed early by whoever started the server (it read the
+    // first line): the lines are information, never a reason to stop.
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(
+        stdout,
         "resplab serve: listening on {}:{}{} with {} thread(s); in memory only, not a Redis replacement",
         a.bind,
         server.port(),
@@ -103,22 +108,29 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .map(|(n, v)| format!("{n} {v}"))
         .collect();
     if !knobs.is_empty() {
-        println!("resplab serve: knobs: {}", knobs.join(", "));
+        let _ = writeln!(stdout, "resplab serve: knobs: {}", knobs.join(", "));
     }
     if a.slowdown > 0.0 {
-        println!(
+        let _ = writeln!(
+            stdout,
             "resplab serve: slowdown {}%: every batch of work is followed by {}% more busy time, so capacity is 1/{:.4} of the server's at any load",
             a.slowdown,
             a.slowdown,
             1.0 + a.slowdown / 100.0
         );
     }
-    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let _ = stdout.flush();
     let (tx, rx) = std::sync::mpsc::channel();
     let _ = ctrlc::set_handler(move || {
         let _ = tx.send(());
     });
-    let _ = rx.recv();
+    // Until Ctrl-C or SHUTDOWN from a client.
+    while !server.shutdown_requested() {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
     server.stop();
     if let Some(p) = &a.unixsocket {
         let _ = std::fs::remove_file(p);
