@@ -749,3 +749,31 @@ fn the_throwaway_server_takes_every_connection() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// No target and no redis-server on the machine: the reference server stands in, and
+/// the output says so (asking for a server binary by name still fails when it is not
+/// there).
+#[test]
+fn without_redis_server_the_reference_server_stands_in() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = resplab()
+        .env("PATH", empty.path())
+        .args([
+            "bench",
+            "-t",
+            "set,get",
+            "-n",
+            "2000",
+            "-q",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no redis-server installed: started resplab's reference server"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("GET:"));
+}

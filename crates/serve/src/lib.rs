@@ -312,8 +312,12 @@ impl Running {
         self.knobs.shutdown.load(Ordering::Relaxed)
     }
 
-    /// Stops every thread and waits for them.
-    pub fn stop(mut self) {
+    /// Stops every thread and waits for them (as dropping does).
+    pub fn stop(self) {}
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         // Wake the acceptor.
         let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));

@@ -90,18 +90,42 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 opts.extra_args
                     .extend(["--maxclients".to_string(), maxclients.to_string()]);
             }
-            let server = ThrowawayServer::start_with(&opts)?;
-            eprintln!(
-                "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
-                opts.binary,
-                server.host(),
-                server.port()
-            );
-            config.target = Target::Tcp {
-                host: server.host().to_string(),
-                port: server.port(),
-            };
-            Some(server)
+            match ThrowawayServer::start_with(&opts) {
+                Ok(server) => {
+                    eprintln!(
+                        "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
+                        opts.binary,
+                        server.host(),
+                        server.port()
+                    );
+                    config.target = Target::Tcp {
+                        host: server.host().to_string(),
+                        port: server.port(),
+                    };
+                    Some(Throwaway::Redis(server))
+                }
+                // No redis-server on this machine (and none asked for by name): the
+                // reference server stands in, and the output says so.
+                Err(resplab_engine::ServerError::NotInstalled { .. })
+                    if resolved.server_bin.is_none() =>
+                {
+                    let server = resplab_serve::start(&resplab_serve::Config {
+                        port: 0,
+                        ..resplab_serve::Config::default()
+                    })
+                    .context("starting resplab serve in place of redis-server")?;
+                    eprintln!(
+                        "resplab: no target given and no redis-server installed: started resplab's reference server (resplab serve, one thread) on 127.0.0.1:{}; figures describe it, not Redis (apt-get install redis-server for a throwaway redis-server)",
+                        server.port()
+                    );
+                    config.target = Target::Tcp {
+                        host: "127.0.0.1".into(),
+                        port: server.port(),
+                    };
+                    Some(Throwaway::Serve(server))
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     };
 
@@ -159,6 +183,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(EXIT_OUTAGE)
         }
     })
+}
+
+/// The server a bench run started for itself (stopped when dropped).
+#[derive(Debug)]
+#[allow(dead_code)] // held for its Drop
+enum Throwaway {
+    Redis(ThrowawayServer),
+    Serve(resplab_serve::Running),
 }
 
 /// Exit code of a run that reached its budget although the target could not be reached
