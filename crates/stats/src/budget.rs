@@ -208,9 +208,76 @@ pub fn cheapest(table: &[Plan], target_pct: f64) -> Option<Plan> {
         .copied()
 }
 
+/// P(X ≤ k) for X ~ Binomial(n, p), summed in logs. O(k).
+fn binomial_cdf(k: usize, n: usize, p: f64) -> f64 {
+    if p <= 0.0 {
+        return 1.0;
+    }
+    if p >= 1.0 {
+        return if k >= n { 1.0 } else { 0.0 };
+    }
+    let (lp, lq) = (p.ln(), (1.0 - p).ln());
+    let mut log_choose = 0.0f64; // ln C(n, 0)
+    let mut sum = 0.0;
+    for i in 0..=k.min(n) {
+        if i > 0 {
+            log_choose += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        sum += (log_choose + i as f64 * lp + (n - i) as f64 * lq).exp();
+    }
+    sum.min(1.0)
+}
+
+/// The Clopper–Pearson (exact) interval of a proportion: `k` successes in `n` trials at
+/// `confidence`. Found by bisection on the binomial distribution. `(0, 1)` for n = 0.
+pub fn clopper_pearson(k: usize, n: usize, confidence: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let a = (1.0 - confidence) / 2.0;
+    let solve = |f: &dyn Fn(f64) -> f64| {
+        // f decreases in p; find p with f(p) = a.
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) > a {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    let low = if k == 0 {
+        0.0
+    } else {
+        // P(X ≥ k | p) = a, increasing in p: use 1 − P(X ≥ k) = P(X ≤ k − 1), decreasing.
+        solve(&|p| binomial_cdf(k - 1, n, p) - (1.0 - a) + a)
+    };
+    let high = if k >= n {
+        1.0
+    } else {
+        solve(&|p| binomial_cdf(k, n, p))
+    };
+    (low, high)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// METHOD §6.3: at an observed 5 % of 200, the Clopper–Pearson 95 % interval is
+    /// [2.4, 9.0] %.
+    #[test]
+    fn clopper_pearson_matches_the_method_note() {
+        let (lo, hi) = clopper_pearson(10, 200, 0.95);
+        assert!(
+            (lo - 0.0243).abs() < 0.001 && (hi - 0.0900).abs() < 0.001,
+            "{lo} {hi}"
+        );
+        assert_eq!(clopper_pearson(0, 40, 0.95).0, 0.0);
+        assert_eq!(clopper_pearson(40, 40, 0.95).1, 1.0);
+    }
 
     #[test]
     fn descriptors() {

@@ -142,6 +142,17 @@ pub struct CalibrateArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub db: DbArg,
+    /// Check the tool's own error rates against known truth, with `resplab serve` as the
+    /// server: false positives of K A/A experiments, power at the predicted MDE (a known
+    /// `--slowdown`) and coordinated omission with injected stalls.
+    #[arg(long)]
+    pub validate: bool,
+    /// Experiments per error-rate check of --validate.
+    #[arg(long = "validate-k", value_name = "K", default_value_t = 40)]
+    pub validate_k: usize,
+    /// Rounds of each --validate experiment.
+    #[arg(long = "validate-rounds", value_name = "N", default_value_t = 10)]
+    pub validate_rounds: u32,
     /// `text` (default) or `json`.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -340,6 +351,9 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
             "--target-mde: expected a percentage above 0, found {}",
             a.target_mde
         );
+    }
+    if a.validate {
+        return validate(&a, budget_total, &durations);
     }
     let (mut base, text, workload) = base_experiment(&a)?;
     if let Some(w) = &a.warmup {
@@ -1021,6 +1035,396 @@ fn render(c: &Calibration, id: i64, db: &std::path::Path) -> String {
         o,
         "stored as calibration {id} in {}; `resplab experiment run` uses it for this workload on this host",
         db.display()
+    );
+    o
+}
+
+/// One error-rate check of `--validate`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RateCheck {
+    pub name: &'static str,
+    /// Experiments (or, for coordinated omission, quantiles) checked.
+    pub k: usize,
+    pub hits: usize,
+    pub rate: f64,
+    /// 95 % Clopper–Pearson interval of the rate.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub nominal: f64,
+    pub pass: bool,
+    pub detail: String,
+}
+
+/// What `--validate` found.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Validation {
+    pub trial_sec: f64,
+    pub rounds: u32,
+    /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent.
+    pub sd_log_ratio: f64,
+    pub predicted_mde_pct: f64,
+    /// The slowdown injected for the power check and the true effect it makes.
+    pub slowdown_pct: f64,
+    pub true_effect_pct: f64,
+    pub false_positives: RateCheck,
+    pub power: RateCheck,
+    pub coverage: RateCheck,
+    pub coordinated_omission: Vec<(String, f64, f64, bool)>,
+    pub co_pass: bool,
+    pub experiments: Vec<String>,
+}
+
+/// An experiment of two `resplab serve` variants (the second with `extra` flags), the
+/// saturating workload that makes a slowdown exact.
+fn serve_experiment(
+    name: &str,
+    rounds: u32,
+    trial: f64,
+    seed: u64,
+    extra: &str,
+) -> anyhow::Result<(Experiment, String)> {
+    let exe = std::env::current_exe().context("finding the resplab executable")?;
+    let exe = shell_join(&[exe.display().to_string()]);
+    let text = format!(
+        "[experiment]\nname = {}\nrounds = {rounds}\ntest_time = \"{trial}s\"\nwarmup = \"200ms\"\nseed = {seed}\nprimary_metric = \"ops_per_sec\"\n# One client thread saturates the server (where a slowdown is exact) near 85 % of its core.\nclient_cpu_limit = 1.0\n\n[[variant]]\nname = \"a\"\nserver = {}\n\n[[variant]]\nname = \"b\"\nserver = {}\n\n[[workload]]\nname = \"set\"\ntests = \"set\"\nclients = 50\npipeline = 16\nthreads = 1\n",
+        toml_string(name),
+        toml_string(&format!("{exe} serve --port {{port}}")),
+        toml_string(&format!("{exe} serve --port {{port}}{extra}")),
+    );
+    let exp =
+        resplab_experiment::resolve::parse("(calibrate --validate)", &text, &Overrides::default())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((exp, text))
+}
+
+/// Runs an experiment and returns its per-round log ratios b/a of ops/s.
+fn run_pairs(
+    store: &mut Store,
+    exp: &Experiment,
+    text: &str,
+    stop: &StopToken,
+) -> anyhow::Result<Option<Vec<f64>>> {
+    let outcome = runner::run(exp, text, store, stop, &mut |_: Event<'_>| {})
+        .with_context(|| format!("experiment {}", exp.name))?;
+    if outcome.interrupted {
+        return Ok(None);
+    }
+    let obs = store.observations(&exp.name)?;
+    let find = |v: &str, r: u32| {
+        obs.iter()
+            .find(|o| {
+                o.variant == v
+                    && o.round == r
+                    && o.command == ALL_COMMANDS
+                    && o.metric == "ops_per_sec"
+            })
+            .map(|o| o.value)
+    };
+    Ok(Some(
+        (0..exp.rounds)
+            .filter_map(|r| Some((find("b", r)? / find("a", r)?).ln()))
+            .filter(|d| d.is_finite())
+            .collect(),
+    ))
+}
+
+fn validate(
+    a: &CalibrateArgs,
+    budget: Duration,
+    durations: &[Duration],
+) -> anyhow::Result<ExitCode> {
+    if a.server.is_some() || a.address.is_some() || a.experiment.is_some() {
+        bail!("--validate checks against known truth with resplab serve as the server: it takes no --server, --address or --experiment");
+    }
+    if a.validate_rounds < MIN_ROUNDS {
+        bail!(
+            "--validate-rounds: expected at least {MIN_ROUNDS}, found {}",
+            a.validate_rounds
+        );
+    }
+    if a.validate_k == 0 {
+        bail!("--validate-k: expected at least 1, found 0");
+    }
+    let quiet = a.quiet || a.format == Format::Json;
+    let trial = durations.first().map_or(0.25, |d| d.as_secs_f64()).min(1.0);
+    let rounds = a.validate_rounds;
+    let per_exp = |r: u32| f64::from(r) * 2.0 * (trial + 0.2 + GUESS_OVERHEAD_SEC + 0.15);
+    let cal_rounds = 20u32;
+    let co_sec = 10.0;
+    let spare = budget.as_secs_f64() - per_exp(cal_rounds) - co_sec;
+    let k = ((spare / (2.0 * per_exp(rounds))).floor().max(0.0) as usize).min(a.validate_k);
+    if k < 10 {
+        bail!(
+            "--budget {}: too short for --validate: it needs about {} for 10 experiments per check of {rounds} rounds x {} trials (more with --validate-k {})",
+            secs_text(budget.as_secs_f64()),
+            secs_text(per_exp(cal_rounds) + co_sec + 20.0 * per_exp(rounds)),
+            secs_text(trial),
+            a.validate_k
+        );
+    }
+    if k < a.validate_k && !quiet {
+        eprintln!(
+            "resplab calibrate: the budget holds {k} experiments per check, not {}",
+            a.validate_k
+        );
+    }
+    let mut store = Store::open(&a.db.db)
+        .with_context(|| format!("opening the result store {}", a.db.db.display()))?;
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || stop.stop());
+    }
+    let stamp = resplab_store::write::now_unix_ms();
+    let seed = a.seed.unwrap_or(stamp);
+    let mut names = Vec::new();
+    let say = |m: String| {
+        if !quiet {
+            eprintln!("resplab calibrate: {m}");
+        }
+    };
+    // 1. The noise of this set-up, and the MDE it predicts for the plan.
+    let name = format!("calibrate-{stamp}-validate-noise");
+    let (exp, text) = serve_experiment(&name, cal_rounds, trial, seed, "")?;
+    say(format!(
+        "noise: A/A of resplab serve, {cal_rounds} rounds x {} trials",
+        secs_text(trial)
+    ));
+    let Some(d) = run_pairs(&mut store, &exp, &text, &stop)? else {
+        return interrupted();
+    };
+    names.push(name);
+    let sd = budget::sd(&d).unwrap_or(f64::NAN);
+    let Some(mde) = resplab_stats::power::mde_signed_rank(rounds as usize, sd, 0.95, 0.80) else {
+        bail!("the A/A calibration of resplab serve gave no usable noise figure (sd {sd})");
+    };
+    // A slowdown of x makes throughput 1/(1 + x): the true effect is −MDE.
+    let true_ratio = (-mde).exp();
+    let slowdown_pct = 100.0 * (1.0 / true_ratio - 1.0);
+    let true_effect_pct = 100.0 * (true_ratio - 1.0);
+    let cfg = CompareConfig::new(Direction::HigherIsBetter);
+    // 2. False positives: A/A.
+    let mut fp = 0;
+    for i in 0..k {
+        let name = format!("calibrate-{stamp}-validate-aa-{i}");
+        let (exp, text) =
+            serve_experiment(&name, rounds, trial, seed.wrapping_add(1 + i as u64), "")?;
+        let Some(d) = run_pairs(&mut store, &exp, &text, &stop)? else {
+            return interrupted();
+        };
+        names.push(name);
+        if let Ok(c) = paired_from_log_ratios(&d, &cfg) {
+            if matches!(c.verdict, Verdict::Better | Verdict::Worse) {
+                fp += 1;
+            }
+        }
+        say(format!(
+            "false positives: {}/{k} experiments, {fp} claimed a difference",
+            i + 1
+        ));
+    }
+    // 3. Power and coverage at the predicted MDE.
+    let (mut detected, mut covered) = (0, 0);
+    let extra = format!(" --slowdown {slowdown_pct:.4}");
+    for i in 0..k {
+        let name = format!("calibrate-{stamp}-validate-power-{i}");
+        let (exp, text) = serve_experiment(
+            &name,
+            rounds,
+            trial,
+            seed.wrapping_add(1000 + i as u64),
+            &extra,
+        )?;
+        let Some(d) = run_pairs(&mut store, &exp, &text, &stop)? else {
+            return interrupted();
+        };
+        names.push(name);
+        if let Ok(c) = paired_from_log_ratios(&d, &cfg) {
+            if c.verdict == Verdict::Worse {
+                detected += 1;
+            }
+            if c.ci_low_pct <= true_effect_pct && true_effect_pct <= c.ci_high_pct {
+                covered += 1;
+            }
+        }
+        say(format!(
+            "power: {}/{k} experiments, {detected} detected the {true_effect_pct:.2}% effect",
+            i + 1
+        ));
+    }
+    // 4. Coordinated omission.
+    say("coordinated omission: open loop against 100 ms stalls every second".into());
+    let co = co_check()?;
+    let rate = |name: &'static str,
+                hits: usize,
+                nominal: f64,
+                pass: &dyn Fn(f64, f64, f64) -> bool,
+                detail: String| {
+        let (lo, hi) = budget::clopper_pearson(hits, k, 0.95);
+        let r = hits as f64 / k as f64;
+        RateCheck {
+            name,
+            k,
+            hits,
+            rate: r,
+            ci_low: lo,
+            ci_high: hi,
+            nominal,
+            pass: pass(r, lo, hi),
+            detail,
+        }
+    };
+    let v = Validation {
+        trial_sec: trial,
+        rounds,
+        sd_log_ratio: sd,
+        predicted_mde_pct: 100.0 * mde.exp_m1(),
+        slowdown_pct,
+        true_effect_pct,
+        false_positives: rate(
+            "false positives",
+            fp,
+            0.05,
+            &|_, lo, hi| lo <= 0.05 && 0.05 <= hi,
+            "share of A/A experiments that claimed a difference; passes when its interval holds the nominal 5 %".into(),
+        ),
+        power: rate(
+            "power",
+            detected,
+            0.80,
+            &|r, lo, hi| r >= 0.70 || (lo <= 0.80 && 0.80 <= hi),
+            format!("share of experiments with a true {true_effect_pct:.2}% effect (the predicted MDE) that found it; passes at 70 % or when its interval holds the nominal 80 %"),
+        ),
+        coverage: rate(
+            "coverage",
+            covered,
+            0.95,
+            &|_, lo, hi| lo <= 0.95 && 0.95 <= hi,
+            "share of those experiments whose interval held the true effect; passes when its interval holds the nominal 95 %".into(),
+        ),
+        co_pass: co.iter().all(|c| c.3),
+        coordinated_omission: co,
+        experiments: names,
+    };
+    let out = match a.format {
+        Format::Json => serde_json::to_string_pretty(&v)? + "\n",
+        Format::Text => render_validation(&v),
+    };
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(
+        if v.false_positives.pass && v.power.pass && v.coverage.pass && v.co_pass {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        },
+    )
+}
+
+fn interrupted() -> anyhow::Result<ExitCode> {
+    eprintln!("resplab: interrupted; the experiments so far are stored (nothing was validated)");
+    Ok(ExitCode::from(2))
+}
+
+/// An open-loop run against `resplab serve` stalling 100 ms every second, at 2,000
+/// requests per second: the analytic latency tail is P(L > x) ≈ (D − x)/P for x < D
+/// (METHOD §6.5; the utilisation is well below 1 %, so its factor is left out): p99 at
+/// 90 ms, p99.9 at 99 ms. Returns (quantile, measured ms, expected ms, within ±10 %).
+fn co_check() -> anyhow::Result<Vec<(String, f64, f64, bool)>> {
+    use resplab_engine::{Arrivals, Budget, OpenLoop, RunConfig, Target};
+    use resplab_workload::{TestName, TestsSpec, Workload, WorkloadKind, WorkloadSpec};
+    let (stall_ms, every_s) = (100u64, 1.0f64);
+    let server = resplab_serve::start(&resplab_serve::Config {
+        port: 0,
+        stall_ms,
+        stall_every_s: every_s,
+        ..resplab_serve::Config::default()
+    })
+    .context("starting resplab serve for the coordinated-omission check")?;
+    let mut cfg = RunConfig::new(Target::Tcp {
+        host: "127.0.0.1".into(),
+        port: server.port(),
+    });
+    cfg.clients = 4;
+    cfg.budget = Budget::Duration(Duration::from_secs(8));
+    cfg.open_loop = Some(OpenLoop {
+        rate_per_sec: 2000.0,
+        arrivals: Arrivals::Constant,
+    });
+    let spec = WorkloadSpec {
+        seed: 1,
+        kind: WorkloadKind::Tests(TestsSpec {
+            tests: vec![TestName::Get],
+            random_keyspace: None,
+            data_size: 3,
+        }),
+        setup_commands: Vec::new(),
+    };
+    let wl = Workload::new(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rec = resplab_engine::run(&cfg, &wl, &StopToken::new(), &mut |_| {})
+        .context("the coordinated-omission run")?;
+    drop(server);
+    let h = resplab_stats::hist::LatencyHistogram::from_base64(&rec.totals.histogram)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let d = stall_ms as f64;
+    let p = every_s * 1000.0;
+    Ok([99.0, 99.9]
+        .iter()
+        .map(|q| {
+            let expected = d - (1.0 - q / 100.0) * p;
+            let measured = h.percentile_ns(*q) as f64 / 1e6;
+            (
+                format!("p{q}"),
+                measured,
+                expected,
+                (measured / expected - 1.0).abs() <= 0.10,
+            )
+        })
+        .collect())
+}
+
+fn render_validation(v: &Validation) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "validation with resplab serve: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%, predicted MDE {:.2}% (as a slowdown, the same log ratio is {:.2}%)",
+        v.rounds,
+        secs_text(v.trial_sec),
+        100.0 * v.sd_log_ratio,
+        v.predicted_mde_pct,
+        v.true_effect_pct
+    );
+    for c in [&v.false_positives, &v.power, &v.coverage] {
+        let _ = writeln!(
+            o,
+            "  {:<16} {:>3}/{:<3} = {:>5.1}%  95% CI [{:.1}%, {:.1}%]  nominal {:.0}%  {}  ({})",
+            c.name,
+            c.hits,
+            c.k,
+            100.0 * c.rate,
+            100.0 * c.ci_low,
+            100.0 * c.ci_high,
+            100.0 * c.nominal,
+            if c.pass { "PASS" } else { "FAIL" },
+            c.detail
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  (power used --slowdown {:.3}% in the second server: a true effect of {:.2}%)",
+        v.slowdown_pct, v.true_effect_pct
+    );
+    for (q, m, e, pass) in &v.coordinated_omission {
+        let _ = writeln!(
+            o,
+            "  coordinated omission {q}: measured {m:.1} ms, analytic {e:.1} ms (±10%)  {}",
+            if *pass { "PASS" } else { "FAIL" }
+        );
+    }
+    let _ = writeln!(
+        o,
+        "the {} experiments are stored (calibrate-*-validate-*); exit code 0 when every check passes, 1 otherwise",
+        v.experiments.len()
     );
     o
 }
