@@ -26,6 +26,7 @@
 
 pub mod commands;
 pub mod db;
+mod respb;
 
 use commands::{After, Session};
 use db::Db;
@@ -147,6 +148,9 @@ pub struct Config {
     /// 0: any free port (see [`Running::port`]).
     pub port: u16,
     pub unixsocket: Option<std::path::PathBuf>,
+    /// Also listen for RESPB on this TCP port (0: any free port, see
+    /// [`Running::respb_port`]).
+    pub respb_port: Option<u16>,
     pub threads: usize,
     pub work_ns: u64,
     pub slowdown_pct: f64,
@@ -163,6 +167,7 @@ impl Default for Config {
             bind: "127.0.0.1".into(),
             port: 6379,
             unixsocket: None,
+            respb_port: None,
             threads: 1,
             work_ns: 0,
             slowdown_pct: 0.0,
@@ -200,6 +205,8 @@ pub struct Conn {
     inbuf: Vec<u8>,
     /// Commands this connection ran (for the drop and garbage counters).
     served: u64,
+    /// `Some` on the RESPB port.
+    respb: Option<respb::RespbState>,
 }
 
 /// What [`Conn::feed`] asks of the transport.
@@ -223,10 +230,28 @@ impl Conn {
         }
     }
 
+    /// A connection of the RESPB port: requests are RESPB frames, replies RESPB reply
+    /// frames on the request's mux id.
+    pub fn new_respb(id: u64) -> Conn {
+        Conn {
+            respb: Some(respb::RespbState::default()),
+            ..Conn::new(id)
+        }
+    }
+
     /// Takes bytes read from the peer, runs every complete request and appends the
     /// replies to `out`. Never panics, whatever the bytes.
     pub fn feed(&mut self, db: &Db, knobs: &Knobs, input: &[u8], out: &mut Vec<u8>) -> Feed {
         self.inbuf.extend_from_slice(input);
+        if self.respb.is_some() {
+            let buf = std::mem::take(&mut self.inbuf);
+            let (used, result) = self.feed_respb(db, knobs, &buf, out);
+            if result == Feed::Open {
+                self.inbuf = buf;
+                self.inbuf.drain(..used);
+            }
+            return result;
+        }
         let limits = Limits {
             max_bulk_len: 512 * 1024 * 1024,
             max_aggregate_len: 1 << 20,
@@ -296,6 +321,10 @@ pub fn spin(ns: u64) {
 #[derive(Debug)]
 pub struct Running {
     port: u16,
+    respb_port: Option<u16>,
+    /// Addresses to connect to on stop, to wake the blocked acceptors.
+    wake_tcp: Vec<std::net::SocketAddr>,
+    wake_unix: Option<std::path::PathBuf>,
     stop: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<()>>,
     pub knobs: Arc<Knobs>,
@@ -305,6 +334,11 @@ impl Running {
     /// The TCP port it listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The RESPB port, when one was asked for.
+    pub fn respb_port(&self) -> Option<u16> {
+        self.respb_port
     }
 
     /// True once a client sent `SHUTDOWN`.
@@ -319,8 +353,13 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        // Wake the acceptor.
-        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        // Wake the acceptors.
+        for a in &self.wake_tcp {
+            let _ = std::net::TcpStream::connect_timeout(a, Duration::from_secs(1));
+        }
+        if let Some(p) = &self.wake_unix {
+            let _ = std::os::unix::net::UnixStream::connect(p);
+        }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -369,6 +408,18 @@ impl Write for Stream {
 pub fn start(cfg: &Config) -> io::Result<Running> {
     let listener = std::net::TcpListener::bind((cfg.bind.as_str(), cfg.port))?;
     let port = listener.local_addr()?.port();
+    let respb = match cfg.respb_port {
+        Some(p) => Some(std::net::TcpListener::bind((cfg.bind.as_str(), p))?),
+        None => None,
+    };
+    let respb_port = match &respb {
+        Some(l) => Some(l.local_addr()?.port()),
+        None => None,
+    };
+    let mut wake_tcp = vec![wake_addr(listener.local_addr()?)];
+    if let Some(l) = &respb {
+        wake_tcp.push(wake_addr(l.local_addr()?));
+    }
     let unix = match &cfg.unixsocket {
         Some(p) => {
             let _ = std::fs::remove_file(p);
@@ -382,7 +433,7 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
     let mut senders = Vec::new();
     let mut threads = Vec::new();
     for w in 0..cfg.threads.max(1) {
-        let (tx, rx) = mpsc::channel::<Stream>();
+        let (tx, rx) = mpsc::channel::<(Stream, bool)>();
         let poll = mio::Poll::new()?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(usize::MAX))?);
         senders.push((tx, waker));
@@ -398,10 +449,10 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
         let senders = senders.clone();
         let next = next.clone();
         let knobs = knobs.clone();
-        move |s: Stream| {
+        move |s: Stream, respb: bool| {
             let i = next.fetch_add(1, Ordering::Relaxed) as usize % senders.len();
             knobs.connections.fetch_add(1, Ordering::Relaxed);
-            if senders[i].0.send(s).is_ok() {
+            if senders[i].0.send((s, respb)).is_ok() {
                 let _ = senders[i].1.wake();
             }
         }
@@ -421,7 +472,7 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
                         if let Ok(c) = conn {
                             let _ = c.set_nodelay(true);
                             if c.set_nonblocking(true).is_ok() {
-                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)));
+                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)), false);
                             }
                         }
                     }
@@ -431,6 +482,28 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
                 })?,
         );
     }
+    if let Some(rl) = respb {
+        let stop = stop.clone();
+        let hand = hand.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name("serve-accept-respb".into())
+                .spawn(move || {
+                    for conn in rl.incoming() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Ok(c) = conn {
+                            let _ = c.set_nodelay(true);
+                            if c.set_nonblocking(true).is_ok() {
+                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)), true);
+                            }
+                        }
+                    }
+                })?,
+        );
+    }
+    let wake_unix = unix.as_ref().and(cfg.unixsocket.clone());
     if let Some(ul) = unix {
         let stop = stop.clone();
         threads.push(
@@ -443,7 +516,7 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
                         }
                         if let Ok(c) = conn {
                             if c.set_nonblocking(true).is_ok() {
-                                hand(Stream::Unix(mio::net::UnixStream::from_std(c)));
+                                hand(Stream::Unix(mio::net::UnixStream::from_std(c)), false);
                             }
                         }
                     }
@@ -452,10 +525,26 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
     }
     Ok(Running {
         port,
+        respb_port,
+        wake_tcp,
+        wake_unix,
         stop,
         threads,
         knobs,
     })
+}
+
+/// Where to connect to wake an acceptor bound to `a` (a wildcard address is reached on
+/// loopback).
+fn wake_addr(a: std::net::SocketAddr) -> std::net::SocketAddr {
+    let mut a = a;
+    if a.ip().is_unspecified() {
+        a.set_ip(match a {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    a
 }
 
 struct Slot {
@@ -469,7 +558,7 @@ struct Slot {
 
 fn worker(
     mut poll: mio::Poll,
-    rx: mpsc::Receiver<Stream>,
+    rx: mpsc::Receiver<(Stream, bool)>,
     db: &Db,
     knobs: &Knobs,
     stop: &AtomicBool,
@@ -508,7 +597,7 @@ fn worker(
             continue;
         }
         let busy_from = Instant::now();
-        while let Ok(mut stream) = rx.try_recv() {
+        while let Ok((mut stream, respb)) = rx.try_recv() {
             let i = slots.iter().position(Option::is_none).unwrap_or_else(|| {
                 slots.push(None);
                 slots.len() - 1
@@ -524,7 +613,11 @@ fn worker(
             {
                 slots[i] = Some(Slot {
                     stream,
-                    conn: Conn::new(next_id),
+                    conn: if respb {
+                        Conn::new_respb(next_id)
+                    } else {
+                        Conn::new(next_id)
+                    },
                     out: Vec::new(),
                     delayed: Default::default(),
                     closing: false,

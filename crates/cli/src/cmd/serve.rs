@@ -8,8 +8,8 @@ use std::process::ExitCode;
 /// Flags of `resplab serve`.
 #[derive(Debug, Args)]
 #[command(
-    about = "The lab's reference server: RESP2/RESP3, in memory, with known effects and faults",
-    long_about = "The lab's reference server: an in-memory server speaking RESP2 and RESP3 (HELLO 3) with the commands the bench catalog and memtier-style mixes send, and with knobs that give it known effects (--work-ns, --slowdown) and faults (--stall, --drop-every, --garbage-every, --delay-us). The knobs are also CONFIG SET parameters (work-ns, slowdown, stall-ms, stall-every, drop-every, garbage-every, delay-us), so they can change under load.\n\nIt is not a Redis replacement: no persistence, no replication, no eviction, no transactions or scripting, and multi-key commands are not atomic across keys."
+    about = "The lab's reference server: RESP2/RESP3 and RESPB, in memory, with known effects and faults",
+    long_about = "The lab's reference server: an in-memory server speaking RESP2 and RESP3 (HELLO 3), and RESPB on --respb-port, with the commands the bench catalog and memtier-style mixes send, and with knobs that give it known effects (--work-ns, --slowdown) and faults (--stall, --drop-every, --garbage-every, --delay-us). The knobs are also CONFIG SET parameters (work-ns, slowdown, stall-ms, stall-every, drop-every, garbage-every, delay-us), so they can change under load.\n\nIt is not a Redis replacement: no persistence, no replication, no eviction, no transactions or scripting, and multi-key commands are not atomic across keys."
 )]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -21,6 +21,9 @@ pub struct ServeArgs {
     /// Also listen on this Unix socket.
     #[arg(long, value_name = "PATH")]
     pub unixsocket: Option<PathBuf>,
+    /// Also listen for the RESPB binary protocol on this TCP port (0: any free port).
+    #[arg(long, value_name = "PORT")]
+    pub respb_port: Option<u16>,
     /// Worker threads, one event loop each.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -75,6 +78,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         bind: a.bind.clone(),
         port: a.port,
         unixsocket: a.unixsocket.clone(),
+        respb_port: a.respb_port,
         threads: a.threads,
         work_ns: a.work_ns,
         slowdown_pct: a.slowdown,
@@ -100,6 +104,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             .map_or(String::new(), |p| format!(" and {}", p.display())),
         a.threads
     );
+    if let Some(p) = server.respb_port() {
+        let _ = writeln!(stdout, "resplab serve: RESPB on {}:{p}", a.bind);
+    }
     let knobs: Vec<String> = server
         .knobs
         .all()
