@@ -57,7 +57,7 @@ impl Conn {
             self.respb = Some(RespbState { started: true });
         }
         self.session.resp3 = true;
-        let decoder = Decoder::new(LIMITS);
+        let decoder = decoder();
         let mut frame = Frame::default();
         let mut args: Vec<Vec<u8>> = Vec::new();
         let mut reply = Vec::new();
@@ -104,6 +104,12 @@ impl Conn {
             }
         }
     }
+}
+
+/// The RESPB decoder: an immutable opcode table, built once rather than per read.
+fn decoder() -> &'static Decoder {
+    static DECODER: std::sync::OnceLock<Decoder> = std::sync::OnceLock::new();
+    DECODER.get_or_init(|| Decoder::new(LIMITS))
 }
 
 /// Re-encodes the RESP3 replies in `resp` as RESPB reply frames on `mux`.
