@@ -271,6 +271,18 @@ fn same_arc<T: ?Sized + PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
 }
 
 impl ObsKey {
+    fn same(&self, k: &ObsKey) -> bool {
+        same_arc(&self.label, &k.label)
+            && same_arc(&self.workload, &k.workload)
+            && same_arc(&self.metric, &k.metric)
+            && same_arc(&self.file, &k.file)
+            && match (&self.config, &k.config) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+                _ => false,
+            }
+    }
+
     fn matches(&self, o: &Observation) -> bool {
         same_arc(&self.label, &o.label)
             && same_arc(&self.workload, &o.workload)
@@ -315,13 +327,24 @@ impl Observations {
         if let Some(k) = self.keys.iter().rposition(|k| k.matches(o)) {
             return k as u32;
         }
+        self.add_key(ObsKey {
+            label: o.label.clone(),
+            workload: o.workload.clone(),
+            metric: o.metric.clone(),
+            file: o.origin.file.clone(),
+            config: o.config.clone(),
+        })
+    }
+
+    /// Adds a new key, in the sample of its (label, workload, metric).
+    fn add_key(&mut self, key: ObsKey) -> u32 {
         let sample = self
             .keys
             .iter()
             .position(|k| {
-                same_arc(&k.label, &o.label)
-                    && same_arc(&k.workload, &o.workload)
-                    && same_arc(&k.metric, &o.metric)
+                same_arc(&k.label, &key.label)
+                    && same_arc(&k.workload, &key.workload)
+                    && same_arc(&k.metric, &key.metric)
             })
             .map_or_else(
                 || {
@@ -330,13 +353,7 @@ impl Observations {
                 },
                 |i| self.key_sample[i],
             );
-        self.keys.push(ObsKey {
-            label: o.label.clone(),
-            workload: o.workload.clone(),
-            metric: o.metric.clone(),
-            file: o.origin.file.clone(),
-            config: o.config.clone(),
-        });
+        self.keys.push(key);
         self.key_sample.push(sample);
         (self.keys.len() - 1) as u32
     }
@@ -501,45 +518,10 @@ impl Observations {
         // Map other's keys onto ours.
         let mut map = Vec::with_capacity(other.keys.len());
         for k in &other.keys {
-            let probe = Observation {
-                label: k.label.clone(),
-                workload: k.workload.clone(),
-                metric: k.metric.clone(),
-                value: 0.0,
-                round: None,
-                trial: 0,
-                origin: Origin {
-                    file: k.file.clone(),
-                    line: None,
-                },
-                config: k.config.clone(),
-                flag: None,
-            };
-            let found = self.keys.iter().position(|x| x.matches(&probe));
+            let found = self.keys.iter().position(|x| x.same(k));
             map.push(match found {
                 Some(i) => i as u32,
-                None => {
-                    // A new key: its sample may exist already.
-                    let i = self.keys.len() as u32;
-                    let sample = self
-                        .keys
-                        .iter()
-                        .position(|x| {
-                            same_arc(&x.label, &k.label)
-                                && same_arc(&x.workload, &k.workload)
-                                && same_arc(&x.metric, &k.metric)
-                        })
-                        .map_or_else(
-                            || {
-                                self.samples += 1;
-                                self.samples - 1
-                            },
-                            |j| self.key_sample[j],
-                        );
-                    self.keys.push(k.clone());
-                    self.key_sample.push(sample);
-                    i
-                }
+                None => self.add_key(k.clone()),
             });
         }
         for r in other.rows.iter_mut() {

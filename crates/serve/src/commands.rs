@@ -147,6 +147,42 @@ fn range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
     (s <= e && s < len && e >= 0).then_some((s as usize, e as usize))
 }
 
+/// The optional count argument of the pop commands: `Ok(None)` when absent, `Err(())`
+/// (with the error written) when it is not a number ≥ 0.
+fn count_arg(o: &mut Out<'_>, a: Option<&&[u8]>) -> Result<Option<usize>, ()> {
+    match a {
+        None => Ok(None),
+        Some(c) => match int_arg(c) {
+            Some(c) if c >= 0 => Ok(Some(c as usize)),
+            _ => {
+                o.err("ERR value is out of range, must be positive");
+                Err(())
+            }
+        },
+    }
+}
+
+/// The value of `key`, created by `make` when the key is missing (or expired).
+fn value_or_new<'a>(
+    sh: &'a mut std::collections::HashMap<Vec<u8>, Entry>,
+    key: &[u8],
+    make: fn() -> Val,
+) -> &'a mut Val {
+    if live(sh, key).is_none() {
+        sh.insert(
+            key.to_vec(),
+            Entry {
+                val: make(),
+                expires: None,
+            },
+        );
+    }
+    &mut sh
+        .get_mut(key)
+        .expect("the key was just inserted or is live")
+        .val
+}
+
 /// Runs one command. Knob commands (`CONFIG SET work-ns ...`) change `knobs`.
 pub fn execute(
     db: &Db,
@@ -409,16 +445,11 @@ pub fn execute(
         "LPUSH" | "RPUSH" => {
             need!(n >= 3);
             let mut sh = db.shard(d, args[1]);
-            if live(&mut sh, args[1]).is_none() {
-                sh.insert(
-                    args[1].to_vec(),
-                    Entry {
-                        val: Val::List(VecDeque::new()),
-                        expires: None,
-                    },
-                );
-            }
-            match sh.get_mut(args[1]).map(|e| &mut e.val) {
+            match Some(value_or_new(
+                &mut sh,
+                args[1],
+                || Val::List(VecDeque::new()),
+            )) {
                 Some(Val::List(l)) => {
                     for v in &args[2..] {
                         if cmd == "LPUSH" {
@@ -434,15 +465,8 @@ pub fn execute(
         }
         "LPOP" | "RPOP" => {
             need!(n == 2 || n == 3);
-            let count = match args.get(2) {
-                Some(c) => match int_arg(c) {
-                    Some(c) if c >= 0 => Some(c as usize),
-                    _ => {
-                        o.err("ERR value is out of range, must be positive");
-                        return After::Continue;
-                    }
-                },
-                None => None,
+            let Ok(count) = count_arg(&mut o, args.get(2)) else {
+                return After::Continue;
             };
             let mut sh = db.shard(d, args[1]);
             let popped: Option<Vec<Vec<u8>>> = match live(&mut sh, args[1]).map(|e| &mut e.val) {
@@ -510,16 +534,7 @@ pub fn execute(
         "SADD" => {
             need!(n >= 3);
             let mut sh = db.shard(d, args[1]);
-            if live(&mut sh, args[1]).is_none() {
-                sh.insert(
-                    args[1].to_vec(),
-                    Entry {
-                        val: Val::Set(HashSet::new()),
-                        expires: None,
-                    },
-                );
-            }
-            match sh.get_mut(args[1]).map(|e| &mut e.val) {
+            match Some(value_or_new(&mut sh, args[1], || Val::Set(HashSet::new()))) {
                 Some(Val::Set(set)) => {
                     let added = args[2..].iter().filter(|m| set.insert(m.to_vec())).count();
                     o.int(added as i64);
@@ -529,15 +544,8 @@ pub fn execute(
         }
         "SPOP" => {
             need!(n == 2 || n == 3);
-            let count = match args.get(2) {
-                Some(c) => match int_arg(c) {
-                    Some(c) if c >= 0 => Some(c as usize),
-                    _ => {
-                        o.err("ERR value is out of range, must be positive");
-                        return After::Continue;
-                    }
-                },
-                None => None,
+            let Ok(count) = count_arg(&mut o, args.get(2)) else {
+                return After::Continue;
             };
             let mut sh = db.shard(d, args[1]);
             let popped: Vec<Vec<u8>> = match live(&mut sh, args[1]).map(|e| &mut e.val) {
@@ -588,16 +596,7 @@ pub fn execute(
         "HSET" | "HMSET" => {
             need!(n >= 4 && n.is_multiple_of(2));
             let mut sh = db.shard(d, args[1]);
-            if live(&mut sh, args[1]).is_none() {
-                sh.insert(
-                    args[1].to_vec(),
-                    Entry {
-                        val: Val::Hash(HashMap::new()),
-                        expires: None,
-                    },
-                );
-            }
-            match sh.get_mut(args[1]).map(|e| &mut e.val) {
+            match Some(value_or_new(&mut sh, args[1], || Val::Hash(HashMap::new()))) {
                 Some(Val::Hash(h)) => {
                     let added = args[2..]
                         .chunks(2)
@@ -642,16 +641,10 @@ pub fn execute(
         "ZADD" => zadd(&mut o, db, d, args),
         "ZPOPMIN" => {
             need!(n == 2 || n == 3);
-            let count = match args.get(2) {
-                Some(c) => match int_arg(c) {
-                    Some(c) if c >= 0 => c as usize,
-                    _ => {
-                        o.err("ERR value is out of range, must be positive");
-                        return After::Continue;
-                    }
-                },
-                None => 1,
+            let Ok(count) = count_arg(&mut o, args.get(2)) else {
+                return After::Continue;
             };
+            let count = count.unwrap_or(1);
             let mut sh = db.shard(d, args[1]);
             let popped: Vec<(Vec<u8>, f64)> = match live(&mut sh, args[1]).map(|e| &mut e.val) {
                 None => Vec::new(),
@@ -965,16 +958,11 @@ fn zadd(o: &mut Out<'_>, db: &Db, d: usize, args: &[&[u8]]) {
         }
     }
     let mut sh = db.shard(d, args[1]);
-    if live(&mut sh, args[1]).is_none() {
-        sh.insert(
-            args[1].to_vec(),
-            Entry {
-                val: Val::ZSet(ZSet::default()),
-                expires: None,
-            },
-        );
-    }
-    match sh.get_mut(args[1]).map(|e| &mut e.val) {
+    match Some(value_or_new(
+        &mut sh,
+        args[1],
+        || Val::ZSet(ZSet::default()),
+    )) {
         Some(Val::ZSet(z)) => {
             let (mut added, mut changed) = (0i64, 0i64);
             for (sc, m) in pairs {

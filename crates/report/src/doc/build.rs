@@ -125,6 +125,15 @@ impl Ctx<'_> {
             .unwrap_or(self.variants.len())
     }
 
+    /// Position of a workload in the input (unknown ones last).
+    fn workload_pos(&self, name: &str) -> usize {
+        self.input
+            .workloads
+            .iter()
+            .position(|w| w.name == name)
+            .unwrap_or(usize::MAX)
+    }
+
     fn variant_cell(&self, variant: &str) -> Cell {
         Cell::variant(variant, self.index(variant))
     }
@@ -227,14 +236,7 @@ fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) -> Result<()
         .iter()
         .filter(|r| r.metric == ctx.metric.name)
         .collect();
-    let workload_pos = |name: &str| {
-        input
-            .workloads
-            .iter()
-            .position(|w| w.name == name)
-            .unwrap_or(usize::MAX)
-    };
-    primary.sort_by_key(|r| (workload_pos(&r.workload), ctx.index(&r.variant)));
+    primary.sort_by_key(|r| (ctx.workload_pos(&r.workload), ctx.index(&r.variant)));
     let rows: Vec<Vec<Cell>> = primary
         .iter()
         .map(|r| {
@@ -312,13 +314,6 @@ fn summary(ctx: &Ctx<'_>, set: &SampleSet, blocks: &mut Vec<Block>) -> Result<()
 /// summary when there are at least two.
 fn forest(ctx: &Ctx<'_>, blocks: &mut Vec<Block>) -> Result<(), BuildError> {
     let input = ctx.input;
-    let workload_pos = |name: &str| {
-        input
-            .workloads
-            .iter()
-            .position(|w| w.name == name)
-            .unwrap_or(usize::MAX)
-    };
     let mut rows: Vec<&Row> = ctx
         .rows
         .iter()
@@ -329,7 +324,7 @@ fn forest(ctx: &Ctx<'_>, blocks: &mut Vec<Block>) -> Result<(), BuildError> {
     }
     rows.sort_by_key(|r| {
         (
-            workload_pos(&r.workload),
+            ctx.workload_pos(&r.workload),
             table_metric_rank(&r.metric, &ctx.metric.name),
             r.metric.clone(),
             ctx.index(&r.variant),
