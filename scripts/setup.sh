@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
 # when it is already there: redis-server and redis-tools (the server under test and
-# redis-benchmark), ministat and benchstat (the tools `compare` is cross-checked against),
-# Debian's chromium (the headless browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0
-# skips it), and a Rust toolchain check. Safe to run again.
+# redis-benchmark), openssh (the scale-out test's ssh generators), ministat and benchstat
+# (the tools `compare` is cross-checked against), Debian's chromium (the headless
+# browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0 skips it), and a Rust
+# toolchain check. Safe to run again.
 set -euo pipefail
 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
+# sshd and ssh: the scale-out test runs generators through ssh to this machine.
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
 if [ "${RESPLAB_SETUP_BROWSER:-1}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi

@@ -34,6 +34,8 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
     Serve(Box<cmd::serve::ServeArgs>),
+    /// One exact result from the results of N generators (bench --shard I/N).
+    Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
     Calibrate(Box<cmd::calibrate::CalibrateArgs>),
     /// Shell completion script (bash, zsh, fish, elvish, powershell) on standard output.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),
         Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),

@@ -62,6 +62,8 @@ fn run_record(ops: f64, p99_us: f64) -> RunRecord {
         },
         end: RunEnd::Completed,
         warnings: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
     }
 }
 

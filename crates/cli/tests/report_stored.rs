@@ -97,6 +97,8 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
                 p99: totals.latency_us.p99 * (1.0 + 0.05 * rng.normal()),
                 ..totals.latency_us.clone()
             },
+            unix_ms: None,
+            histogram: None,
         })
         .collect();
     let mut server = BTreeMap::new();
@@ -139,6 +141,8 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
         },
         end: RunEnd::Completed,
         warnings: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::error::EngineError;
 use serde_json::json;
 use std::fmt;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Where the server listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,6 +146,13 @@ pub struct RunConfig {
     /// connection (a server that stops answering cannot hang a run).
     pub request_timeout: Duration,
     pub reconnect: ReconnectPolicy,
+    /// Wall-clock time at which the load begins (`--start-at`): connections are made
+    /// first, then the run waits for this moment, so that several generator processes
+    /// start together. `None`: start as soon as the connections are ready.
+    pub start_at: Option<SystemTime>,
+    /// Keep each series interval's histogram and wall-clock time in the record (shard
+    /// runs, so that their series merge exactly).
+    pub series_histograms: bool,
 }
 
 impl RunConfig {
@@ -167,6 +174,8 @@ impl RunConfig {
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             reconnect: ReconnectPolicy::default(),
+            start_at: None,
+            series_histograms: false,
         }
     }
 
@@ -261,7 +270,7 @@ impl RunConfig {
                 "arrivals": ol.arrivals.name(),
             }),
         };
-        json!({
+        let mut out = json!({
             "target": target,
             "auth": self.credentials.is_some(),
             "db": self.db,
@@ -280,7 +289,14 @@ impl RunConfig {
                 "max_backoff_ms": self.reconnect.max_backoff.as_secs_f64() * 1e3,
                 "give_up_after_sec": self.reconnect.give_up_after.as_secs_f64(),
             },
-        })
+        });
+        let start_at = self
+            .start_at
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        if let (Some(at), Some(obj)) = (start_at, out.as_object_mut()) {
+            obj.insert("start_at_unix_ms".into(), (at.as_millis() as u64).into());
+        }
+        out
     }
 }
 

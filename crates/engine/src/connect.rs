@@ -193,6 +193,44 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
     }
 }
 
+/// Server clock minus this host's clock in ms, and the round trip it was measured over,
+/// from the `TIME` call with the shortest round trip of `tries` (the estimate is off by at
+/// most half that round trip). `None` when the server does not answer `TIME` usefully.
+pub(crate) fn clock_offset(stream: &mut StdStream, tries: usize) -> Option<(f64, f64)> {
+    let mut best: Option<(f64, f64)> = None;
+    for _ in 0..tries.max(1) {
+        let before = unix_ms_now();
+        let reply = call(stream, &[b"TIME"]).ok()?;
+        let after = unix_ms_now();
+        let parts = match &reply {
+            Value::Array(items) if items.len() == 2 => items,
+            _ => return None,
+        };
+        let number = |v: &Value| -> Option<f64> {
+            match v {
+                Value::Blob(b) | Value::Simple(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+                Value::Integer(i) => Some(*i as f64),
+                _ => None,
+            }
+        };
+        let server_ms = number(&parts[0])? * 1e3 + number(&parts[1])? / 1e3;
+        let rtt = (after - before).max(0.0);
+        let offset = server_ms - (before + after) / 2.0;
+        if best.is_none_or(|(_, r)| rtt < r) {
+            best = Some((offset, rtt));
+        }
+    }
+    best
+}
+
+/// This host's wall clock, ms since the Unix epoch, with sub-millisecond precision.
+pub fn unix_ms_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1e3)
+        .unwrap_or(0.0)
+}
+
 /// A set-up step whose reply did not come in time says so in words: the socket's
 /// "Resource temporarily unavailable" means a server that accepted the connection (the
 /// kernel does that for a stopped or wedged process too) but does not answer.

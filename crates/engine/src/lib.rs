@@ -38,6 +38,7 @@ mod connect;
 pub mod error;
 pub mod fdlimit;
 pub mod host;
+pub mod merge;
 mod run;
 pub mod server;
 pub mod stop;
@@ -47,6 +48,7 @@ mod worker;
 pub use config::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
 };
+pub use connect::unix_ms_now;
 pub use error::EngineError;
 pub use run::{run, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};

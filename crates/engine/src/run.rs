@@ -104,10 +104,14 @@ pub fn run(
             )));
         }
     }
+    let mut clock_before: Option<(f64, f64)> = None;
     let server = {
         let mut ctl = connect::open_ready(cfg, cfg.connect_timeout)
             .map_err(|e| e.into_engine(&cfg.target))?;
         let info = connect::server_info(&mut ctl);
+        if cfg.series_histograms || cfg.start_at.is_some() {
+            clock_before = connect::clock_offset(&mut ctl, 5);
+        }
         for req in workload.setup_requests(0) {
             let args: Vec<&[u8]> = req.args().collect();
             let reply = connect::call(&mut ctl, &args).map_err(|source| EngineError::Connect {
@@ -129,7 +133,10 @@ pub fn run(
 
     let mut by_name: BTreeMap<String, (CmdTally, f64)> = BTreeMap::new();
     let mut open = OpenLoopTally::default();
-    let mut series = SeriesAccumulator::default();
+    let mut series = SeriesAccumulator {
+        keep_histograms: cfg.series_histograms,
+        ..SeriesAccumulator::default()
+    };
     let mut connections = ConnectionStats::default();
     let mut cpu = CpuTime::default();
     let mut duration_sec = 0.0;
@@ -183,6 +190,39 @@ pub fn run(
         }
     }
 
+    let mut warnings_extra = Vec::new();
+    let shard = if cfg.series_histograms || cfg.start_at.is_some() {
+        let after = connect::open_ready(cfg, cfg.connect_timeout)
+            .ok()
+            .and_then(|mut ctl| connect::clock_offset(&mut ctl, 5));
+        let start_at_unix_ms = cfg.start_at.and_then(|t| {
+            t.duration_since(UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_millis() as u64)
+        });
+        let load_started_unix_ms = series.load_started_unix_ms().unwrap_or(0.0);
+        if let Some(at) = start_at_unix_ms {
+            let late = load_started_unix_ms - at as f64;
+            if late > START_LATE_MS {
+                warnings_extra.push(Warning {
+                    kind: "start_late".into(),
+                    message: format!(
+                        "the load began {late:.0} ms after --start-at (the connections were not ready in time, or the time had passed): shards did not start together; give a later --start-at"
+                    ),
+                });
+            }
+        }
+        Some(resplab_results::ShardInfo {
+            start_at_unix_ms,
+            load_started_unix_ms,
+            clock_offset_ms: clock_before.map(|c| c.0),
+            clock_rtt_ms: clock_before.map(|c| c.1),
+            clock_offset_after_ms: after.map(|c| c.0),
+            ..resplab_results::ShardInfo::default()
+        })
+    } else {
+        None
+    };
     let mut total = CmdTally::default();
     let mut commands = BTreeMap::new();
     for (name, (t, secs)) in &by_name {
@@ -233,7 +273,8 @@ pub fn run(
             send_lag_limit_us: limit_us,
         }
     });
-    let warnings = warnings_for(&totals, &connections, open_loop.as_ref());
+    let mut warnings = warnings_for(&totals, &connections, open_loop.as_ref());
+    warnings.extend(warnings_extra);
     Ok(RunRecord {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {
@@ -258,8 +299,13 @@ pub fn run(
         client_cpu: cpu,
         end,
         warnings,
+        shard,
+        shards: Vec::new(),
     })
 }
+
+/// A shard whose load began this much later than `--start-at` gets a warning.
+const START_LATE_MS: f64 = 50.0;
 
 /// What the end of a run becomes once outages are known: a run whose budget was reached
 /// while the target was still unreachable lost its server; one that saw the target come
@@ -424,16 +470,48 @@ const FINE_SERIES_BELOW_SEC: u64 = 10;
 struct SeriesAccumulator {
     /// True once merged into seconds: keys are seconds, not intervals.
     coarse: bool,
+    /// Keep each interval's histogram (encoded) and its wall-clock time in the series.
+    keep_histograms: bool,
+    /// Wall-clock time (ms since the epoch) at which each phase's measured part began.
+    wall_ms: Vec<Option<f64>>,
+    /// Wall-clock time at which the first phase's load (warm-up included) began.
+    load_started_ms: Option<f64>,
     /// Each phase's offset (seconds of measured time before it) and, once it ended, its
     /// measured duration.
     phases: Vec<(f64, Option<f64>)>,
     /// (phase, key) not yet reduced: requests, errors, latencies.
     open: BTreeMap<(usize, u64), (u64, u64, LatencyHistogram)>,
-    /// (phase, second) reduced to requests, errors, summary and p99 in ns (coarse only).
-    closed: BTreeMap<(usize, u64), (u64, u64, resplab_results::LatencyUs, u64)>,
+    /// (phase, second) reduced to requests, errors, summary, p99 in ns and, when kept,
+    /// the encoded histogram.
+    closed: BTreeMap<(usize, u64), Closed>,
+}
+
+/// A series interval reduced to its figures.
+#[derive(Debug)]
+struct Closed {
+    requests: u64,
+    errors: u64,
+    latency: resplab_results::LatencyUs,
+    p99_ns: u64,
+    histogram: Option<String>,
 }
 
 impl SeriesAccumulator {
+    /// Notes when `phase`'s load began (wall clock, ms) and when its measured part did.
+    fn phase_started(&mut self, phase: usize, load_ms: f64, measured_ms: f64) {
+        if phase == 0 {
+            self.load_started_ms = Some(load_ms);
+        }
+        if self.wall_ms.len() <= phase {
+            self.wall_ms.resize(phase + 1, None);
+        }
+        self.wall_ms[phase] = Some(measured_ms);
+    }
+
+    fn load_started_unix_ms(&self) -> Option<f64> {
+        self.load_started_ms
+    }
+
     fn begin_phase(&mut self, phase: usize, offset_sec: f64) {
         if self.phases.len() <= phase {
             self.phases.resize(phase + 1, (offset_sec, None));
@@ -498,8 +576,14 @@ impl SeriesAccumulator {
         let keys: Vec<(usize, u64)> = self.open.keys().filter(|k| done(k)).copied().collect();
         for k in keys {
             if let Some((r, e, h)) = self.open.remove(&k) {
-                let p99 = h.percentile_ns(99.0);
-                self.closed.insert(k, (r, e, latency_us(&h), p99));
+                let closed = Closed {
+                    requests: r,
+                    errors: e,
+                    latency: latency_us(&h),
+                    p99_ns: h.percentile_ns(99.0),
+                    histogram: self.keep_histograms.then(|| h.to_base64()),
+                };
+                self.closed.insert(k, closed);
             }
         }
     }
@@ -507,8 +591,8 @@ impl SeriesAccumulator {
     /// Requests, errors and p99 (µs) of second `sec` of `phase`.
     fn second(&self, phase: usize, sec: u64) -> (u64, u64, f64) {
         if self.coarse {
-            if let Some((r, e, _, p99)) = self.closed.get(&(phase, sec)) {
-                return (*r, *e, *p99 as f64 / 1e3);
+            if let Some(c) = self.closed.get(&(phase, sec)) {
+                return (c.requests, c.errors, c.p99_ns as f64 / 1e3);
             }
             return self
                 .open
@@ -539,8 +623,11 @@ impl SeriesAccumulator {
         let mut out: Vec<SecondSample> = Vec::new();
         let mut last_phase = usize::MAX;
         let mut last_len = step;
-        for ((p, k), (r, e, lat, _)) in self.closed {
+        let wall = std::mem::take(&mut self.wall_ms);
+        for ((p, k), c) in self.closed {
+            let (r, e, lat) = (c.requests, c.errors, c.latency);
             let (offset, duration) = phases.get(p).copied().unwrap_or((0.0, None));
+            let wall_start = wall.get(p).copied().flatten();
             let start = k as f64 * step;
             let len = (duration.unwrap_or(start + step) - start).clamp(1e-3, step);
             // The replies that arrived after the last full interval (in flight when the
@@ -552,6 +639,19 @@ impl SeriesAccumulator {
                     prev.requests += r;
                     prev.errors += e;
                     prev.t_sec = offset + start + len;
+                    if let (Some(a), Some(b)) = (&prev.histogram, &c.histogram) {
+                        if let (Ok(mut ha), Ok(hb)) = (
+                            LatencyHistogram::from_base64(a),
+                            LatencyHistogram::from_base64(b),
+                        ) {
+                            ha.merge(&hb);
+                            prev.latency_us = latency_us(&ha);
+                            prev.histogram = Some(ha.to_base64());
+                        }
+                    }
+                    if let (Some(w), Some(u)) = (wall_start, prev.unix_ms.as_mut()) {
+                        *u = w + (start + len) * 1e3;
+                    }
                     last_len += len;
                     prev.ops_per_sec = prev.requests as f64 / last_len;
                     continue;
@@ -565,6 +665,10 @@ impl SeriesAccumulator {
                 errors: e,
                 ops_per_sec: r as f64 / len,
                 latency_us: lat,
+                unix_ms: wall_start
+                    .filter(|_| self.keep_histograms)
+                    .map(|w| w + (start + len) * 1e3),
+                histogram: c.histogram,
             });
         }
         (out, step)
@@ -637,8 +741,26 @@ fn run_phase(
             }
         }
 
+        if p == 0 {
+            if let Some(at) = cfg.start_at {
+                // Connections are ready; the load begins at the agreed wall-clock time.
+                while !stop.is_stopped() {
+                    // Sleep in short steps (a stop is seen quickly), then spin through
+                    // the last two milliseconds: sleeping overshoots by a scheduler tick.
+                    match at.duration_since(SystemTime::now()) {
+                        Ok(left) if left > Duration::from_millis(2) => std::thread::sleep(
+                            (left - Duration::from_millis(2)).min(Duration::from_millis(50)),
+                        ),
+                        Ok(left) if !left.is_zero() => std::hint::spin_loop(),
+                        _ => break,
+                    }
+                }
+            }
+        }
         let mut cpu_start = host::process_cpu_time();
         let epoch = Instant::now();
+        let epoch_ms = connect::unix_ms_now();
+        seconds.phase_started(p, epoch_ms, epoch_ms + cfg.warmup.as_secs_f64() * 1e3);
         for st in &starts {
             let _ = st.send(Some(epoch));
         }

@@ -20,6 +20,7 @@
 pub mod client;
 pub mod configcheck;
 pub mod error;
+pub mod generators;
 pub mod launch;
 pub mod model;
 pub mod plan;

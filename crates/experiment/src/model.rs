@@ -149,6 +149,30 @@ pub struct Experiment {
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<Generator>,
+}
+
+/// One `[[generator]]` entry: a launcher and the hosts it reaches, one shard per host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Generator {
+    /// Launcher words with `{host}`; empty for a local process.
+    pub launcher: String,
+    pub hosts: Vec<String>,
+    /// resplab where it runs; `None`: `resplab` (remote) or this binary (local).
+    pub resplab: Option<String>,
+    /// How generators reach the server; `None`: as the runner does.
+    pub server_host: Option<String>,
+    #[serde(with = "secs")]
+    pub start_lead: Duration,
+}
+
+impl Experiment {
+    /// Shards per trial: one per generator host (0 when the runner generates the load).
+    pub fn shard_count(&self) -> usize {
+        self.generators.iter().map(|g| g.hosts.len()).sum()
+    }
 }
 
 impl Experiment {

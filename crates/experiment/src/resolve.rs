@@ -290,6 +290,42 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         workloads.push(wl);
     }
 
+    let mut generators = Vec::new();
+    for g in &spec.generators {
+        let launcher = g
+            .launcher
+            .as_ref()
+            .map(|l| l.get_ref().clone())
+            .unwrap_or_default();
+        if let Some(l) = &g.launcher {
+            crate::words::split_words(l.get_ref())
+                .map_err(|e| cx.err(l.span(), format!("launcher: {e}")))?;
+        }
+        let hosts = g.hosts.get_ref().clone();
+        if hosts.is_empty() || hosts.iter().any(|h| h.trim().is_empty()) {
+            return Err(cx.err(
+                g.hosts.span(),
+                "hosts: expected a list of host names (one shard each), none empty",
+            ));
+        }
+        if !launcher.trim().is_empty() && !launcher.contains("{host}") {
+            return Err(cx.err(
+                g.launcher.as_ref().map_or(g.hosts.span(), |l| l.span()),
+                format!("launcher \"{launcher}\": expected {{host}} in it (where the host name goes), e.g. \"ssh {{host}}\""),
+            ));
+        }
+        let start_lead = match &g.start_lead {
+            Some(d) => nonzero(&cx, d)?,
+            None => Duration::from_secs(3),
+        };
+        generators.push(crate::model::Generator {
+            launcher,
+            hosts,
+            resplab: g.resplab.as_ref().map(|r| r.get_ref().clone()),
+            server_host: g.server_host.as_ref().map(|r| r.get_ref().clone()),
+            start_lead,
+        });
+    }
     let mut exp = Experiment {
         name,
         rounds,
@@ -304,6 +340,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         ready_timeout,
         variants,
         workloads,
+        generators,
     };
     if let Some(r) = overrides.rounds {
         exp.rounds = r.max(1);

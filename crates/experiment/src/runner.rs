@@ -474,14 +474,24 @@ impl Runner<'_> {
         let started = resplab_store::write::now_unix_ms();
         let t0 = Instant::now();
         let on_event = &mut self.on_event;
-        let mut run = resplab_engine::run(&cfg, &compiled, self.stop, &mut |p| {
-            on_event(Event::Progress(p))
-        })
-        .map_err(|source| RunError::Engine {
-            variant: variant.name.clone(),
-            workload: workload.name.clone(),
-            source,
-        })?;
+        let mut generator_failures: Vec<String> = Vec::new();
+        let mut run = if exp.generators.is_empty() {
+            resplab_engine::run(&cfg, &compiled, self.stop, &mut |p| {
+                on_event(Event::Progress(p))
+            })
+            .map_err(|source| RunError::Engine {
+                variant: variant.name.clone(),
+                workload: workload.name.clone(),
+                source,
+            })?
+        } else {
+            let Some((record, failures)) = self.run_generators(workload, &spec, &cfg, host, port)
+            else {
+                return Ok(None);
+            };
+            generator_failures = failures;
+            record
+        };
         let _ = t0;
         if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
             return Ok(None);
@@ -535,12 +545,14 @@ impl Runner<'_> {
             "attempt": slot.attempt,
             "position": slot.position,
         });
-        run.host = self.host.clone();
+        if exp.generators.is_empty() {
+            run.host = self.host.clone();
+        }
         let server_cpu_sec = match (cpu_before, cpu_after) {
             (Some(a), Some(b)) if b >= a => Some(b - a),
             _ => None,
         };
-        let checks = self.checks(
+        let mut checks = self.checks(
             &run,
             workload.threads,
             variant
@@ -548,6 +560,17 @@ impl Runner<'_> {
                 .as_deref()
                 .or(base.client_cpus.as_deref()),
         );
+        if !exp.generators.is_empty() {
+            checks.push(Check {
+                name: "generators".into(),
+                passed: generator_failures.is_empty(),
+                detail: if generator_failures.is_empty() {
+                    format!("{} shards merged", run.shards.len())
+                } else {
+                    generator_failures.join("; ")
+                },
+            });
+        }
         Ok(Some(NewTrial {
             experiment_id: self.id,
             variant: variant.name.clone(),
@@ -563,6 +586,90 @@ impl Runner<'_> {
             server_cpu_sec,
             checks,
         }))
+    }
+
+    /// The trial's load from the `[[generator]]` hosts: one shard each, started together,
+    /// merged. `None` when the stop token fired. Failures are returned as messages (the
+    /// trial is then invalid) with what the other shards measured.
+    fn run_generators(
+        &mut self,
+        workload: &crate::model::Workload,
+        spec: &resplab_workload::WorkloadSpec,
+        cfg: &RunConfig,
+        host: &str,
+        port: u16,
+    ) -> Option<(RunRecord, Vec<String>)> {
+        use base64::Engine as _;
+        let exp = self.exp;
+        let spec_json = serde_json::to_vec(spec).unwrap_or_default();
+        let mut args: Vec<String> = vec![
+            "--seed".into(),
+            spec.seed.to_string(),
+            "-c".into(),
+            cfg.clients.to_string(),
+            "-P".into(),
+            cfg.pipeline.to_string(),
+            "--threads".into(),
+            cfg.threads.to_string(),
+            "--warmup".into(),
+            format!("{}", cfg.warmup.as_secs_f64()),
+            "--workload-spec".into(),
+            base64::engine::general_purpose::STANDARD.encode(spec_json),
+        ];
+        let mut expected = exp
+            .generators
+            .iter()
+            .map(|g| g.start_lead)
+            .max()
+            .unwrap_or_default();
+        let phases = workload.tests.len().max(1) as u32;
+        match cfg.budget {
+            Budget::Requests(n) => {
+                args.extend(["-n".into(), n.to_string()]);
+                expected += Duration::from_secs(3600);
+            }
+            Budget::Duration(d) => {
+                args.extend(["--test-time".into(), format!("{}", d.as_secs_f64())]);
+                expected += (d + cfg.warmup) * phases;
+            }
+        }
+        if let Some(ol) = &cfg.open_loop {
+            args.extend([
+                "--rate".into(),
+                format!("{}", ol.rate_per_sec),
+                "--arrivals".into(),
+                ol.arrivals.name().into(),
+            ]);
+        }
+        let lead = exp
+            .generators
+            .iter()
+            .map(|g| g.start_lead)
+            .max()
+            .unwrap_or_default();
+        let start_at = resplab_engine::unix_ms_now() / 1e3 + lead.as_secs_f64();
+        let commands =
+            match crate::generators::shard_commands(&exp.generators, host, port, &args, start_at) {
+                Ok(c) => c,
+                Err(e) => return Some((empty_record(), vec![e])),
+            };
+        let results =
+            crate::generators::run_shards(&commands, expected + Duration::from_secs(60), self.stop);
+        if results.interrupted {
+            return None;
+        }
+        let mut failures = results.failures;
+        if results.records.is_empty() {
+            failures.push("no generator returned a result".into());
+            return Some((empty_record(), failures));
+        }
+        match resplab_engine::merge::merge(&results.records, !failures.is_empty()) {
+            Ok(record) => Some((record, failures)),
+            Err(e) => {
+                failures.push(e.0);
+                Some((empty_record(), failures))
+            }
+        }
     }
 
     fn checks(&self, run: &RunRecord, threads: u32, client_cpus: Option<&str>) -> Vec<Check> {
@@ -601,6 +708,28 @@ impl Runner<'_> {
                 detail: format!(
                     "not judged: the measured part ({:.3} s) is shorter than {MIN_CPU_JUDGE_SEC} s, too short for CPU accounting in clock ticks",
                     run.duration_sec
+                ),
+            });
+        } else if !run.shards.is_empty() {
+            // Each generator on its own host: the busiest one is what could bias.
+            let (busy, host) = run
+                .shards
+                .iter()
+                .map(|m| {
+                    let cpus = (threads.min(m.host.cores.max(1))).max(1) as f64;
+                    (
+                        m.client_cpu.total_sec() / (m.duration_sec.max(1e-9) * cpus),
+                        m.host.hostname.clone(),
+                    )
+                })
+                .fold((0.0, String::new()), |a, b| if b.0 > a.0 { b } else { a });
+            checks.push(Check {
+                name: "client_cpu".into(),
+                passed: busy < self.exp.client_cpu_limit,
+                detail: format!(
+                    "the busiest generator ({host}) used {:.0} % of its CPUs (limit {:.0} %)",
+                    busy * 100.0,
+                    self.exp.client_cpu_limit * 100.0
                 ),
             });
         } else {
@@ -766,4 +895,38 @@ fn primary_value(run: &RunRecord, metric: &str, server_cpu: Option<f64>) -> Opti
         "server_cpu_us_per_op" => server_cpu? * 1e6 / (s.requests.max(1) as f64),
         _ => return None,
     })
+}
+
+/// The record of a trial whose generators produced nothing: no requests, no time.
+fn empty_record() -> RunRecord {
+    RunRecord {
+        schema_version: resplab_results::SCHEMA_VERSION,
+        tool: resplab_results::ToolInfo {
+            name: "resplab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: None,
+        },
+        started_at_unix_ms: resplab_store::write::now_unix_ms(),
+        config: serde_json::Value::Null,
+        seed: 0,
+        load_model: resplab_results::LoadModel::ClosedLoop {
+            clients: 0,
+            pipeline: 0,
+        },
+        server: BTreeMap::new(),
+        host: resplab_results::HostInfo::default(),
+        warmup_sec: 0.0,
+        duration_sec: 0.0,
+        totals: resplab_results::Summary::default(),
+        commands: BTreeMap::new(),
+        open_loop: None,
+        series: Vec::new(),
+        series_interval_sec: 1.0,
+        connections: resplab_results::ConnectionStats::default(),
+        client_cpu: resplab_results::CpuTime::default(),
+        end: RunEnd::Completed,
+        warnings: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
+    }
 }

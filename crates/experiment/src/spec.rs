@@ -19,6 +19,9 @@ pub struct FileSpec {
     pub variants: Vec<VariantSpec>,
     #[serde(default, rename = "workload")]
     pub workloads: Vec<WorkloadSpecToml>,
+    /// Load generators: every trial runs one shard on each host of each entry.
+    #[serde(default, rename = "generator")]
+    pub generators: Vec<GeneratorSpec>,
     /// Parameter matrix: name → values, substituted as `{name}` into variants.
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<Vec<toml::Value>>>,
@@ -30,6 +33,25 @@ pub struct FileSpec {
 pub enum DurationValue {
     Seconds(f64),
     Text(String),
+}
+
+/// `[[generator]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorSpec {
+    /// Command that runs a program on `{host}` (`"ssh {host}"`, `"kubectl exec {host} --"`,
+    /// `"docker exec {host}"`), or `""` for a local process.
+    pub launcher: Option<Spanned<String>>,
+    /// Hosts (or pods, containers; labels for a local launcher), one shard each.
+    pub hosts: Spanned<Vec<String>>,
+    /// Path of resplab where it runs (default: `resplab`, or this binary when local).
+    pub resplab: Option<Spanned<String>>,
+    /// Host name or address the generators use to reach the server (default: the one
+    /// the runner uses).
+    pub server_host: Option<Spanned<String>>,
+    /// How far ahead of now the shards' common start is set (default 3 s): long enough for
+    /// every launcher to start resplab and connect.
+    pub start_lead: Option<Spanned<DurationValue>>,
 }
 
 /// `[experiment]`.

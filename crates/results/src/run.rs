@@ -51,6 +51,74 @@ pub struct RunRecord {
     pub end: RunEnd,
     /// Things a reader should know before trusting the numbers, each with advice.
     pub warnings: Vec<Warning>,
+    /// Present when this run was generator `index` of `count` (`resplab bench --shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// Present when this record was merged from shard results (`resplab merge`): one
+    /// entry per shard, in shard order, with its host and configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<MergedShard>,
+}
+
+/// What a shard run records about its place among the generators of one workload.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShardInfo {
+    /// This generator, 0-based.
+    pub index: u32,
+    /// Generators of the workload.
+    pub count: u32,
+    /// The seed given on the command line; each shard's own seed is derived from it.
+    pub master_seed: u64,
+    /// True when `-c`, `-n` and `--rate` were per shard (`--per-shard`); false when they
+    /// were totals across shards and this shard ran its share.
+    pub per_shard: bool,
+    /// Connections, requests (`-n`) and rate (`--rate`) as given on the command line.
+    pub given_clients: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given_requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given_rate_per_sec: Option<f64>,
+    /// The wall-clock start asked for (`--start-at`), ms since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_ms: Option<u64>,
+    /// When this shard's load actually began (its first phase, warm-up included), by its
+    /// own clock, ms since the Unix epoch.
+    pub load_started_unix_ms: f64,
+    /// Server clock minus this host's clock, estimated with `TIME` before the load
+    /// (lowest round trip of several), in ms; `None` when the server has no `TIME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    /// The same estimate taken after the run, to show drift.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_after_ms: Option<f64>,
+    /// Round trip of the `TIME` call the estimate used, in ms (the estimate's error is
+    /// at most half of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_rtt_ms: Option<f64>,
+}
+
+impl ShardInfo {
+    /// When the load began in the server's clock (ms since the epoch), when the offset is
+    /// known.
+    pub fn load_started_server_ms(&self) -> Option<f64> {
+        self.clock_offset_ms.map(|o| self.load_started_unix_ms + o)
+    }
+}
+
+/// One shard of a merged record.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MergedShard {
+    pub shard: ShardInfo,
+    /// The machine the shard ran on.
+    pub host: HostInfo,
+    /// The shard's configuration as it ran (its share of connections, its seed).
+    pub config: serde_json::Value,
+    pub started_at_unix_ms: u64,
+    pub duration_sec: f64,
+    /// The shard's own totals (its histogram included).
+    pub totals: Summary,
+    pub client_cpu: CpuTime,
+    pub end: RunEnd,
 }
 
 /// Name, version and revision of the program that wrote a record.
@@ -186,6 +254,14 @@ pub struct SecondSample {
     pub errors: u64,
     pub ops_per_sec: f64,
     pub latency_us: LatencyUs,
+    /// Wall-clock end of the interval, ms since the Unix epoch (shard runs only, so that
+    /// `resplab merge` can align shards on wall-clock time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_ms: Option<f64>,
+    /// The interval's full latency histogram (shard runs only, so that merged intervals
+    /// have exact percentiles): HdrHistogram V2-deflate, base64, nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// Connection-level events of a run.

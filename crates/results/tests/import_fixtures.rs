@@ -277,6 +277,8 @@ fn resplab_run_records_are_one_trial_each() {
         client_cpu: CpuTime::default(),
         end: RunEnd::Completed,
         warnings: vec![],
+        shard: None,
+        shards: Vec::new(),
     };
     let dir = std::env::temp_dir().join(format!("resplab-runs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -61,6 +61,8 @@ fn record(ops: f64) -> RunRecord {
         },
         end: RunEnd::Completed,
         warnings: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
     }
 }
 

@@ -20,7 +20,7 @@
 use crate::catalog::payload;
 use crate::error::WorkloadError;
 use crate::keys::{
-    patch_rand_int, write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace,
+    patch_rand_int, slice_of, write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace,
 };
 use crate::request::Request;
 use crate::seed::{derive_seed, stream_rng, SeedPurpose};
@@ -51,6 +51,8 @@ pub struct Workload {
     phases: Vec<Phase>,
     compiled: Vec<Arc<CompiledPhase>>,
     setup: Vec<Request>,
+    /// `(index, count)` when this process is one of several generators of the workload.
+    shard: Option<(u64, u64)>,
 }
 
 /// The shared, read-only part of a phase.
@@ -268,7 +270,33 @@ impl Workload {
             phases,
             compiled,
             setup,
+            shard: None,
         })
+    }
+
+    /// This workload as generator `index` of `count` (`resplab bench --shard`): the
+    /// sequential (`S`) and parallel (`P`) key patterns walk only this shard's contiguous
+    /// slice of the key range, so shards never write the same sequential keys; the
+    /// random patterns keep the whole range (they differ by seed, which the caller
+    /// derives per shard).
+    ///
+    /// # Errors
+    /// `count` is 0 or `index` is not below it.
+    pub fn with_shard(mut self, index: u64, count: u64) -> Result<Workload, WorkloadError> {
+        if count == 0 || index >= count {
+            return Err(WorkloadError::new(
+                "--shard",
+                format!("{}/{count}", index + 1),
+                "I/N with 1 <= I <= N",
+            ));
+        }
+        self.shard = (count > 1).then_some((index, count));
+        Ok(self)
+    }
+
+    /// `(index, count)` of this generator, when sharded.
+    pub fn shard(&self) -> Option<(u64, u64)> {
+        self.shard
     }
 
     /// The spec this workload was compiled from.
@@ -316,7 +344,18 @@ impl Workload {
         let samplers = phase
             .commands
             .iter()
-            .map(|c| KeySampler::new(c.pattern, &phase.keys, stream, streams))
+            .map(|c| match (self.shard, c.pattern) {
+                (Some((index, count)), KeyPattern::Sequential | KeyPattern::Parallel) => {
+                    let (lo, hi) = slice_of(phase.keys.minimum, phase.keys.maximum, index, count);
+                    let keys = KeySpace {
+                        minimum: lo,
+                        maximum: hi,
+                        ..phase.keys.clone()
+                    };
+                    KeySampler::new(c.pattern, &keys, stream, streams)
+                }
+                _ => KeySampler::new(c.pattern, &phase.keys, stream, streams),
+            })
             .collect();
         let rand_int = phase.rand_range.map(|n| Uniform::new(0, n.max(1)));
         let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, stream);
@@ -496,6 +535,53 @@ mod tests {
         let mut g = w.generator(1, 0);
         g.next(&mut req);
         assert_eq!(args(&req), ["GET", "key:__rand_int__"]);
+    }
+
+    #[test]
+    fn shards_walk_disjoint_slices_under_sequential_patterns() {
+        let spec = |pattern: KeyPattern| WorkloadSpec {
+            seed: 1,
+            kind: WorkloadKind::Mix(MixSpec {
+                ratio: Ratio { set: 1, get: 0 },
+                set_pattern: pattern,
+                keys: KeySpace {
+                    minimum: 0,
+                    maximum: 999,
+                    ..KeySpace::default()
+                },
+                ..MixSpec::default()
+            }),
+            setup_commands: vec![],
+        };
+        for pattern in [KeyPattern::Sequential, KeyPattern::Parallel] {
+            let mut seen = std::collections::BTreeSet::new();
+            for shard in 0..4u64 {
+                let w = Workload::new(&spec(pattern))
+                    .unwrap()
+                    .with_shard(shard, 4)
+                    .unwrap();
+                let mut mine = std::collections::BTreeSet::new();
+                for stream in 0..3 {
+                    let mut g = w.generator_partitioned(0, stream, 3);
+                    let mut req = Request::new();
+                    for _ in 0..500 {
+                        g.next(&mut req);
+                        mine.insert(args(&req)[1].clone());
+                    }
+                }
+                assert!(
+                    mine.is_disjoint(&seen),
+                    "{pattern:?} shard {shard} overlaps"
+                );
+                assert_eq!(mine.len(), 250, "{pattern:?} shard {shard}");
+                seen.extend(mine);
+            }
+            assert_eq!(seen.len(), 1000);
+        }
+        assert!(Workload::new(&spec(KeyPattern::Random))
+            .unwrap()
+            .with_shard(4, 4)
+            .is_err());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use resplab_engine::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, ServerOptions, StopToken, Target,
     ThrowawayServer,
 };
-use resplab_results::{RunEnd, RunRecord, ToolInfo, Warning};
+use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::{
     flags, CommandSpec, CommandsSpec, KeySpace, MixSpec, TestsSpec, ValueSize, Workload,
@@ -36,6 +36,8 @@ pub struct Resolved {
     pub spec: WorkloadSpec,
     pub server_bin: Option<PathBuf>,
     pub output: OutputOptions,
+    /// `--shard`: this generator's place among N, and the flags as given.
+    pub shard: Option<ShardInfo>,
 }
 
 /// What to print and write after the run.
@@ -55,7 +57,12 @@ pub struct OutputOptions {
 /// be written (exit code 2).
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let resolved = resolve_args(&args)?;
-    let workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(s) = &resolved.shard {
+        workload = workload
+            .with_shard(u64::from(s.index), u64::from(s.count))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
     let files = OutputFiles::prepare(&resolved.output, &workload)?;
@@ -161,6 +168,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     line.clear();
     let mut record = result.context(format!("run against {}", config.target))?;
     complete_record(&mut record, &config, &resolved.spec);
+    if let Some(plan) = &resolved.shard {
+        let measured = record.shard.take().unwrap_or_default();
+        record.shard = Some(ShardInfo {
+            start_at_unix_ms: measured.start_at_unix_ms,
+            load_started_unix_ms: measured.load_started_unix_ms,
+            clock_offset_ms: measured.clock_offset_ms,
+            clock_offset_after_ms: measured.clock_offset_after_ms,
+            clock_rtt_ms: measured.clock_rtt_ms,
+            ..plan.clone()
+        });
+    }
 
     write_outputs(&record, &workload, &resolved.output, files)?;
 
@@ -445,13 +463,90 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             None
         }
     };
-    let seed = match &a.seed {
-        Some(s) => resolve::integer("--seed", s, 0u64, u64::MAX)?,
-        None => fresh_seed(),
+    let start_at_ms = match &a.start_at {
+        Some(v) => Some(resolve::wall_time(
+            "--start-at",
+            v,
+            resplab_engine::unix_ms_now(),
+        )?),
+        None => None,
+    };
+    let shard_at = match &a.shard {
+        Some(v) => Some(resolve::shard("--shard", v)?),
+        // A run started at an agreed time is one generator of one: it records its
+        // start and clock offset as a shard does, and can be merged with itself.
+        None if start_at_ms.is_some() => Some((0, 1)),
+        None => None,
+    };
+    let master_seed = match (&a.seed, shard_at, start_at_ms) {
+        (Some(s), _, _) => resolve::integer("--seed", s, 0u64, u64::MAX)?,
+        // Shards must agree on one master seed: the agreed start time serves.
+        (None, Some(_), Some(at)) => resplab_workload::seed::splitmix64(at as u64),
+        (None, Some(_), None) => {
+            return Err(flag_error(
+                "--shard",
+                a.shard.as_deref().unwrap_or_default(),
+                "--seed (or --start-at) as well, so that every shard derives its seed from the same master seed",
+            )
+            .into())
+        }
+        (None, None, _) => fresh_seed(),
+    };
+    let (mut clients, mut budget, mut open_loop) = (clients, budget, open_loop);
+    let shard = match shard_at {
+        None => None,
+        Some((index, count)) => {
+            let info = ShardInfo {
+                index,
+                count,
+                master_seed,
+                per_shard: a.per_shard,
+                given_clients: clients,
+                given_requests: match budget {
+                    Budget::Requests(n) => Some(n),
+                    Budget::Duration(_) => None,
+                },
+                given_rate_per_sec: open_loop.map(|o| o.rate_per_sec),
+                ..ShardInfo::default()
+            };
+            if !a.per_shard && count > 1 {
+                if clients < count {
+                    return Err(flag_error(
+                        "-c/--clients",
+                        &a.clients,
+                        format!("at least one connection per shard ({count}) when -c is the total across shards; or give --per-shard"),
+                    )
+                    .into());
+                }
+                clients = share(u64::from(clients), index, count) as u32;
+                if let Budget::Requests(n) = budget {
+                    if n < u64::from(count) {
+                        return Err(flag_error(
+                            "-n/--requests",
+                            &n.to_string(),
+                            format!("at least one request per shard ({count}) when -n is the total across shards; or give --per-shard"),
+                        )
+                        .into());
+                    }
+                    budget = Budget::Requests(share(n, index, count));
+                }
+                if let Some(ol) = open_loop.as_mut() {
+                    ol.rate_per_sec /= f64::from(count);
+                }
+            }
+            Some(info)
+        }
+    };
+    let seed = match &shard {
+        Some(s) if s.count > 1 => shard_seed(master_seed, s.index),
+        _ => master_seed,
     };
 
     // ---- workload ----
-    let spec = resolve_workload(a, seed)?;
+    let spec = match &a.workload_spec {
+        Some(encoded) => spec_from_base64(a, encoded, seed)?,
+        None => resolve_workload(a, seed)?,
+    };
 
     let mut config = RunConfig::new(target.clone().unwrap_or(Target::Tcp {
         host: "127.0.0.1".into(),
@@ -467,6 +562,9 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     config.warmup = warmup;
     config.open_loop = open_loop;
     config.seed = seed;
+    config.start_at = start_at_ms
+        .map(|ms| std::time::UNIX_EPOCH + Duration::from_micros((ms.max(0.0) * 1e3) as u64));
+    config.series_histograms = shard.is_some();
     config.validate()?;
 
     Ok(Resolved {
@@ -481,7 +579,58 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             hdr_out: a.hdr_out.clone(),
             progress: !a.no_progress,
         },
+        shard,
     })
+}
+
+/// Shard `index`'s share of `total` among `count` shards: the first `total % count`
+/// shards take one more.
+fn share(total: u64, index: u32, count: u32) -> u64 {
+    let (index, count) = (u64::from(index), u64::from(count));
+    total / count + u64::from(index < total % count)
+}
+
+/// The seed of shard `index`, derived from the master seed (distinct per shard).
+pub fn shard_seed(master: u64, index: u32) -> u64 {
+    resplab_workload::seed::splitmix64(
+        master ^ resplab_workload::seed::splitmix64(0x5348_4152_4400_0000 | u64::from(index)),
+    )
+}
+
+/// The workload of `--workload-spec` (base64 JSON), with `seed` as its seed. It replaces
+/// the workload flags, so none of them may be given.
+fn spec_from_base64(a: &BenchArgs, encoded: &str, seed: u64) -> anyhow::Result<WorkloadSpec> {
+    use base64::Engine as _;
+    let given = [
+        a.tests.is_some(),
+        a.random_keys.is_some(),
+        a.data_size.is_some(),
+        a.ratio.is_some(),
+        a.key_pattern.is_some(),
+        a.key_minimum.is_some(),
+        a.key_maximum.is_some(),
+        a.key_prefix.is_some(),
+        !a.commands.is_empty(),
+        a.data_size_range.is_some(),
+        a.data_size_list.is_some(),
+    ];
+    if given.iter().any(|g| *g) {
+        return Err(conflict("--workload-spec", "the workload flags").into());
+    }
+    let expected = "base64 of a workload specification in JSON (as resplab experiment writes it)";
+    let shown = if encoded.len() > 40 {
+        format!("{}...", &encoded[..40])
+    } else {
+        encoded.to_string()
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| flag_error("--workload-spec", &shown, expected))?;
+    let mut spec: WorkloadSpec = serde_json::from_slice(&bytes)
+        .map_err(|e| flag_error("--workload-spec", &shown, format!("{expected} ({e})")))?;
+    spec.seed = seed;
+    spec.validate()?;
+    Ok(spec)
 }
 
 fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {

@@ -142,6 +142,27 @@ pub struct BenchArgs {
     #[arg(long = "command-key-pattern", help_heading = "Workload (memtier)")]
     pub command_key_patterns: Vec<String>,
 
+    // ---- scale-out ----
+    /// Generator I of N (counted from 1): N processes with the same flags are one
+    /// workload. Each runs its share of -c, -n and --rate (unless --per-shard), walks its
+    /// own slice of the key range under sequential key patterns, and derives its own seed
+    /// from --seed. Merge the N results with `resplab merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Scale-out")]
+    pub shard: Option<String>,
+    /// With --shard: -c, -n and --rate are per shard instead of totals across shards.
+    #[arg(long, requires = "shard", help_heading = "Scale-out")]
+    pub per_shard: bool,
+    /// Begin the load at this wall-clock time (connections are made first): seconds since
+    /// the Unix epoch, an RFC 3339 time, or +SECONDS from now. Each generator records its
+    /// clock's offset from the server's (TIME) so the merge can say how far apart the
+    /// starts were.
+    #[arg(long, value_name = "TIME", help_heading = "Scale-out")]
+    pub start_at: Option<String>,
+    /// The workload as base64 JSON (as `resplab experiment` sends it to remote
+    /// generators), instead of the workload flags.
+    #[arg(long, hide = true)]
+    pub workload_spec: Option<String>,
+
     // ---- output ----
     /// Write the full result (schema in docs/json.md) to FILE, or - for stdout.
     #[arg(long, value_name = "FILE", help_heading = "Output")]

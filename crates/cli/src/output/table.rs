@@ -132,10 +132,65 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             (record.duration_sec - record.connections.unreachable_sec).max(0.0)
         );
     }
+    shard_lines(&mut out, record);
     for w in &record.warnings {
         let _ = writeln!(out, "warning: {}", w.message);
     }
     out
+}
+
+/// A shard run says which shard it was; a merged record lists its shards.
+fn shard_lines(out: &mut String, record: &RunRecord) {
+    if let Some(s) = &record.shard {
+        let clock = match (s.clock_offset_ms, s.clock_rtt_ms) {
+            (Some(o), Some(r)) => {
+                format!("server clock {o:+.1} ms from this host's (TIME, round trip {r:.2} ms)")
+            }
+            _ => "server clock offset unknown (no TIME)".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "shard {}/{} of master seed {} ({}); {clock}; merge the shards with resplab merge",
+            s.index + 1,
+            s.count,
+            s.master_seed,
+            if s.per_shard {
+                "-c, -n and --rate per shard"
+            } else {
+                "its share of -c, -n and --rate"
+            }
+        );
+    }
+    if record.shards.is_empty() {
+        return;
+    }
+    let count = record.shards.first().map_or(0, |m| m.shard.count);
+    let spread = match resplab_engine::merge::start_spread(&record.shards) {
+        Some((ms, basis)) => format!("starts {ms:.1} ms apart ({basis})"),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "merged from {} of {count} shards, histograms added exactly; {spread}",
+        record.shards.len()
+    );
+    for m in &record.shards {
+        let requests = m.totals.requests.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "  shard {}/{count} on {}: {:.2} ops/s, p99 {:.3} ms, {} requests, client CPU {:.2} us per request{}",
+            m.shard.index + 1,
+            if m.host.hostname.is_empty() { "?" } else { m.host.hostname.as_str() },
+            m.totals.ops_per_sec,
+            m.totals.latency_us.p99 / 1e3,
+            m.totals.requests,
+            m.client_cpu.total_sec() * 1e6 / requests,
+            match &m.end {
+                RunEnd::Completed => "",
+                _ => " (did not complete)",
+            }
+        );
+    }
 }
 
 fn row(out: &mut String, name: &str, s: &Summary, duration_sec: f64, width: usize) {

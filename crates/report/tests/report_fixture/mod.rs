@@ -74,6 +74,8 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
                     p99: latency_us.p99 * (1.0 + 0.05 * rng.normal()),
                     ..latency_us.clone()
                 },
+                unix_ms: None,
+                histogram: None,
             }
         })
         .collect();
@@ -130,6 +132,8 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
         },
         end: RunEnd::Completed,
         warnings: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
     }
 }
 

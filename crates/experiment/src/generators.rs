@@ -1,0 +1,363 @@
+//! Trials whose load comes from N generator processes (`[[generator]]`): one
+//! `resplab bench --shard I/N --start-at T --json -` per host, each through its launcher
+//! (`ssh {host}`, `kubectl exec {host} --`, `docker exec {host}`, or none for a local
+//! process), all started together at `T`; their results are merged exactly
+//! ([`resplab_engine::merge`]) into the trial's record.
+//!
+//! A generator that cannot be started, exits with an error, prints no result, or runs a
+//! different resplab version fails the trial with a message naming the host and shard;
+//! the runner stores the trial as invalid (with what the other shards measured) and runs
+//! the round again as for any invalid trial.
+
+use crate::model::Generator;
+use crate::words::{split_words, substitute};
+use resplab_engine::StopToken;
+use resplab_results::RunRecord;
+use std::io::Read as _;
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One shard's command, as it will be run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardCommand {
+    /// The host (or label) of the shard.
+    pub host: String,
+    /// `I/N`, counted from 1.
+    pub shard: String,
+    pub argv: Vec<String>,
+}
+
+/// What the shards of one trial produced.
+#[derive(Debug, Default)]
+pub struct ShardResults {
+    /// `(host, record)` of every shard that returned a result.
+    pub records: Vec<(String, RunRecord)>,
+    /// One message per shard that failed, naming its host and shard.
+    pub failures: Vec<String>,
+    /// The stop token fired: the shards were killed.
+    pub interrupted: bool,
+}
+
+/// The command of every shard: the launcher's words (with `{host}`), then resplab and
+/// `bench` with `bench_args` and the shard's flags. `start_at_unix_sec` is the common start.
+///
+/// # Errors
+/// A launcher that cannot be split into words.
+pub fn shard_commands(
+    generators: &[Generator],
+    server_host: &str,
+    port: u16,
+    bench_args: &[String],
+    start_at_unix_sec: f64,
+) -> Result<Vec<ShardCommand>, String> {
+    let total: usize = generators.iter().map(|g| g.hosts.len()).sum();
+    let local_binary = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "resplab".into());
+    let mut out = Vec::with_capacity(total);
+    for g in generators {
+        for host in &g.hosts {
+            let index = out.len() + 1;
+            let launcher = substitute(&g.launcher, &[("host", host)]);
+            let mut argv =
+                split_words(&launcher).map_err(|e| format!("launcher {launcher:?}: {e}"))?;
+            let resplab = match &g.resplab {
+                Some(r) => r.clone(),
+                None if argv.is_empty() => local_binary.clone(),
+                None => "resplab".into(),
+            };
+            let shard = format!("{index}/{total}");
+            argv.push(resplab);
+            argv.extend(
+                [
+                    "bench",
+                    "-h",
+                    g.server_host.as_deref().unwrap_or(server_host),
+                    "-p",
+                    &port.to_string(),
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &format!("{start_at_unix_sec:.3}"),
+                    "--json",
+                    "-",
+                    "--no-progress",
+                ]
+                .iter()
+                .map(|s| s.to_string()),
+            );
+            argv.extend(bench_args.iter().cloned());
+            out.push(ShardCommand {
+                host: host.clone(),
+                shard,
+                argv,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A started shard: its command's index, the process, and the readers of its output.
+type Running = (
+    usize,
+    Child,
+    std::thread::JoinHandle<Vec<u8>>,
+    std::thread::JoinHandle<Vec<u8>>,
+);
+
+/// Runs every shard command at once and collects the results, killing all of them when
+/// `timeout` passes or `stop` fires.
+pub fn run_shards(commands: &[ShardCommand], timeout: Duration, stop: &StopToken) -> ShardResults {
+    let mut results = ShardResults::default();
+    let mut running: Vec<Running> = Vec::new();
+    for (i, c) in commands.iter().enumerate() {
+        let Some((program, args)) = c.argv.split_first() else {
+            continue;
+        };
+        let spawned = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: a stop kills the launcher and what it started.
+            .process_group(0)
+            .spawn();
+        match spawned {
+            Ok(mut child) => {
+                let mut so = child.stdout.take();
+                let mut se = child.stderr.take();
+                let out = std::thread::spawn(move || {
+                    let mut b = Vec::new();
+                    if let Some(s) = so.as_mut() {
+                        let _ = s.take(1 << 30).read_to_end(&mut b);
+                    }
+                    b
+                });
+                let err = std::thread::spawn(move || {
+                    let mut b = Vec::new();
+                    if let Some(s) = se.as_mut() {
+                        let _ = s.take(1 << 20).read_to_end(&mut b);
+                    }
+                    b
+                });
+                running.push((i, child, out, err));
+            }
+            Err(e) => results.failures.push(format!(
+                "generator {} (shard {}): cannot start `{program}`: {e}",
+                c.host, c.shard
+            )),
+        }
+    }
+    let deadline = Instant::now() + timeout;
+    let mut status: Vec<Option<std::process::ExitStatus>> = vec![None; running.len()];
+    loop {
+        let mut all_done = true;
+        for (k, (_, child, _, _)) in running.iter_mut().enumerate() {
+            if status[k].is_none() {
+                match child.try_wait() {
+                    Ok(Some(s)) => status[k] = Some(s),
+                    Ok(None) => all_done = false,
+                    Err(_) => all_done = false,
+                }
+            }
+        }
+        if all_done {
+            break;
+        }
+        let stopped = stop.is_stopped();
+        if stopped || Instant::now() >= deadline {
+            for (k, (_, child, _, _)) in running.iter_mut().enumerate() {
+                if status[k].is_none() {
+                    kill_group(child);
+                }
+            }
+            if stopped {
+                results.interrupted = true;
+            } else {
+                for (k, (i, _, _, _)) in running.iter().enumerate() {
+                    if status[k].is_none() {
+                        let c = &commands[*i];
+                        results.failures.push(format!(
+                            "generator {} (shard {}): no result within {:.0} s; it was killed",
+                            c.host,
+                            c.shard,
+                            timeout.as_secs_f64()
+                        ));
+                    }
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    for (k, (i, mut child, out, err)) in running.into_iter().enumerate() {
+        let st = status[k].or_else(|| child.wait().ok());
+        let stdout = out.join().unwrap_or_default();
+        let stderr = err.join().unwrap_or_default();
+        let c = &commands[i];
+        if results.interrupted || st.is_none() {
+            continue;
+        }
+        if results
+            .failures
+            .iter()
+            .any(|f| f.contains(&format!("(shard {})", c.shard)))
+        {
+            continue;
+        }
+        let tail = last_lines(&stderr, 3);
+        let parsed = serde_json::from_slice::<RunRecord>(&stdout);
+        match (st, parsed) {
+            (Some(s), Ok(record)) if s.success() || s.code() == Some(3) => {
+                if record.tool.version != version {
+                    results.failures.push(format!(
+                        "generator {} (shard {}): runs resplab {}, this is resplab {version}; install the same version on every generator",
+                        c.host, c.shard, record.tool.version
+                    ));
+                } else {
+                    results.records.push((c.host.clone(), record));
+                }
+            }
+            (Some(s), _) if !s.success() => results.failures.push(format!(
+                "generator {} (shard {}): `{}` exited with {}{}",
+                c.host,
+                c.shard,
+                c.argv.first().map(String::as_str).unwrap_or(""),
+                match s.code() {
+                    Some(code) => format!("code {code}"),
+                    None => "a signal".into(),
+                },
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {tail}")
+                }
+            )),
+            (_, Err(e)) => results.failures.push(format!(
+                "generator {} (shard {}): printed no resplab result ({e}){}",
+                c.host,
+                c.shard,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its errors: {tail}")
+                }
+            )),
+            _ => {}
+        }
+    }
+    results
+}
+
+/// Kills a child's whole process group (a launcher and what it started).
+fn kill_group(child: &mut Child) {
+    let pid = child.id();
+    let _ = Command::new("kill")
+        .args(["-KILL", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn last_lines(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gen(launcher: &str, hosts: &[&str]) -> Generator {
+        Generator {
+            launcher: launcher.into(),
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            resplab: None,
+            server_host: None,
+            start_lead: Duration::from_secs(3),
+        }
+    }
+
+    #[test]
+    fn each_host_gets_its_shard_through_its_launcher() {
+        let gens = [gen("ssh -p 2222 {host}", &["a", "b"]), gen("", &["local"])];
+        let cmds =
+            shard_commands(&gens, "10.0.0.5", 6379, &["-c".into(), "8".into()], 1e9).unwrap();
+        assert_eq!(cmds.len(), 3);
+        assert_eq!(&cmds[0].argv[..5], &["ssh", "-p", "2222", "a", "resplab"]);
+        assert_eq!(cmds[1].argv[3], "b");
+        assert!(cmds[1].argv.windows(2).any(|w| w == ["--shard", "2/3"]));
+        assert!(cmds[2].argv.windows(2).any(|w| w == ["--shard", "3/3"]));
+        assert!(cmds[2].argv.windows(2).any(|w| w == ["-h", "10.0.0.5"]));
+        assert!(cmds[2]
+            .argv
+            .windows(2)
+            .any(|w| w == ["--start-at", "1000000000.000"]));
+        assert_eq!(cmds[2].argv.last().unwrap(), "8");
+        // A local shard runs this very binary.
+        assert_ne!(cmds[2].argv[0], "ssh");
+    }
+
+    #[test]
+    fn failing_generators_are_named() {
+        let stop = StopToken::new();
+        let cmds = vec![
+            ShardCommand {
+                host: "h1".into(),
+                shard: "1/3".into(),
+                argv: vec!["sh".into(), "-c".into(), "echo nope >&2; exit 7".into()],
+            },
+            ShardCommand {
+                host: "h2".into(),
+                shard: "2/3".into(),
+                argv: vec!["/nonexistent/launcher".into()],
+            },
+            ShardCommand {
+                host: "h3".into(),
+                shard: "3/3".into(),
+                argv: vec!["sh".into(), "-c".into(), "echo not json".into()],
+            },
+        ];
+        let r = run_shards(&cmds, Duration::from_secs(20), &stop);
+        assert!(r.records.is_empty());
+        assert_eq!(r.failures.len(), 3, "{:?}", r.failures);
+        let all = r.failures.join("\n");
+        assert!(
+            all.contains("generator h1 (shard 1/3)")
+                && all.contains("code 7")
+                && all.contains("nope"),
+            "{all}"
+        );
+        assert!(
+            all.contains("generator h2 (shard 2/3): cannot start"),
+            "{all}"
+        );
+        assert!(
+            all.contains("generator h3 (shard 3/3): printed no resplab result"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn a_hanging_generator_is_killed_at_the_deadline() {
+        let stop = StopToken::new();
+        let cmds = vec![ShardCommand {
+            host: "slow".into(),
+            shard: "1/1".into(),
+            argv: vec!["sleep".into(), "30".into()],
+        }];
+        let t = Instant::now();
+        let r = run_shards(&cmds, Duration::from_millis(300), &stop);
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert!(
+            r.failures[0].contains("no result within"),
+            "{:?}",
+            r.failures
+        );
+    }
+}
