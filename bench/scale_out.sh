@@ -6,7 +6,11 @@
 # Printed per shard count, medians of RUNS: merged ops/s, client CPU per request (all
 # shards together), start spread on the server's clock, and the wall time of the merge.
 #
-# Usage: bench/scale_out.sh [path/to/resplab] [runs] [seconds] [clients] [pipeline]
+# With PER_SHARD=1 the connections are per shard (--per-shard): each added shard adds
+# load, so the merged throughput shows whether shards add up.
+#
+# Usage: [PER_SHARD=1] bench/scale_out.sh [path/to/resplab] [runs] [seconds] [clients]
+#        [pipeline]
 #        (defaults target/release/resplab, 5 runs of 3 s, 32 connections, pipeline 16;
 #        server pinned to CPU 0, every shard to CPU 1; needs redis-server and taskset)
 set -eu
@@ -15,6 +19,8 @@ RUNS=${2:-5}
 SECS=${3:-3}
 CLIENTS=${4:-32}
 PIPE=${5:-16}
+EXTRA=""
+[ "${PER_SHARD:-0}" = 1 ] && EXTRA="--per-shard"
 DIR=$(mktemp -d)
 cleanup() { kill "$(cat "$DIR/pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
@@ -36,7 +42,7 @@ one() { # one N REP: N shards, results in $DIR/N-REP.*
     while [ "$k" -le "$n" ]; do
         taskset -c 1 "$BIN" bench -p "$PORT" --shard "$k/$n" --start-at "$start" --seed 7 \
             -c "$CLIENTS" -P "$PIPE" --ratio 1:1 --key-maximum 99999 --test-time "$SECS" \
-            --no-progress --json "$DIR/$n-$rep-$k.json" > /dev/null 2>&1 &
+            $EXTRA --no-progress --json "$DIR/$n-$rep-$k.json" > /dev/null 2>&1 &
         k=$((k + 1))
     done
     wait_shards
