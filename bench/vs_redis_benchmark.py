@@ -8,8 +8,11 @@ redis-benchmark-style --csv output) and the client's CPU time (user + system, fr
 kernel's rusage of the child process), and prints per-line medians and the ratios
 resplab / redis-benchmark.
 
+With --tls both tools connect to the server's TLS port (certificates made with openssl
+for the run, verified against their CA by both tools).
+
 Usage: bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
-       [--client-cpu N] [--scale F] [--only TEXT]
+       [--client-cpu N] [--scale F] [--only TEXT] [--tls]
 """
 
 import argparse
@@ -39,12 +42,37 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_server(cpu):
+def make_certs():
+    """A CA and a server certificate for 127.0.0.1 and localhost, in a temporary folder."""
+    d = tempfile.mkdtemp(prefix="resplab-bench-tls-")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run = lambda *a: subprocess.run(list(a), cwd=d, check=True,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=bench CA")
+    run("openssl", "req", *ec, "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=localhost")
+    with open(os.path.join(d, "ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext")
+    return d
+
+
+def start_server(cpu, certs=None):
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="resplab-bench-")
     cmd = ["taskset", "-c", str(cpu), "redis-server", "--port", str(port),
            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
            "--dir", workdir, "--logfile", os.path.join(workdir, "server.log")]
+    tls_port = None
+    if certs:
+        tls_port = free_port()
+        cmd += ["--tls-port", str(tls_port),
+                "--tls-cert-file", os.path.join(certs, "server.pem"),
+                "--tls-key-file", os.path.join(certs, "server.key"),
+                "--tls-ca-cert-file", os.path.join(certs, "ca.pem"),
+                "--tls-auth-clients", "no"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 10
     while time.time() < deadline:
@@ -52,7 +80,7 @@ def start_server(cpu):
             with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
                 s.sendall(b"PING\r\n")
                 if s.recv(16).startswith(b"+PONG"):
-                    return proc, port, workdir
+                    return proc, (tls_port or port), workdir
         except OSError:
             time.sleep(0.05)
     proc.kill()
@@ -103,12 +131,18 @@ def main():
                     help="run only the workload lines whose label contains this text")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply request counts (e.g. 0.1 for a quick look)")
+    ap.add_argument("--tls", action="store_true",
+                    help="both tools over TLS (verified against a CA made for the run)")
     args = ap.parse_args()
+    certs = make_certs() if args.tls else None
+    tls_flags = ["--tls", "--cacert", os.path.join(certs, "ca.pem")] if certs else []
     for tool in ("redis-benchmark", "redis-server", "taskset", args.resplab):
         if not shutil.which(tool) and not os.path.exists(tool):
             sys.exit(f"{tool} not found (apt-get install redis-server redis-tools util-linux; "
                      "cargo build --release)")
 
+    if certs:
+        print("both tools over TLS (redis-server's TLS port, certificates verified)")
     print(f"server pinned to CPU {args.server_cpu}, client to CPU {args.client_cpu}; "
           f"{args.reps} repetitions per tool, interleaved; medians shown")
     header = (f"{'workload':<24} {'rb ops/s':>11} {'resplab ops/s':>14} {'ratio':>6} "
@@ -124,14 +158,15 @@ def main():
         for rep in range(args.reps):
             order = [("rb", rb), ("rl", rl)] if rep % 2 == 0 else [("rl", rl), ("rb", rb)]
             for name, acc in order:
-                server, port, workdir = start_server(args.server_cpu)
+                server, port, workdir = start_server(args.server_cpu, certs)
                 try:
                     if name == "rb":
                         cmd = ["taskset", "-c", str(args.client_cpu), "redis-benchmark",
-                               "-p", str(port)] + common
+                               "-p", str(port)] + tls_flags + common
                     else:
                         cmd = ["taskset", "-c", str(args.client_cpu), args.resplab, "bench",
-                               "-p", str(port), "--no-progress", "--seed", str(rep + 1)] + common
+                               "-p", str(port), "--no-progress", "--seed", str(rep + 1)
+                               ] + tls_flags + common
                     out, cpu = timed(cmd)
                 finally:
                     stop_server(server, workdir)

@@ -180,18 +180,20 @@ pub struct RedisUri {
     pub user: Option<String>,
     pub password: Option<String>,
     pub db: Option<u32>,
+    /// `rediss://`: connect with TLS.
+    pub tls: bool,
 }
 
-/// Parses a `redis://` URI. `rediss://` (TLS) is refused with an explanation.
+/// Parses a `redis://` or `rediss://` (TLS) URI.
 pub fn redis_uri(value: &str) -> Result<RedisUri, FlagError> {
-    const EXPECTED: &str = "redis://[user[:password]@]host[:port][/db]";
+    const EXPECTED: &str = "redis[s]://[user[:password]@]host[:port][/db]";
     let err = |why: &str| flag_error("--uri", &redact_uri(value), format!("{EXPECTED} ({why})"));
-    let rest = if let Some(r) = value.strip_prefix("redis://") {
-        r
-    } else if value.starts_with("rediss://") {
-        return Err(err("TLS (rediss://) is not supported; use redis://"));
+    let (rest, tls) = if let Some(r) = value.strip_prefix("redis://") {
+        (r, false)
+    } else if let Some(r) = value.strip_prefix("rediss://") {
+        (r, true)
     } else {
-        return Err(err("the scheme must be redis://"));
+        return Err(err("the scheme must be redis:// or rediss:// (TLS)"));
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -257,6 +259,7 @@ pub fn redis_uri(value: &str) -> Result<RedisUri, FlagError> {
         user,
         password,
         db,
+        tls,
     })
 }
 
@@ -385,12 +388,15 @@ mod tests {
         assert_eq!(u.password.as_deref(), Some("pw"));
         let u = redis_uri("redis://localhost").unwrap();
         assert_eq!((u.host.as_str(), u.port, u.db), ("localhost", 6379, None));
+        assert!(!u.tls);
+        let u = redis_uri("rediss://bob:pw@cache.example.com:6380").unwrap();
+        assert!(u.tls);
+        assert_eq!((u.host.as_str(), u.port), ("cache.example.com", 6380));
         for bad in [
             "http://x",
             "redis://h:0",
             "redis://h:99999",
             "redis://h/x",
-            "rediss://h",
             "redis://[::1",
         ] {
             assert!(redis_uri(bad).is_err(), "{bad}");

@@ -36,6 +36,27 @@ impl fmt::Display for Target {
     }
 }
 
+/// TLS settings of the connections (`--tls`, `rediss://`). Verification is on unless
+/// `insecure`; with no CA given, the system's CA certificates are trusted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    /// `--cacert`: PEM file of CA certificates to trust.
+    pub ca_file: Option<PathBuf>,
+    /// `--cacertdir`: folder of PEM CA certificates.
+    pub ca_dir: Option<PathBuf>,
+    /// `--cert`/`--key`: client certificate chain and key (mutual TLS).
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// `--sni`: the server name sent and verified (default: the host).
+    pub sni: Option<String>,
+    /// `--insecure`: accept any server certificate.
+    pub insecure: bool,
+    /// `--tls-protocols`: `TLSv1.2`, `TLSv1.3` (empty: both).
+    pub protocols: Vec<String>,
+    /// `--tls-ciphersuites`: rustls suite names (empty: rustls' defaults).
+    pub ciphersuites: Vec<String>,
+}
+
 /// User name and password for `AUTH` (or `HELLO 3 AUTH`). Never printed or serialized.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
@@ -124,6 +145,8 @@ impl Default for ReconnectPolicy {
 pub struct RunConfig {
     pub target: Target,
     pub credentials: Option<Credentials>,
+    /// `Some`: connections speak TLS.
+    pub tls: Option<TlsOptions>,
     /// `SELECT` this database after connecting (None: stay on the server's default).
     pub db: Option<u32>,
     pub protocol: Protocol,
@@ -162,6 +185,7 @@ impl RunConfig {
         RunConfig {
             target,
             credentials: None,
+            tls: None,
             db: None,
             protocol: Protocol::Resp2,
             threads: 1,
@@ -295,6 +319,20 @@ impl RunConfig {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
         if let (Some(at), Some(obj)) = (start_at, out.as_object_mut()) {
             obj.insert("start_at_unix_ms".into(), (at.as_millis() as u64).into());
+        }
+        if let (Some(t), Some(obj)) = (&self.tls, out.as_object_mut()) {
+            obj.insert(
+                "tls".into(),
+                json!({
+                    "ca_file": t.ca_file.as_ref().map(|p| p.display().to_string()),
+                    "ca_dir": t.ca_dir.as_ref().map(|p| p.display().to_string()),
+                    "client_certificate": t.cert.is_some(),
+                    "sni": t.sni,
+                    "insecure": t.insecure,
+                    "protocols": t.protocols,
+                    "ciphersuites": t.ciphersuites,
+                }),
+            );
         }
         out
     }

@@ -23,6 +23,7 @@ use std::time::Instant;
 pub(crate) enum MioStream {
     Tcp(mio::net::TcpStream),
     Unix(mio::net::UnixStream),
+    Tls(Box<crate::tls::TlsMio>),
 }
 
 impl MioStream {
@@ -35,13 +36,21 @@ impl MioStream {
         match self {
             MioStream::Tcp(s) => registry.register(s, token, interest),
             MioStream::Unix(s) => registry.register(s, token, interest),
+            MioStream::Tls(s) => registry.register(&mut s.sock, token, interest),
         }
+    }
+
+    /// Encrypted bytes wait for the socket (TLS only).
+    #[inline]
+    pub(crate) fn wants_write(&self) -> bool {
+        matches!(self, MioStream::Tls(s) if s.wants_write())
     }
 
     pub(crate) fn deregister(&mut self, registry: &mio::Registry) {
         let _ = match self {
             MioStream::Tcp(s) => registry.deregister(s),
             MioStream::Unix(s) => registry.deregister(s),
+            MioStream::Tls(s) => registry.deregister(&mut s.sock),
         };
     }
 }
@@ -52,6 +61,7 @@ impl Read for MioStream {
         match self {
             MioStream::Tcp(s) => s.read(buf),
             MioStream::Unix(s) => s.read(buf),
+            MioStream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -62,10 +72,14 @@ impl Write for MioStream {
         match self {
             MioStream::Tcp(s) => s.write(buf),
             MioStream::Unix(s) => s.write(buf),
+            MioStream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            MioStream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -161,7 +175,22 @@ impl Conn {
             self.wbuf.clear();
             self.wpos = 0;
         }
+        // TLS: encrypted records the socket did not take yet.
+        if stream.wants_write() {
+            match stream.flush() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
+    }
+
+    /// Bytes are waiting to be written: requests not yet handed to the socket, or (TLS)
+    /// encrypted records it has not taken yet.
+    #[inline]
+    pub(crate) fn has_output(&self) -> bool {
+        !self.wbuf.is_empty() || matches!(&self.state, State::Live(s) if s.wants_write())
     }
 
     /// Makes room at the end of the read buffer: moves unparsed bytes to the front, and

@@ -24,6 +24,7 @@ use std::time::Duration;
 pub(crate) enum StdStream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
 impl StdStream {
@@ -37,6 +38,10 @@ impl StdStream {
                 s.set_read_timeout(t)?;
                 s.set_write_timeout(t)
             }
+            StdStream::Tls(s) => {
+                s.sock.set_read_timeout(t)?;
+                s.sock.set_write_timeout(t)
+            }
         }
     }
 
@@ -44,6 +49,7 @@ impl StdStream {
         match self {
             StdStream::Tcp(s) => s.read_timeout().ok().flatten(),
             StdStream::Unix(s) => s.read_timeout().ok().flatten(),
+            StdStream::Tls(s) => s.sock.read_timeout().ok().flatten(),
         }
     }
 
@@ -63,6 +69,14 @@ impl StdStream {
                     mio::net::UnixStream::from_std(s),
                 ))
             }
+            StdStream::Tls(s) => {
+                let rustls::StreamOwned { conn, sock } = *s;
+                sock.set_nonblocking(true)?;
+                Ok(crate::conn::MioStream::Tls(Box::new(crate::tls::TlsMio {
+                    conn,
+                    sock: mio::net::TcpStream::from_std(sock),
+                })))
+            }
         }
     }
 }
@@ -72,6 +86,7 @@ impl Read for StdStream {
         match self {
             StdStream::Tcp(s) => s.read(buf),
             StdStream::Unix(s) => s.read(buf),
+            StdStream::Tls(s) => s.read(buf).map_err(crate::tls::explain_later),
         }
     }
 }
@@ -81,10 +96,14 @@ impl Write for StdStream {
         match self {
             StdStream::Tcp(s) => s.write(buf),
             StdStream::Unix(s) => s.write(buf),
+            StdStream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            StdStream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -128,8 +147,13 @@ impl From<io::Error> for SetupError {
     }
 }
 
-/// Opens a socket to the target, with `timeout` for connecting and for each set-up step.
-pub(crate) fn open(target: &Target, timeout: Duration) -> io::Result<StdStream> {
+/// Opens a socket to the target, with `timeout` for connecting and for each set-up step,
+/// and runs the TLS handshake when `tls` is given.
+pub(crate) fn open(
+    target: &Target,
+    tls: Option<&crate::config::TlsOptions>,
+    timeout: Duration,
+) -> io::Result<StdStream> {
     let stream = match target {
         Target::Tcp { host, port } => {
             let mut last = None;
@@ -155,7 +179,20 @@ pub(crate) fn open(target: &Target, timeout: Duration) -> io::Result<StdStream> 
                 }
             };
             s.set_nodelay(true)?;
-            StdStream::Tcp(s)
+            match tls {
+                Some(opts) => {
+                    s.set_read_timeout(Some(timeout))?;
+                    s.set_write_timeout(Some(timeout))?;
+                    StdStream::Tls(Box::new(crate::tls::handshake(opts, host, s)?))
+                }
+                None => StdStream::Tcp(s),
+            }
+        }
+        Target::Unix { .. } if tls.is_some() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "TLS over a Unix socket is not supported: connect over TCP for TLS",
+            ))
         }
         Target::Unix { path } => StdStream::Unix(UnixStream::connect(path)?),
     };
@@ -168,6 +205,7 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
     let mut out = Vec::with_capacity(64);
     encode::write_command(&mut out, args);
     stream.write_all(&out)?;
+    stream.flush()?;
     let limits = Limits::default();
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
@@ -182,14 +220,36 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
                 ))
             }
         }
-        let n = stream.read(&mut chunk)?;
+        let plain = matches!(stream, StdStream::Tcp(_));
+        let n = stream.read(&mut chunk).map_err(|e| {
+            if plain && e.kind() == io::ErrorKind::ConnectionReset {
+                io::Error::new(
+                    e.kind(),
+                    "the server reset the connection during set-up (if it is a TLS port, give --tls or use rediss://)",
+                )
+            } else {
+                e
+            }
+        })?;
         if n == 0 {
+            let hint = if matches!(stream, StdStream::Tcp(_)) {
+                " (if it is a TLS port, give --tls or use rediss://)"
+            } else {
+                ""
+            };
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                "the server closed the connection during set-up",
+                format!("the server closed the connection during set-up{hint}"),
             ));
         }
         buf.extend_from_slice(&chunk[..n]);
+        // A TLS record (handshake 0x16 or alert 0x15, version 3.x) where RESP was expected.
+        if buf.len() >= 2 && matches!(buf[0], 0x15 | 0x16) && buf[1] == 0x03 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the server answered with TLS: this is a TLS port; give --tls (or use rediss://)",
+            ));
+        }
     }
 }
 
@@ -273,7 +333,7 @@ fn step(stream: &mut StdStream, name: &'static str, args: &[&[u8]]) -> Result<Va
 /// `AUTH` inside when credentials are given) or `AUTH`, then `SELECT`; or just `PING`
 /// when none of them is needed.
 pub(crate) fn open_ready(cfg: &RunConfig, timeout: Duration) -> Result<StdStream, SetupError> {
-    let mut s = open(&cfg.target, timeout)?;
+    let mut s = open(&cfg.target, cfg.tls.as_ref(), timeout)?;
     match (cfg.protocol, &cfg.credentials) {
         (Protocol::Resp3, None) => {
             step(&mut s, "HELLO 3", &[b"HELLO", b"3"])?;

@@ -43,10 +43,12 @@ mod run;
 pub mod server;
 pub mod stop;
 mod tally;
+pub mod tls;
 mod worker;
 
 pub use config::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
+    TlsOptions,
 };
 pub use connect::unix_ms_now;
 pub use error::EngineError;

@@ -223,6 +223,15 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
     connections
         .outages
         .sort_by(|a, b| a.start_sec.total_cmp(&b.start_sec));
+    let setups: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r.connections.setup_histogram.as_deref())
+        .collect();
+    if !setups.is_empty() {
+        let h = merge_histograms(setups.into_iter())?;
+        connections.setup_us = Some(latency_us(&h));
+        connections.setup_histogram = Some(h.to_base64());
+    }
     connections.ops_per_sec_while_reachable = any_outage.then_some(while_reachable);
     let client_cpu = CpuTime {
         user_sec: records.iter().map(|r| r.client_cpu.user_sec).sum(),

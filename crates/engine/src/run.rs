@@ -64,6 +64,8 @@ struct PhaseOutcome {
     lost: Option<String>,
     /// Periods the target could not be reached, seconds since the run's measured start.
     outages: Vec<Outage>,
+    /// Connection set-up times, ns.
+    setup: LatencyHistogram,
 }
 
 /// Runs `workload` against the configured target and returns what was measured.
@@ -139,6 +141,7 @@ pub fn run(
     };
     let mut connections = ConnectionStats::default();
     let mut cpu = CpuTime::default();
+    let mut setup = LatencyHistogram::new();
     let mut duration_sec = 0.0;
     let mut end = RunEnd::Completed;
     for (p, phase) in phases.iter().enumerate() {
@@ -177,6 +180,7 @@ pub fn run(
         connections.reconnects += out.connections.reconnects;
         connections.protocol_errors += out.connections.protocol_errors;
         connections.outages.extend(out.outages.iter().cloned());
+        setup.merge(&out.setup);
         cpu.user_sec += out.cpu.user_sec;
         cpu.system_sec += out.cpu.system_sec;
         duration_sec += out.duration_sec;
@@ -231,6 +235,10 @@ pub fn run(
     }
     let totals = summarize(&total, duration_sec);
     let (series, series_interval_sec) = series.finish();
+    if !setup.is_empty() {
+        connections.setup_us = Some(latency_us(&setup));
+        connections.setup_histogram = Some(setup.to_base64());
+    }
     connections.unreachable_sec = connections
         .outages
         .iter()
@@ -872,6 +880,7 @@ fn run_phase(
             out.connections.opened += r.opened;
             out.connections.reconnects += r.reconnects;
             out.connections.protocol_errors += r.protocol_errors;
+            out.setup.merge(&r.setup);
         }
         Ok(out)
     })

@@ -133,6 +133,9 @@ pub(crate) struct WorkerResult {
     /// Periods (ns since the epoch) during which a connection was down and attempts to
     /// open it again failed; the last may be open (`None`: still down at the end).
     pub outages: Vec<(u64, Option<u64>)>,
+    /// Time to set up each of its connections at the start (TCP connect, TLS handshake,
+    /// HELLO/AUTH/SELECT), ns.
+    pub setup: LatencyHistogram,
 }
 
 /// What one worker runs.
@@ -189,6 +192,8 @@ struct Worker<'a> {
     reconnects: u64,
     protocol_errors: u64,
     opened: u64,
+    /// Set-up time of each connection opened at the start, ns.
+    setup: LatencyHistogram,
     outages: Vec<(u64, Option<u64>)>,
 }
 
@@ -274,6 +279,7 @@ impl<'a> Worker<'a> {
         let mut gens = Vec::with_capacity(a.nconns);
         let mut scheds = Vec::new();
         let mut req = Request::new();
+        let mut setup = LatencyHistogram::new();
         let schedule = cfg.open_loop.map(|ol| {
             let arrivals = match ol.arrivals {
                 crate::config::Arrivals::Constant => resplab_workload::Arrivals::Constant,
@@ -287,8 +293,10 @@ impl<'a> Worker<'a> {
                 Budget::Requests(n) => Some(n / total_conns + u64::from(global < n % total_conns)),
                 Budget::Duration(_) => None,
             };
+            let t0 = Instant::now();
             let std = connect::open_ready(cfg, cfg.connect_timeout)
                 .map_err(|e| e.into_engine(&cfg.target))?;
+            setup.record(t0.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
             let mut stream = std.into_mio().map_err(|source| EngineError::Connect {
                 target: cfg.target.to_string(),
                 source,
@@ -348,6 +356,7 @@ impl<'a> Worker<'a> {
             reconnects: 0,
             protocol_errors: 0,
             opened,
+            setup,
             outages: Vec::new(),
         })
     }
@@ -474,6 +483,7 @@ impl<'a> Worker<'a> {
             reconnects: self.reconnects,
             protocol_errors: self.protocol_errors,
             outages: std::mem::take(&mut self.outages),
+            setup: std::mem::take(&mut self.setup),
         }
     }
 
@@ -642,7 +652,7 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, i: usize) {
-        if self.conns[i].wbuf.is_empty() {
+        if !self.conns[i].has_output() {
             return;
         }
         if let Err(e) = self.conns[i].flush() {
@@ -659,6 +669,9 @@ impl<'a> Worker<'a> {
                 return;
             };
             let space = conn.rbuf.len() - conn.rend;
+            // A short TLS read does not mean the socket is drained: read on until it
+            // would block (the readiness edge does not come again for bytes already in).
+            let tls = matches!(stream, MioStream::Tls(_));
             let n = match stream.read(&mut conn.rbuf[conn.rend..]) {
                 Ok(0) => {
                     self.fail(
@@ -690,7 +703,7 @@ impl<'a> Worker<'a> {
                     return;
                 }
             }
-            if n < space && !drain_all {
+            if n < space && !drain_all && !tls {
                 return;
             }
         }

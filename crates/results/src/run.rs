@@ -286,6 +286,13 @@ pub struct ConnectionStats {
     /// `unreachable_sec`); present only when that differs from the whole window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_per_sec_while_reachable: Option<f64>,
+    /// Time to set up each connection opened at the start of each phase: TCP connect,
+    /// TLS handshake, HELLO/AUTH/SELECT (µs). Outside every measured figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_us: Option<LatencyUs>,
+    /// The histogram of those set-up times (V2-deflate, base64, ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_histogram: Option<String>,
 }
 
 /// A period during which the target could not be reached.

@@ -9,6 +9,9 @@
 //!   protocol errors are counted, connections are reset, and nothing panics or hangs.
 //! - [`client::Client`] is a blocking RESP2 client, just enough to inspect a server from a
 //!   test (`DBSIZE`, `KEYS *`, `CLIENT KILL`).
+//! - [`tls::TlsRedis`] is a real `redis-server` with a TLS port, its certificates made by
+//!   the test (a CA, a server certificate for `localhost` and 127.0.0.1, a client
+//!   certificate, and a second CA that signed nothing).
 //!
 //! This crate is a dev-dependency only and depends on no other crate of the workspace, so
 //! any crate (the engine included) can use it in its tests without a cycle. The production
@@ -17,6 +20,7 @@
 pub mod client;
 pub mod fake;
 pub mod redis;
+pub mod tls;
 
 /// Reserves a free loopback TCP port by binding port 0 and releasing it.
 ///

@@ -136,6 +136,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
     };
 
+    if config.tls.as_ref().is_some_and(|t| t.insecure) {
+        eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
+    }
     if !resolved.output.quiet && !resolved.output.csv {
         eprintln!(
             "resplab: seed {} ({})",
@@ -231,6 +234,12 @@ fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSp
         version: env!("CARGO_PKG_VERSION").into(),
         git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
     };
+    if config.tls.as_ref().is_some_and(|t| t.insecure) {
+        record.warnings.push(Warning {
+            kind: "tls_insecure".into(),
+            message: "--insecure: the server's TLS certificate was NOT verified; anything could have answered on that address".into(),
+        });
+    }
     let threads = f64::from(config.effective_threads());
     if record.duration_sec > 0.0 {
         let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
@@ -365,6 +374,7 @@ fn write_outputs(
 /// A [`FlagError`] (or a workload error) naming the flag, the value and what was expected.
 pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     // ---- target ----
+    let mut uri_tls = false;
     let mut credentials_user = a.user.clone();
     let mut password = a.password.clone();
     let mut db: Option<u32> = match &a.select {
@@ -385,6 +395,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             return Err(conflict("--uri", "--host/--port").into());
         }
         let u = resolve::redis_uri(uri)?;
+        uri_tls = u.tls;
         if u.user.is_some() {
             credentials_user = u.user.clone();
         }
@@ -420,6 +431,18 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         }
         (None, None) => None,
     };
+    let tls = resolve_tls(a, uri_tls)?;
+    if tls.is_some() && target.is_none() {
+        return Err(flag_error(
+            "--tls",
+            "",
+            "a target as well (--host/--port or a rediss:// URI): the throwaway server has no TLS port",
+        )
+        .into());
+    }
+    if tls.is_some() && matches!(target, Some(Target::Unix { .. })) {
+        return Err(conflict("--tls", "--socket (TLS runs over TCP)").into());
+    }
     let protocol = match a.resp.trim() {
         "2" => Protocol::Resp2,
         "3" => Protocol::Resp3,
@@ -553,6 +576,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         port: 6379,
     }));
     config.credentials = credentials;
+    config.tls = tls;
     config.db = db;
     config.protocol = protocol;
     config.threads = threads;
@@ -581,6 +605,93 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         },
         shard,
     })
+}
+
+/// The TLS options of the flags, `None` without `--tls`/`rediss://` (the other TLS flags
+/// then are an error, so they are never silently ignored).
+fn resolve_tls(a: &BenchArgs, uri_tls: bool) -> anyhow::Result<Option<resplab_engine::TlsOptions>> {
+    let on = a.tls || uri_tls;
+    let given: Vec<&str> = [
+        ("--cacert", a.cacert.is_some()),
+        ("--cacertdir", a.cacertdir.is_some()),
+        ("--cert", a.cert.is_some()),
+        ("--key", a.key.is_some()),
+        ("--sni", a.sni.is_some()),
+        ("--insecure", a.insecure),
+        ("--tls-protocols", a.tls_protocols.is_some()),
+        ("--tls-ciphersuites", a.tls_ciphersuites.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(f, g)| g.then_some(f))
+    .collect();
+    if !on {
+        if let Some(f) = given.first() {
+            return Err(flag_error(f, "", "--tls (or a rediss:// URI) as well").into());
+        }
+        return Ok(None);
+    }
+    for (flag, path) in [
+        ("--cacert", &a.cacert),
+        ("--cert", &a.cert),
+        ("--key", &a.key),
+    ] {
+        if let Some(p) = path {
+            if !p.is_file() {
+                return Err(
+                    flag_error(flag, &p.display().to_string(), "a readable PEM file").into(),
+                );
+            }
+        }
+    }
+    if let Some(d) = &a.cacertdir {
+        if !d.is_dir() {
+            return Err(flag_error(
+                "--cacertdir",
+                &d.display().to_string(),
+                "a folder of PEM CA certificates",
+            )
+            .into());
+        }
+    }
+    if a.cert.is_some() != a.key.is_some() {
+        return Err(flag_error(
+            if a.cert.is_some() { "--cert" } else { "--key" },
+            "",
+            "--cert and --key together (a client certificate needs its key)",
+        )
+        .into());
+    }
+    if a.insecure && (a.cacert.is_some() || a.cacertdir.is_some()) {
+        return Err(conflict(
+            "--insecure",
+            "--cacert/--cacertdir (nothing would be verified)",
+        )
+        .into());
+    }
+    let list = |v: &Option<String>| -> Vec<String> {
+        v.as_deref()
+            .map(|s| {
+                s.split([',', ' ', ':'])
+                    .filter(|x| !x.trim().is_empty())
+                    .map(|x| x.trim().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let opts = resplab_engine::TlsOptions {
+        ca_file: a.cacert.clone(),
+        ca_dir: a.cacertdir.clone(),
+        cert: a.cert.clone(),
+        key: a.key.clone(),
+        sni: a.sni.clone(),
+        insecure: a.insecure,
+        protocols: list(&a.tls_protocols),
+        ciphersuites: list(&a.tls_ciphersuites),
+    };
+    // Build the client configuration now: a bad file, protocol or suite is a flag error
+    // before anything connects.
+    resplab_engine::tls::client_config(&opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(opts))
 }
 
 /// Shard `index`'s share of `total` among `count` shards: the first `total % count`

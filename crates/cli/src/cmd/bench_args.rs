@@ -28,8 +28,7 @@ pub struct BenchArgs {
     /// Unix socket path (overrides host and port).
     #[arg(short = 's', long, help_heading = "Target")]
     pub socket: Option<PathBuf>,
-    /// Server URI: redis://[user[:password]@]host[:port][/db] (rediss:// is refused: TLS is
-    /// not supported yet).
+    /// Server URI: redis://[user[:password]@]host[:port][/db], or rediss://… for TLS.
     #[arg(short = 'u', long, help_heading = "Target")]
     pub uri: Option<String>,
     /// Password for AUTH (also read from REDISCLI_AUTH). Never printed or stored.
@@ -50,6 +49,38 @@ pub struct BenchArgs {
     /// Protocol version: 2, or 3 (negotiated with HELLO 3).
     #[arg(long, default_value = "2", help_heading = "Target")]
     pub resp: String,
+    // ---- TLS ----
+    /// Connect with TLS (also implied by rediss://). The server's certificate is verified
+    /// against --cacert/--cacertdir, or the system's CA certificates.
+    #[arg(long, help_heading = "TLS")]
+    pub tls: bool,
+    /// PEM file of CA certificates to trust.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    pub cacert: Option<PathBuf>,
+    /// Folder of PEM CA certificates to trust.
+    #[arg(long, value_name = "DIR", help_heading = "TLS")]
+    pub cacertdir: Option<PathBuf>,
+    /// Client certificate (PEM) for mutual TLS; needs --key.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    pub key: Option<PathBuf>,
+    /// Server name to send and verify (default: the host).
+    #[arg(long, value_name = "NAME", help_heading = "TLS")]
+    pub sni: Option<String>,
+    /// Accept any server certificate (no verification). Said in the output and stored in
+    /// the result.
+    #[arg(long, help_heading = "TLS")]
+    pub insecure: bool,
+    /// TLS versions to offer, comma-separated: TLSv1.2, TLSv1.3 (default both).
+    #[arg(long, value_name = "LIST", help_heading = "TLS")]
+    pub tls_protocols: Option<String>,
+    /// TLS cipher suites to offer, comma-separated rustls names (e.g.
+    /// TLS13_AES_128_GCM_SHA256).
+    #[arg(long, value_name = "LIST", help_heading = "TLS")]
+    pub tls_ciphersuites: Option<String>,
+
     /// redis-server binary for the throwaway server (default: redis-server from PATH).
     #[arg(long, help_heading = "Target")]
     pub server_bin: Option<PathBuf>,

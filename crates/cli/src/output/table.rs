@@ -99,6 +99,20 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             let _ = writeln!(out, "errors in {name}: {}", kinds.join(", "));
         }
     }
+    if let (Some(s), Some(tls)) = (&record.connections.setup_us, record.config.get("tls")) {
+        let _ = writeln!(
+            out,
+            "TLS{}: connection set-up (connect, handshake, AUTH/HELLO) p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; not in the figures above",
+            if tls["insecure"].as_bool() == Some(true) {
+                " without certificate verification (--insecure)"
+            } else {
+                ""
+            },
+            s.p50 / 1e3,
+            s.p99 / 1e3,
+            s.max / 1e3
+        );
+    }
     let requests = record.totals.requests.max(1) as f64;
     let _ = writeln!(
         out,

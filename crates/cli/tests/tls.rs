@@ -1,0 +1,222 @@
+//! TLS end to end: `resplab bench` against a real redis-server with a TLS port and
+//! certificates made by the test: CA verification, mutual TLS, `--insecure`, and every
+//! bad case with its one-line error and exit code 2.
+
+use resplab_testkit::tls::TlsRedis;
+use serde_json::Value;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_resplab");
+
+fn resplab(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn ok_json(args: &[&str]) -> (Value, String) {
+    let out = resplab(args);
+    assert!(out.status.success(), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON record on stdout");
+    (v, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn fails_with(args: &[&str], want: &str) {
+    let out = resplab(args);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(want), "expected {want:?} in: {err}");
+    let errors: Vec<&str> = err.lines().filter(|l| !l.contains(": seed ")).collect();
+    assert_eq!(errors.len(), 1, "one line: {err}");
+}
+
+#[test]
+fn tls_with_ca_verification_insecure_and_the_bad_cases() {
+    let s = TlsRedis::start(false).unwrap();
+    let tls = s.tls_port.to_string();
+    let plain = s.server.port().to_string();
+    let ca = s.files.ca.display().to_string();
+    let other = s.files.other_ca.display().to_string();
+    let base = [
+        "bench",
+        "--no-progress",
+        "--json",
+        "-",
+        "-t",
+        "set,get",
+        "-n",
+        "2000",
+        "-c",
+        "4",
+    ];
+
+    // Verified against the test CA, by IP and by name, by flags and by rediss://.
+    for host in ["127.0.0.1", "localhost"] {
+        let mut a = base.to_vec();
+        a.extend(["--tls", "--cacert", &ca, "-h", host, "-p", &tls]);
+        let (v, _) = ok_json(&a);
+        assert_eq!(v["totals"]["requests"].as_u64(), Some(4000));
+        assert_eq!(v["totals"]["errors"].as_u64(), Some(0));
+        assert_eq!(v["config"]["tls"]["insecure"].as_bool(), Some(false));
+        assert!(v["connections"]["setup_us"]["p50"].as_f64().unwrap() > 0.0);
+        assert!(v["connections"]["setup_histogram"].is_string());
+    }
+    let uri = format!("rediss://127.0.0.1:{tls}");
+    let mut a = base.to_vec();
+    a.extend(["-u", &uri, "--cacert", &ca]);
+    ok_json(&a);
+    // A folder of CA certificates works as well.
+    let ca_dir = s.files.dir.join("cas");
+    std::fs::create_dir_all(&ca_dir).unwrap();
+    std::fs::copy(&s.files.ca, ca_dir.join("a.pem")).unwrap();
+    let ca_dir = ca_dir.display().to_string();
+    let mut a = base.to_vec();
+    a.extend(["--tls", "--cacertdir", &ca_dir, "-p", &tls]);
+    ok_json(&a);
+
+    // Deep pipelines of large values: encrypted output larger than the socket takes.
+    let mut a = base.to_vec();
+    a.extend([
+        "--tls", "--cacert", &ca, "-p", &tls, "-P", "64", "-d", "8192",
+    ]);
+    let (v, _) = ok_json(&a);
+    assert_eq!(v["totals"]["errors"].as_u64(), Some(0));
+
+    // --insecure: works with an unknown CA, and says so everywhere.
+    let mut a = base.to_vec();
+    a.extend(["--tls", "--insecure", "-p", &tls]);
+    let (v, stderr) = ok_json(&a);
+    assert!(stderr.contains("WARNING: --insecure"), "{stderr}");
+    assert_eq!(v["config"]["tls"]["insecure"].as_bool(), Some(true));
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "tls_insecure"));
+
+    let bench = |extra: &[&str], want: &str| {
+        let mut a = vec![
+            "bench",
+            "--no-progress",
+            "-t",
+            "ping_mbulk",
+            "-n",
+            "10",
+            "-c",
+            "1",
+        ];
+        a.extend_from_slice(extra);
+        fails_with(&a, want);
+    };
+    // A CA that did not sign the server's certificate.
+    bench(&["--tls", "--cacert", &other, "-p", &tls], "not trusted");
+    // The certificate is for localhost and 127.0.0.1, not for this name.
+    bench(
+        &[
+            "--tls",
+            "--cacert",
+            &ca,
+            "-p",
+            &tls,
+            "--sni",
+            "cache.example.com",
+        ],
+        "not valid for the name",
+    );
+    // TLS to the plain port, plain to the TLS port.
+    bench(&["--tls", "--cacert", &ca, "-p", &plain], "plain-TCP port");
+    bench(&["-p", &tls], "TLS port");
+    // Flags that need --tls, files that are not there, a half client certificate.
+    bench(
+        &["--cacert", &ca, "-p", &tls],
+        "--tls (or a rediss:// URI) as well",
+    );
+    bench(
+        &["--tls", "--cacert", "/nonexistent.pem", "-p", &tls],
+        "--cacert",
+    );
+    bench(
+        &[
+            "--tls",
+            "--cert",
+            &s.files.client_cert.display().to_string(),
+            "-p",
+            &tls,
+        ],
+        "--cert and --key together",
+    );
+    bench(
+        &["--tls", "--tls-protocols", "TLSv1.0", "-p", &tls],
+        "TLSv1.2 and/or TLSv1.3",
+    );
+    bench(
+        &["--tls", "--tls-ciphersuites", "NOPE", "-p", &tls],
+        "cipher suite",
+    );
+}
+
+#[test]
+fn mutual_tls_needs_the_client_certificate() {
+    let s = TlsRedis::start(true).unwrap();
+    let tls = s.tls_port.to_string();
+    let ca = s.files.ca.display().to_string();
+    let cert = s.files.client_cert.display().to_string();
+    let key = s.files.client_key.display().to_string();
+    let (v, _) = ok_json(&[
+        "bench",
+        "--no-progress",
+        "--json",
+        "-",
+        "-t",
+        "set",
+        "-n",
+        "1000",
+        "-c",
+        "2",
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &cert,
+        "--key",
+        &key,
+        "-p",
+        &tls,
+        "--tls-protocols",
+        "TLSv1.3",
+    ]);
+    assert_eq!(v["totals"]["requests"].as_u64(), Some(1000));
+    assert_eq!(
+        v["config"]["tls"]["client_certificate"].as_bool(),
+        Some(true)
+    );
+    fails_with(
+        &[
+            "bench",
+            "--no-progress",
+            "-t",
+            "set",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            "--tls",
+            "--cacert",
+            &ca,
+            "-p",
+            &tls,
+        ],
+        "--cert and --key",
+    );
+}
