@@ -220,3 +220,114 @@ fn mutual_tls_needs_the_client_certificate() {
         "--cert and --key",
     );
 }
+
+/// An ACL user with limited permissions over rediss://: commands it may not run are
+/// counted as NOPERM by name, a wrong password is WRONGPASS by name, and the password
+/// appears in no output or file.
+#[test]
+fn acl_user_over_tls_errors_by_name_and_no_password_anywhere() {
+    let s = TlsRedis::start(false).unwrap();
+    let secret = "Tls-Acl-s3cret-77";
+    let mut admin = s.server.client().unwrap();
+    let acl = admin
+        .cmd(&[
+            "ACL",
+            "SETUSER",
+            "bencher",
+            "on",
+            &format!(">{secret}"),
+            "~*",
+            "+set",
+            "+get",
+            "+ping",
+            "+hello",
+            "+auth",
+            "+select",
+            "+info",
+            "+client",
+            "+time",
+        ])
+        .unwrap();
+    assert_eq!(acl.as_text().as_deref(), Some("OK"));
+    let ca = s.files.ca.display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json").display().to_string();
+    let hdr = dir.path().join("h").display().to_string();
+    let uri = format!("rediss://bencher:{secret}@127.0.0.1:{}", s.tls_port);
+    let out = resplab(&[
+        "bench",
+        "--no-progress",
+        "-u",
+        &uri,
+        "--cacert",
+        &ca,
+        "-t",
+        "set,get,incr",
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "--json",
+        &json,
+        "--hdr-out",
+        &hdr,
+    ]);
+    // INCR is not allowed: the run completes with its errors counted.
+    let all = text(&out);
+    assert!(!all.contains(secret), "password leaked: {all}");
+    let record = std::fs::read_to_string(&json).unwrap();
+    assert!(!record.contains(secret));
+    let v: Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(
+        v["commands"]["INCR"]["error_kinds"]["NOPERM"].as_u64(),
+        Some(300),
+        "{}",
+        v["commands"]["INCR"]
+    );
+    assert_eq!(v["commands"]["SET"]["errors"].as_u64(), Some(0));
+    for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let bytes = std::fs::read(f.path()).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{:?}",
+            f.path()
+        );
+    }
+    // CSV layout too.
+    let out = resplab(&[
+        "bench",
+        "--no-progress",
+        "-u",
+        &uri,
+        "--cacert",
+        &ca,
+        "-t",
+        "get",
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "--csv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains(secret));
+    // A wrong password is named, and not echoed.
+    let wrong = format!("rediss://bencher:not-{secret}@127.0.0.1:{}", s.tls_port);
+    let out = resplab(&[
+        "bench",
+        "--no-progress",
+        "-u",
+        &wrong,
+        "--cacert",
+        &ca,
+        "-t",
+        "get",
+        "-n",
+        "5",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("WRONGPASS"), "{}", text(&out));
+    assert!(!text(&out).contains(secret));
+}
