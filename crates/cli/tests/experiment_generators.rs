@@ -84,20 +84,11 @@ fn check_merged(db: &Path, name: &str, trials: usize, shards: usize) {
     }
 }
 
-#[test]
-fn local_generators_merge_every_trial_and_resume_after_kill_9() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = write(
-        dir.path(),
-        "exp.toml",
-        &experiment(
-            "gen-local",
-            "[[generator]]\nlauncher = \"\"\nhosts = [\"g1\", \"g2\"]\nstart_lead = \"1s\"\n",
-            3,
-            2,
-        ),
-    );
-    let db = dir.path().join("r.db");
+/// Runs the experiment, kills the runner with SIGKILL after two trials are stored (mid
+/// trial), resumes it, and checks every trial is a valid merge of `shards` shards.
+fn run_kill_resume(dir: &Path, name: &str, generators: &str, rounds: u32, shards: usize) {
+    let file = write(dir, "exp.toml", &experiment(name, generators, rounds, 2));
+    let db = dir.join("r.db");
     let mut child: Child = Command::new(BIN)
         .args(["experiment", "run"])
         .arg(&file)
@@ -107,9 +98,9 @@ fn local_generators_merge_every_trial_and_resume_after_kill_9() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while stored(&db, "gen-local") < 2 {
-        assert!(Instant::now() < deadline, "no progress within 90 s");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while stored(&db, name) < 2 {
+        assert!(Instant::now() < deadline, "no progress within 120 s");
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
             if let Some(mut e) = child.stderr.take() {
@@ -123,20 +114,33 @@ fn local_generators_merge_every_trial_and_resume_after_kill_9() {
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL, mid-trial
     child.wait().unwrap();
-    let before = stored(&db, "gen-local");
-    assert!((2..6).contains(&before), "{before}");
+    let before = stored(&db, name);
+    let total = 2 * rounds as usize;
+    assert!((2..total).contains(&before), "{before}");
 
-    let out = run(&["experiment", "resume", "gen-local"], &db);
+    let out = run(&["experiment", "resume", name], &db);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume failed: {stderr}");
-    check_merged(&db, "gen-local", 6, 2);
+    check_merged(&db, name, total, shards);
 
     // The stored, merged trials compare like any others.
-    let out = run(&["compare", "db:gen-local"], &db);
+    let out = run(&["compare", &format!("db:{name}")], &db);
     assert!(
         out.status.code() != Some(2),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn local_generators_merge_every_trial_and_resume_after_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    run_kill_resume(
+        dir.path(),
+        "gen-local",
+        "[[generator]]\nlauncher = \"\"\nhosts = [\"g1\", \"g2\"]\nstart_lead = \"1s\"\n",
+        3,
+        2,
     );
 }
 
@@ -291,8 +295,10 @@ fn ssh_options(s: &Sshd) -> Vec<String> {
     ]
 }
 
+/// Two generators through real ssh to this machine; killed with SIGKILL mid-run and
+/// resumed.
 #[test]
-fn two_generators_through_ssh_localhost() {
+fn two_generators_through_ssh_localhost_resume_after_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let sshd = match start_sshd(dir.path()) {
         Ok(s) => s,
@@ -305,17 +311,5 @@ fn two_generators_through_ssh_localhost() {
     let generators = format!(
         "[[generator]]\nlauncher = \"{launcher}\"\nhosts = [\"127.0.0.1\", \"localhost\"]\nresplab = \"{BIN}\"\nstart_lead = \"2s\"\n"
     );
-    let file = write(
-        dir.path(),
-        "exp.toml",
-        &experiment("gen-ssh", &generators, 2, 1),
-    );
-    let db = dir.path().join("r.db");
-    let out = run(&["experiment", "run", file.to_str().unwrap()], &db);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    check_merged(&db, "gen-ssh", 4, 2);
+    run_kill_resume(dir.path(), "gen-ssh", &generators, 3, 2);
 }
