@@ -70,18 +70,13 @@ pub fn number(flag: &str, value: &str, min: f64, max: f64) -> Result<f64, FlagEr
 /// Returns the 0-based index and the count.
 pub fn shard(flag: &str, value: &str) -> Result<(u32, u32), FlagError> {
     let expected = "I/N with 1 <= I <= N <= 10000 (generator I of N, counted from 1)";
-    let (i, n) = value
+    let parsed = value
         .trim()
         .split_once('/')
-        .ok_or_else(|| flag_error(flag, value, expected))?;
-    let i: u32 = i
-        .trim()
-        .parse()
-        .map_err(|_| flag_error(flag, value, expected))?;
-    let n: u32 = n
-        .trim()
-        .parse()
-        .map_err(|_| flag_error(flag, value, expected))?;
+        .and_then(|(i, n)| Some((i.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+    let Some((i, n)) = parsed else {
+        return Err(flag_error(flag, value, expected));
+    };
     if i == 0 || n == 0 || i > n || n > 10_000 {
         return Err(flag_error(flag, value, expected));
     }

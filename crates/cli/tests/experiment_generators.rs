@@ -3,12 +3,13 @@
 //! stored run; a failing generator makes the trial invalid with its host named; a run
 //! killed with SIGKILL resumes.
 
+mod common;
+
+use common::BIN;
 use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_resplab");
 
 fn experiment(name: &str, generators: &str, rounds: u32, max_reruns: u32) -> String {
     format!(
@@ -89,31 +90,14 @@ fn check_merged(db: &Path, name: &str, trials: usize, shards: usize) {
 fn run_kill_resume(dir: &Path, name: &str, generators: &str, rounds: u32, shards: usize) {
     let file = write(dir, "exp.toml", &experiment(name, generators, rounds, 2));
     let db = dir.join("r.db");
-    let mut child: Child = Command::new(BIN)
-        .args(["experiment", "run"])
-        .arg(&file)
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while stored(&db, name) < 2 {
-        assert!(Instant::now() < deadline, "no progress within 120 s");
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                use std::io::Read;
-                let _ = e.read_to_string(&mut err);
-            }
-            panic!("finished ({status}) before it could be killed:\n{err}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    child.kill().unwrap(); // SIGKILL, mid-trial
-    child.wait().unwrap();
+    let mut child = common::spawn_experiment(&file, &db);
+    common::kill_9_once_stored(
+        &mut child,
+        || stored(&db, name),
+        2,
+        Duration::from_secs(120),
+        Duration::from_millis(300),
+    );
     let before = stored(&db, name);
     let total = 2 * rounds as usize;
     assert!((2..total).contains(&before), "{before}");

@@ -1,10 +1,12 @@
 //! A real two-variant experiment against redis-server, killed with SIGKILL in the
 //! middle and resumed: every planned trial ends up stored exactly once.
 
+mod common;
+
 use resplab_store::Store;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const EXP: &str = r#"
 [experiment]
@@ -74,33 +76,16 @@ fn kill_9_mid_run_then_resume_stores_every_trial_once() {
     .unwrap();
     let db = dir.path().join("r.db");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resplab"))
-        .args(["experiment", "run"])
-        .arg(&file)
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_experiment(&file, &db);
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stored(&db) < 3 {
-        assert!(Instant::now() < deadline, "no progress within 60 s");
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                use std::io::Read;
-                let _ = e.read_to_string(&mut err);
-            }
-            panic!("finished ({status}) before it could be killed:\n{err}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Mid-trial: the fourth trial is running now.
-    std::thread::sleep(Duration::from_millis(200));
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    // Mid-trial: the fourth trial is running when the kill comes.
+    common::kill_9_once_stored(
+        &mut child,
+        || stored(&db),
+        3,
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+    );
     // The server of the trial in progress outlives the runner; resume must stop it.
     let left = orphans_of(pid, &own_dir);
     assert!(!left.is_empty(), "a server was running at the kill");

@@ -1,29 +1,13 @@
 //! Scale-out end to end: N `resplab bench --shard I/N` processes against one real
 //! redis-server, started together with `--start-at`, and `resplab merge` of their results.
 
+mod common;
+
+use common::{resplab, text, BIN};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_testkit::redis::RedisServer;
 use serde_json::Value;
-use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_resplab");
-
-fn resplab(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("REDISCLI_AUTH")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use std::process::{Command, Stdio};
 
 fn histogram(v: &Value) -> LatencyHistogram {
     LatencyHistogram::from_base64(v["histogram"].as_str().unwrap()).unwrap()

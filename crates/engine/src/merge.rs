@@ -14,6 +14,7 @@
 //! resplab version, and distinct shard numbers. Anything else is refused with a message
 //! that names the file and what differs.
 
+use crate::tally::latency_us;
 use resplab_results::{
     ConnectionStats, CpuTime, LatencyUs, LoadModel, MergedShard, OpenLoopStats, Outage, RunEnd,
     RunRecord, SecondSample, ShardInfo, Summary, Warning,
@@ -82,57 +83,46 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
                 "{label} and {first_label} are not shards of one workload: {what} differs ({b} vs {a})"
             )))
         };
-        if s.count != fs.count {
-            return differs("the shard count", fs.count.to_string(), s.count.to_string());
-        }
-        if s.master_seed != fs.master_seed {
-            return differs(
+        let pairs = [
+            ("the shard count", fs.count.to_string(), s.count.to_string()),
+            (
                 "the master seed (--seed)",
                 fs.master_seed.to_string(),
                 s.master_seed.to_string(),
-            );
-        }
-        if s.per_shard != fs.per_shard {
-            return differs(
+            ),
+            (
                 "--per-shard",
                 fs.per_shard.to_string(),
                 s.per_shard.to_string(),
-            );
-        }
-        if s.given_clients != fs.given_clients {
-            return differs(
+            ),
+            (
                 "-c as given",
                 fs.given_clients.to_string(),
                 s.given_clients.to_string(),
-            );
-        }
-        if s.given_requests != fs.given_requests {
-            return differs(
+            ),
+            (
                 "-n as given",
                 format!("{:?}", fs.given_requests),
                 format!("{:?}", s.given_requests),
-            );
-        }
-        if s.given_rate_per_sec != fs.given_rate_per_sec {
-            return differs(
+            ),
+            (
                 "--rate as given",
                 format!("{:?}", fs.given_rate_per_sec),
                 format!("{:?}", s.given_rate_per_sec),
-            );
-        }
-        if r.tool.version != first.tool.version {
-            return differs(
+            ),
+            (
                 "the resplab version",
                 first.tool.version.clone(),
                 r.tool.version.clone(),
-            );
-        }
-        if r.load_model.is_closed_loop() != first.load_model.is_closed_loop() {
-            return differs(
+            ),
+            (
                 "the load model",
                 first.load_model.label(),
                 r.load_model.label(),
-            );
+            ),
+        ];
+        if let Some((what, a, b)) = pairs.into_iter().find(|(_, a, b)| a != b) {
+            return differs(what, a, b);
         }
         let (a, b) = (
             workload_identity(&first.config),
@@ -454,18 +444,6 @@ fn measured_start_ms(r: &RunRecord) -> f64 {
         .unwrap_or(r.started_at_unix_ms as f64 + r.warmup_sec * 1e3)
 }
 
-fn latency_us(h: &LatencyHistogram) -> LatencyUs {
-    let us = |ns: u64| ns as f64 / 1e3;
-    LatencyUs {
-        mean: h.mean_ns() / 1e3,
-        p50: us(h.percentile_ns(50.0)),
-        p90: us(h.percentile_ns(90.0)),
-        p99: us(h.percentile_ns(99.0)),
-        p99_9: us(h.percentile_ns(99.9)),
-        max: us(h.max_ns()),
-    }
-}
-
 fn merge_histograms<'a>(
     encoded: impl Iterator<Item = &'a str>,
 ) -> Result<LatencyHistogram, MergeError> {
@@ -570,9 +548,9 @@ mod tests {
     use resplab_results::{HostInfo, ToolInfo};
 
     /// A shard record whose replies all took `latency_us` (µs), `n` of them.
-    fn shard(index: u32, count: u32, latency_us: &[(u64, u64)], start_ms: f64) -> RunRecord {
+    fn shard(index: u32, count: u32, replies_us: &[(u64, u64)], start_ms: f64) -> RunRecord {
         let mut h = LatencyHistogram::new();
-        for &(us, n) in latency_us {
+        for &(us, n) in replies_us {
             h.record_n(us * 1000, n);
         }
         let requests = h.count();
@@ -580,7 +558,7 @@ mod tests {
             requests,
             errors: 0,
             ops_per_sec: requests as f64 / 2.0,
-            latency_us: latency_us_of(&h),
+            latency_us: latency_us(&h),
             bytes_in: requests * 5,
             bytes_out: requests * 30,
             histogram: h.to_base64(),
@@ -649,10 +627,6 @@ mod tests {
             }),
             shards: Vec::new(),
         }
-    }
-
-    fn latency_us_of(h: &LatencyHistogram) -> LatencyUs {
-        latency_us(h)
     }
 
     fn inputs(records: Vec<RunRecord>) -> Vec<(String, RunRecord)> {
