@@ -253,12 +253,7 @@ pub fn run_shards(commands: &[ShardCommand], timeout: Duration, stop: &StopToken
 
 /// Kills a child's whole process group (a launcher and what it started).
 fn kill_group(child: &mut Child) {
-    let pid = child.id();
-    let _ = Command::new("kill")
-        .args(["-KILL", &format!("-{pid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+    crate::launch::kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -243,11 +243,7 @@ impl ServerProcess {
                 }
                 _ => {
                     // The process group it leads too: a wrapper's children go with it.
-                    let _ = Command::new("kill")
-                        .args(["-9", "--", &format!("-{}", child.id())])
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status();
+                    kill_group(child.id());
                     let _ = child.kill();
                     let _ = child.wait();
                     break;
@@ -315,11 +311,7 @@ pub fn reap_orphans() -> Vec<Orphan> {
         // started goes with it.
         let recorded = recorded_server(&dir);
         if let Some(pid) = recorded {
-            let _ = Command::new("kill")
-                .args(["-9", "--", &format!("-{pid}")])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            kill_group(pid);
             pids.push(pid);
         }
         for pid in processes_in(&dir) {
@@ -348,6 +340,23 @@ pub fn reap_orphans() -> Vec<Orphan> {
 }
 
 /// The server named by a run directory's pid file, if that very process still runs.
+/// Sends SIGKILL to the process group `pgid` leads (a launcher or server and what it
+/// started), with the `kill` command.
+///
+/// The `--` matters: without it procps-ng 4.0's `kill -KILL -1234` reads the group's
+/// number as something else and signals process group 2 instead, which on some machines
+/// holds the session that started us.
+pub(crate) fn kill_group(pgid: u32) {
+    if pgid <= 1 {
+        return;
+    }
+    let _ = Command::new("kill")
+        .args(["-9", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
 fn recorded_server(dir: &std::path::Path) -> Option<u32> {
     let text = fs::read_to_string(dir.join(PID_FILE)).ok()?;
     let mut words = text.split_whitespace();
@@ -476,5 +485,62 @@ pub fn pin_self(cpus: &str) -> Result<(), String> {
             "taskset -a -p -c {cpus} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead as _;
+
+    /// Whether `pid` is gone or a zombie waiting for its parent.
+    fn dead(pid: u32) -> bool {
+        match fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => {
+                stat.rfind(')')
+                    .and_then(|i| stat[i + 1..].split_whitespace().next())
+                    == Some("Z")
+            }
+        }
+    }
+
+    #[test]
+    fn kill_group_kills_what_the_leader_started_and_nothing_else() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 60 & echo $!; wait"])
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let grandchild: u32 = line.trim().parse().unwrap();
+        assert!(!dead(grandchild));
+        kill_group(child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut leader_gone = false;
+        while Instant::now() < deadline {
+            leader_gone = leader_gone || child.try_wait().is_ok_and(|s| s.is_some());
+            if leader_gone && dead(grandchild) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let survivor = !dead(grandchild);
+        if !leader_gone || survivor {
+            let _ = Command::new("kill")
+                .args(["-9", &grandchild.to_string()])
+                .status();
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+        assert!(leader_gone, "the group's leader lives on");
+        assert!(!survivor, "the group's other member {grandchild} lives on");
+        // This test process is still here, and so is its group: nothing else was hit.
+        kill_group(0);
+        kill_group(1);
     }
 }
