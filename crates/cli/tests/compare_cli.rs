@@ -64,6 +64,8 @@ fn run_record(ops: f64, p99_us: f64) -> RunRecord {
         warnings: Vec::new(),
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     }
 }
 

@@ -143,6 +143,8 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
         warnings: Vec::new(),
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     }
 }
 

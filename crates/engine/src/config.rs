@@ -176,6 +176,12 @@ pub struct RunConfig {
     /// Keep each series interval's histogram and wall-clock time in the record (shard
     /// runs, so that their series merge exactly).
     pub series_histograms: bool,
+    /// `--cluster`: the target must be a Redis Cluster node (the run fails otherwise).
+    /// Without it, cluster mode is still used when the target says `cluster_enabled:1`.
+    pub cluster: bool,
+    /// `--read-from-replicas`: cluster mode sends read-only commands to replicas (after
+    /// `READONLY`), spreading the clients over each master's replicas.
+    pub read_from_replicas: bool,
 }
 
 impl RunConfig {
@@ -200,6 +206,8 @@ impl RunConfig {
             reconnect: ReconnectPolicy::default(),
             start_at: None,
             series_histograms: false,
+            cluster: false,
+            read_from_replicas: false,
         }
     }
 
@@ -319,6 +327,15 @@ impl RunConfig {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
         if let (Some(at), Some(obj)) = (start_at, out.as_object_mut()) {
             obj.insert("start_at_unix_ms".into(), (at.as_millis() as u64).into());
+        }
+        if let (true, Some(obj)) = (self.cluster || self.read_from_replicas, out.as_object_mut()) {
+            obj.insert(
+                "cluster".into(),
+                json!({
+                    "requested": self.cluster,
+                    "read_from_replicas": self.read_from_replicas,
+                }),
+            );
         }
         if let (Some(t), Some(obj)) = (&self.tls, out.as_object_mut()) {
             obj.insert(

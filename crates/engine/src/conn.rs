@@ -95,6 +95,11 @@ pub(crate) struct InFlight {
     pub cmd: u16,
     /// Sent (closed loop) or scheduled (open loop) after the warm-up: recorded.
     pub measured: bool,
+    /// Cluster mode: how many times it was redirected (`MOVED`, `ASK`, `TRYAGAIN`).
+    pub redirects: u8,
+    /// Cluster mode: its wire bytes' length in the connection's sent log, so that a
+    /// redirected request can be sent again (0 otherwise).
+    pub wire_len: u32,
 }
 
 /// Whether a connection is usable.
@@ -130,6 +135,15 @@ pub(crate) struct Conn {
     /// Open loop: intended time of the next request (ns since the epoch; `u64::MAX` when
     /// the schedule is exhausted).
     pub next_intended_ns: u64,
+    /// The logical client this connection belongs to (its own index outside cluster
+    /// mode; in cluster mode a client has one connection per node it talks to).
+    pub client: u32,
+    /// Cluster mode: the node (index in the worker's topology) it is connected to.
+    pub node: u16,
+    /// Cluster mode: the wire bytes of the requests in flight, oldest first from
+    /// `sent_head`, kept so that a redirected request can be sent again.
+    pub sent: Vec<u8>,
+    pub sent_head: usize,
 }
 
 /// Initial size of a connection's read buffer; it grows when one reply is larger.
@@ -147,6 +161,22 @@ impl Conn {
             inflight: VecDeque::with_capacity(pipeline),
             quota,
             next_intended_ns: 0,
+            client: 0,
+            node: 0,
+            sent: Vec::new(),
+            sent_head: 0,
+        }
+    }
+
+    /// Cluster mode: forgets sent bytes no request needs any more.
+    #[inline]
+    pub(crate) fn trim_sent(&mut self) {
+        if self.sent_head == self.sent.len() {
+            self.sent.clear();
+            self.sent_head = 0;
+        } else if self.sent_head > 64 * 1024 && self.sent_head * 2 > self.sent.len() {
+            self.sent.drain(..self.sent_head);
+            self.sent_head = 0;
         }
     }
 
@@ -235,5 +265,7 @@ impl Conn {
         self.wpos = 0;
         self.rstart = 0;
         self.rend = 0;
+        self.sent.clear();
+        self.sent_head = 0;
     }
 }

@@ -333,15 +333,34 @@ fn step(stream: &mut StdStream, name: &'static str, args: &[&[u8]]) -> Result<Va
 /// `AUTH` inside when credentials are given) or `AUTH`, then `SELECT`; or just `PING`
 /// when none of them is needed.
 pub(crate) fn open_ready(cfg: &RunConfig, timeout: Duration) -> Result<StdStream, SetupError> {
-    let mut s = open(&cfg.target, cfg.tls.as_ref(), timeout)?;
+    open_ready_to(cfg, &cfg.target, false, timeout)
+}
+
+/// [`open_ready`] to another node than the configured target (a cluster node), with
+/// `READONLY` after the set-up when `readonly` (a replica that serves reads).
+pub(crate) fn open_ready_to(
+    cfg: &RunConfig,
+    target: &Target,
+    readonly: bool,
+    timeout: Duration,
+) -> Result<StdStream, SetupError> {
+    let mut s = open(target, cfg.tls.as_ref(), timeout)?;
+    ready(cfg, &mut s)?;
+    if readonly {
+        step(&mut s, "READONLY", &[b"READONLY"])?;
+    }
+    Ok(s)
+}
+
+fn ready(cfg: &RunConfig, s: &mut StdStream) -> Result<(), SetupError> {
     match (cfg.protocol, &cfg.credentials) {
         (Protocol::Resp3, None) => {
-            step(&mut s, "HELLO 3", &[b"HELLO", b"3"])?;
+            step(s, "HELLO 3", &[b"HELLO", b"3"])?;
         }
         (Protocol::Resp3, Some(c)) => {
             let user = c.user.as_deref().unwrap_or("default");
             step(
-                &mut s,
+                s,
                 "HELLO 3 AUTH",
                 &[
                     b"HELLO",
@@ -355,27 +374,27 @@ pub(crate) fn open_ready(cfg: &RunConfig, timeout: Duration) -> Result<StdStream
         (Protocol::Resp2, Some(c)) => match &c.user {
             Some(user) => {
                 step(
-                    &mut s,
+                    s,
                     "AUTH",
                     &[b"AUTH", user.as_bytes(), c.password.as_bytes()],
                 )?;
             }
             None => {
-                step(&mut s, "AUTH", &[b"AUTH", c.password.as_bytes()])?;
+                step(s, "AUTH", &[b"AUTH", c.password.as_bytes()])?;
             }
         },
         (Protocol::Resp2, None) => {}
     }
     if let Some(db) = cfg.db {
-        step(&mut s, "SELECT", &[b"SELECT", db.to_string().as_bytes()])?;
+        step(s, "SELECT", &[b"SELECT", db.to_string().as_bytes()])?;
     }
     if cfg.protocol == Protocol::Resp2 && cfg.credentials.is_none() && cfg.db.is_none() {
         // Nothing was asked of the server yet. A kernel completes TCP handshakes for a
         // process that is stopped or wedged, so only an answer proves the server is there;
         // without this, a reconnect to such a server would count as a success.
-        step(&mut s, "PING", &[b"PING"])?;
+        step(s, "PING", &[b"PING"])?;
     }
-    Ok(s)
+    Ok(())
 }
 
 /// Fetches `INFO server` and parses its `key:value` lines. A server without `INFO` (or

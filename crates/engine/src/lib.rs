@@ -32,6 +32,7 @@
 //! calls per request and fewer with pipelining, the remaining client cost is mostly the
 //! kernel's TCP work, which io_uring does not remove.
 
+mod cluster;
 pub mod config;
 mod conn;
 mod connect;

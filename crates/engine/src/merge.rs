@@ -166,6 +166,35 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
         let s = merge_summaries(records.iter().filter_map(|r| r.commands.get(name)))?;
         commands.insert(name.clone(), s);
     }
+    // Cluster runs: each node's part added over the shards, redirections too.
+    let mut node_names: Vec<&String> = records.iter().flat_map(|r| r.nodes.keys()).collect();
+    node_names.sort();
+    node_names.dedup();
+    let mut nodes = BTreeMap::new();
+    for name in node_names {
+        let parts: Vec<&resplab_results::NodeSummary> =
+            records.iter().filter_map(|r| r.nodes.get(name)).collect();
+        let summary = merge_summaries(parts.iter().map(|n| &n.summary))?;
+        nodes.insert(
+            name.clone(),
+            resplab_results::NodeSummary {
+                role: parts.first().map(|n| n.role.clone()).unwrap_or_default(),
+                summary,
+                moved: parts.iter().map(|n| n.moved).sum(),
+                ask: parts.iter().map(|n| n.ask).sum(),
+                tryagain: parts.iter().map(|n| n.tryagain).sum(),
+            },
+        );
+    }
+    let cluster = records.iter().find_map(|r| r.cluster.clone()).map(|mut c| {
+        let all: Vec<&resplab_results::ClusterSummary> =
+            records.iter().filter_map(|r| r.cluster.as_ref()).collect();
+        c.moved = all.iter().map(|x| x.moved).sum();
+        c.ask = all.iter().map(|x| x.ask).sum();
+        c.tryagain = all.iter().map(|x| x.tryagain).sum();
+        c.connections_per_master = all.iter().map(|x| x.connections_per_master).sum();
+        c
+    });
     let open_loop = if records.iter().all(|r| r.open_loop.is_some()) {
         let ols: Vec<&OpenLoopStats> = records
             .iter()
@@ -357,6 +386,8 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
         warnings,
         shard: None,
         shards: merged_shards,
+        cluster,
+        nodes,
     })
 }
 
@@ -626,6 +657,8 @@ mod tests {
                 ..ShardInfo::default()
             }),
             shards: Vec::new(),
+            cluster: None,
+            nodes: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@
 //! reconnect policy's give-up time (`RunEnd::ServerLost`). Only failures before anything
 //! could be measured are `Err`.
 
+use crate::cluster;
 use crate::config::RunConfig;
 use crate::connect;
 use crate::error::EngineError;
@@ -22,8 +23,8 @@ use crate::stop::StopToken;
 use crate::tally::{latency_us, summarize, CmdTally, OpenLoopTally};
 use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult, INTERVAL_NS};
 use resplab_results::{
-    ConnectionStats, CpuTime, LoadModel, OpenLoopStats, Outage, RunEnd, RunRecord, SecondSample,
-    ToolInfo, Warning, SCHEMA_VERSION,
+    ClusterSummary, ConnectionStats, CpuTime, LoadModel, NodeSummary, OpenLoopStats, Outage,
+    RunEnd, RunRecord, SecondSample, ToolInfo, Warning, SCHEMA_VERSION,
 };
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::Workload;
@@ -66,6 +67,8 @@ struct PhaseOutcome {
     outages: Vec<Outage>,
     /// Connection set-up times, ns.
     setup: LatencyHistogram,
+    /// Cluster mode: per node, whether it is a replica and its counts.
+    nodes: BTreeMap<String, (bool, crate::cluster::NodeTally)>,
 }
 
 /// Runs `workload` against the configured target and returns what was measured.
@@ -88,10 +91,6 @@ pub fn run(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunRecord, EngineError> {
     cfg.validate()?;
-    crate::fdlimit::ensure_open_files(crate::fdlimit::files_needed(
-        cfg.clients,
-        cfg.effective_threads(),
-    ))?;
     let phases = workload.phases();
     if phases.is_empty() {
         return Err(EngineError::Workload("the workload has no phases".into()));
@@ -106,7 +105,11 @@ pub fn run(
             )));
         }
     }
+    let tagged: Workload;
+    let mut workload = workload;
     let mut clock_before: Option<(f64, f64)> = None;
+    let mut cluster_summary: Option<ClusterSummary> = None;
+    let mut seed_topology: Option<cluster::Topology> = None;
     let server = {
         let mut ctl = connect::open_ready(cfg, cfg.connect_timeout)
             .map_err(|e| e.into_engine(&cfg.target))?;
@@ -114,9 +117,55 @@ pub fn run(
         if cfg.series_histograms || cfg.start_at.is_some() {
             clock_before = connect::clock_offset(&mut ctl, 5);
         }
+        let detected = cluster::is_cluster(&mut ctl);
+        if (cfg.cluster || cfg.read_from_replicas) && !detected {
+            return Err(EngineError::Workload(format!(
+                "--cluster: {} is not a Redis Cluster node (INFO cluster does not say cluster_enabled:1); drop --cluster and --read-from-replicas for a single server",
+                cfg.target
+            )));
+        }
+        if detected {
+            let topo = cluster::Topology::fetch(&mut ctl, &cfg.target, cfg.tls.is_some())
+                .map_err(|e| EngineError::Workload(format!("cluster at {}: {e}", cfg.target)))?;
+            let replicas = topo.nodes.iter().filter(|n| n.master_of.is_some()).count();
+            cluster_summary = Some(ClusterSummary {
+                mode: if cfg.cluster { "--cluster" } else { "detected" }.into(),
+                masters: topo.masters().len() as u32,
+                replicas: replicas as u32,
+                connections_per_master: cfg.clients,
+                read_from_replicas: cfg.read_from_replicas,
+                topology_source: topo.source.into(),
+                ..ClusterSummary::default()
+            });
+            seed_topology = Some(topo);
+            // Multi-key tests need their keys in one slot.
+            tagged = workload
+                .clone()
+                .with_cluster_tags()
+                .map_err(|e| EngineError::Workload(e.to_string()))?;
+            workload = &tagged;
+        }
+        let per_client = seed_topology.as_ref().map_or(1, |t| {
+            let masters = t.masters().len() as u32;
+            if cfg.read_from_replicas {
+                t.nodes.len() as u32
+            } else {
+                masters
+            }
+        });
+        crate::fdlimit::ensure_open_files(crate::fdlimit::files_needed(
+            cfg.clients.saturating_mul(per_client.max(1)),
+            cfg.effective_threads(),
+        ))?;
         for req in workload.setup_requests(0) {
             let args: Vec<&[u8]> = req.args().collect();
-            let reply = connect::call(&mut ctl, &args).map_err(|source| EngineError::Connect {
+            // In a cluster, a set-up command (LPUSH of the list LRANGE reads) goes to the
+            // master of its key.
+            let reply = match &seed_topology {
+                Some(topo) => cluster::call_routed(cfg, topo, &args),
+                None => connect::call(&mut ctl, &args),
+            }
+            .map_err(|source| EngineError::Connect {
                 target: cfg.target.to_string(),
                 source,
             })?;
@@ -142,6 +191,7 @@ pub fn run(
     let mut connections = ConnectionStats::default();
     let mut cpu = CpuTime::default();
     let mut setup = LatencyHistogram::new();
+    let mut node_tallies: BTreeMap<String, (bool, cluster::NodeTally)> = BTreeMap::new();
     let mut duration_sec = 0.0;
     let mut end = RunEnd::Completed;
     for (p, phase) in phases.iter().enumerate() {
@@ -150,7 +200,11 @@ pub fn run(
             break;
         }
         series.begin_phase(p, duration_sec);
-        let out = match run_phase(cfg, workload, p, stop, &mut series, progress) {
+        let plan = match &seed_topology {
+            Some(seed) => Some(cluster::plan_phase(cfg, workload, p, seed)?),
+            None => None,
+        };
+        let out = match run_phase(cfg, workload, p, stop, &mut series, progress, plan.as_ref()) {
             Ok(out) => out,
             // Earlier phases were measured: a server that is gone by now ends the run
             // with their results instead of discarding them.
@@ -181,6 +235,14 @@ pub fn run(
         connections.protocol_errors += out.connections.protocol_errors;
         connections.outages.extend(out.outages.iter().cloned());
         setup.merge(&out.setup);
+        for (name, (replica, t)) in &out.nodes {
+            let entry = node_tallies.entry(name.clone()).or_default();
+            entry.0 = *replica;
+            entry.1.t.merge(&t.t);
+            entry.1.moved += t.moved;
+            entry.1.ask += t.ask;
+            entry.1.tryagain += t.tryagain;
+        }
         cpu.user_sec += out.cpu.user_sec;
         cpu.system_sec += out.cpu.system_sec;
         duration_sec += out.duration_sec;
@@ -283,6 +345,24 @@ pub fn run(
     });
     let mut warnings = warnings_for(&totals, &connections, open_loop.as_ref());
     warnings.extend(warnings_extra);
+    let mut nodes = BTreeMap::new();
+    if let Some(cs) = &mut cluster_summary {
+        for (name, (replica, t)) in &node_tallies {
+            cs.moved += t.moved;
+            cs.ask += t.ask;
+            cs.tryagain += t.tryagain;
+            nodes.insert(
+                name.clone(),
+                NodeSummary {
+                    role: if *replica { "replica" } else { "master" }.into(),
+                    summary: summarize(&t.t, duration_sec),
+                    moved: t.moved,
+                    ask: t.ask,
+                    tryagain: t.tryagain,
+                },
+            );
+        }
+    }
     Ok(RunRecord {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {
@@ -309,6 +389,8 @@ pub fn run(
         warnings,
         shard,
         shards: Vec::new(),
+        cluster: cluster_summary,
+        nodes,
     })
 }
 
@@ -691,6 +773,7 @@ fn run_phase(
     stop: &StopToken,
     seconds: &mut SeriesAccumulator,
     progress: &mut dyn FnMut(&Progress),
+    cluster: Option<&cluster::ClusterPlan>,
 ) -> Result<PhaseOutcome, EngineError> {
     let series_offset_sec = seconds.phases.get(p).map_or(0.0, |x| x.0);
     let phase = &workload.phases()[p];
@@ -714,6 +797,7 @@ fn run_phase(
                 commands: phase.commands.len(),
                 stop,
                 shared: &shared,
+                cluster,
             };
             let tx = tx.clone();
             let spawned = std::thread::Builder::new()
@@ -881,6 +965,14 @@ fn run_phase(
             out.connections.reconnects += r.reconnects;
             out.connections.protocol_errors += r.protocol_errors;
             out.setup.merge(&r.setup);
+            for (name, replica, t) in &r.nodes {
+                let entry = out.nodes.entry(name.clone()).or_default();
+                entry.0 = *replica;
+                entry.1.t.merge(&t.t);
+                entry.1.moved += t.moved;
+                entry.1.ask += t.ask;
+                entry.1.tryagain += t.tryagain;
+            }
         }
         Ok(out)
     })

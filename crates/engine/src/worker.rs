@@ -48,7 +48,8 @@
 //! `epoll_wait` until one millisecond before the next intended time and then polls
 //! without blocking, since `epoll_wait` only has millisecond resolution.
 
-use crate::config::{Budget, RunConfig};
+use crate::cluster::{ClusterPlan, ClusterState, Held, Pending, MAX_REDIRECTS};
+use crate::config::{Budget, RunConfig, Target};
 use crate::conn::{Conn, InFlight, MioStream, State};
 use crate::connect;
 use crate::error::EngineError;
@@ -57,6 +58,7 @@ use crate::tally::{
     CmdTally, OpenLoopTally, KIND_CONNECTION_LOST, KIND_PROTOCOL_ERROR, KIND_TIMEOUT,
 };
 use mio::{Events, Poll, Token};
+use resplab_proto::resp::cluster::{parse_redirect, RedirectKind};
 use resplab_proto::resp::scan::{error_kind, scan_reply, ReplyClass};
 use resplab_proto::resp::{encode, Limits};
 use resplab_stats::hist::LatencyHistogram;
@@ -136,6 +138,8 @@ pub(crate) struct WorkerResult {
     /// Time to set up each of its connections at the start (TCP connect, TLS handshake,
     /// HELLO/AUTH/SELECT), ns.
     pub setup: LatencyHistogram,
+    /// Cluster mode: per node (by name), whether it is a replica and its counts.
+    pub nodes: Vec<(String, bool, crate::cluster::NodeTally)>,
 }
 
 /// What one worker runs.
@@ -151,6 +155,8 @@ pub(crate) struct Assignment<'a> {
     pub commands: usize,
     pub stop: &'a StopToken,
     pub shared: &'a Shared,
+    /// Cluster mode: the topology and routing of the phase.
+    pub cluster: Option<&'a ClusterPlan>,
 }
 
 /// Runs a worker: sets up its connections, reports `Ready`, waits for the epoch, runs
@@ -195,6 +201,13 @@ struct Worker<'a> {
     /// Set-up time of each connection opened at the start, ns.
     setup: LatencyHistogram,
     outages: Vec<(u64, Option<u64>)>,
+    /// Logical clients: the first `nclients` connections are their home connections,
+    /// which hold each client's budget and schedule (all of them outside cluster mode).
+    nclients: usize,
+    /// Cluster mode's routing state.
+    cl: Option<Box<ClusterState>>,
+    /// Cluster mode: one request's wire bytes before they go to a connection.
+    scratch: Vec<u8>,
 }
 
 /// The per-thread measurements, kept apart from the connections so both can be borrowed
@@ -287,24 +300,34 @@ impl<'a> Worker<'a> {
             };
             Schedule::new(ol.rate_per_sec, arrivals, cfg.seed ^ (a.phase as u64))
         });
+        let mut cl = a
+            .cluster
+            .map(|plan| Box::new(ClusterState::new(plan, a.nconns)));
+        let masters = cl.as_ref().map(|c| c.topo.masters()).unwrap_or_default();
         for k in 0..a.nconns {
             let global = (a.first_conn + k) as u64;
             let quota = match cfg.budget {
                 Budget::Requests(n) => Some(n / total_conns + u64::from(global < n % total_conns)),
                 Budget::Duration(_) => None,
             };
-            let t0 = Instant::now();
-            let std = connect::open_ready(cfg, cfg.connect_timeout)
-                .map_err(|e| e.into_engine(&cfg.target))?;
-            setup.record(t0.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
-            let mut stream = std.into_mio().map_err(|source| EngineError::Connect {
-                target: cfg.target.to_string(),
-                source,
-            })?;
-            stream
-                .register(poll.registry(), Token(k))
-                .map_err(|e| EngineError::Worker(format!("cannot register a socket: {e}")))?;
-            conns.push(Conn::new(stream, pipeline, quota));
+            // A cluster client's home connection goes to its home master; clients are
+            // spread over the masters in turn.
+            let (target, node) = match (&mut cl, masters.is_empty()) {
+                (Some(c), false) => {
+                    let m = masters[global as usize % masters.len()];
+                    c.home.push(m);
+                    (c.topo.nodes[m].target.clone(), m)
+                }
+                _ => (cfg.target.clone(), 0),
+            };
+            let stream = open_registered(cfg, &target, false, &poll, Token(k), &mut setup)?;
+            let mut conn = Conn::new(stream, pipeline, quota);
+            conn.client = k as u32;
+            conn.node = node as u16;
+            if let Some(c) = &mut cl {
+                c.conn_of[k][node] = k;
+            }
+            conns.push(conn);
             let gen = a
                 .workload
                 .generator_partitioned(a.phase, global, total_conns);
@@ -317,6 +340,35 @@ impl<'a> Worker<'a> {
                 scheds.push(stream);
             }
         }
+        if let Some(c) = &mut cl {
+            // Every client also connects to every other master (and, reading from
+            // replicas, to the replicas) at the start, so no connection is made while
+            // measuring unless the topology changes.
+            let nodes = c.initial_nodes();
+            for k in 0..a.nconns {
+                for &node in &nodes {
+                    if c.conn_of[k][node] != usize::MAX {
+                        continue;
+                    }
+                    let idx = conns.len();
+                    let target = c.topo.nodes[node].target.clone();
+                    let stream = open_registered(
+                        cfg,
+                        &target,
+                        c.is_replica(node),
+                        &poll,
+                        Token(idx),
+                        &mut setup,
+                    )?;
+                    let mut conn = Conn::new(stream, pipeline, None);
+                    conn.client = k as u32;
+                    conn.node = node as u16;
+                    c.conn_of[k][node] = idx;
+                    conns.push(conn);
+                }
+            }
+        }
+        let nclients = a.nconns;
         let measure_ns = cfg.warmup.as_nanos().min(u128::from(u64::MAX / 4)) as u64;
         let end_ns = match cfg.budget {
             Budget::Duration(d) => {
@@ -358,6 +410,9 @@ impl<'a> Worker<'a> {
             opened,
             setup,
             outages: Vec::new(),
+            nclients,
+            cl,
+            scratch: Vec::new(),
         })
     }
 
@@ -383,10 +438,7 @@ impl<'a> Worker<'a> {
                 if self.open_loop && !self.interrupted() {
                     // The test time is over: what came due before its end still goes
                     // out (late, with its lag recorded) if the cap allows.
-                    for i in 0..self.conns.len() {
-                        self.fill_open(i, now);
-                        self.flush(i);
-                    }
+                    self.fill_all(now);
                 }
                 stopped_at = Some(now);
                 self.count_unsent(now);
@@ -407,20 +459,14 @@ impl<'a> Worker<'a> {
                 next_check = now + NS_PER_SEC / 10;
                 self.expire(now, request_timeout_ns);
                 self.any_down |= self.conns.iter().any(|c| !c.is_live());
+                self.refresh_topology();
             }
             if self.any_down {
                 self.any_down = self.reconnect_due();
             }
             let sending = stopped_at.is_none();
             if sending {
-                for i in 0..self.conns.len() {
-                    if self.open_loop {
-                        self.fill_open(i, now);
-                    } else {
-                        self.fill_closed(i, now);
-                    }
-                    self.flush(i);
-                }
+                self.fill_all(now);
             }
             let timeout = self.poll_timeout(now, sending);
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -440,6 +486,9 @@ impl<'a> Worker<'a> {
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                     let drain_all = ev.is_read_closed() || ev.is_error();
                     self.on_readable(i, drain_all);
+                    if self.cl.is_some() {
+                        self.process_pending();
+                    }
                     if !self.conns[i].is_live() {
                         continue;
                     }
@@ -448,8 +497,14 @@ impl<'a> Worker<'a> {
                         if self.should_stop_sending(now) {
                             continue;
                         }
-                        self.fill_closed(i, now);
-                        self.flush(i);
+                        if self.cl.is_some() {
+                            let c = self.conns[i].client as usize;
+                            self.fill_cluster(c, now);
+                            self.flush_client(c);
+                        } else {
+                            self.fill_closed(i, now);
+                            self.flush(i);
+                        }
                     }
                 }
             }
@@ -474,8 +529,28 @@ impl<'a> Worker<'a> {
                 self.outages.push((start, None));
             }
         }
+        let nodes = match self.cl.as_deref() {
+            Some(cl) => cl
+                .topo
+                .nodes
+                .iter()
+                .zip(&cl.nodes)
+                .enumerate()
+                .filter(|(i, (_, t))| {
+                    t.t.requests > 0
+                        || t.moved + t.ask + t.tryagain > 0
+                        || cl
+                            .conn_of
+                            .iter()
+                            .any(|row| row.get(*i).is_some_and(|&k| k != usize::MAX))
+                })
+                .map(|(_, (n, t))| (n.name(), n.master_of.is_some(), t.clone()))
+                .collect(),
+            None => Vec::new(),
+        };
         WorkerResult {
             worker: self.a.worker,
+            nodes,
             cmds: std::mem::take(&mut self.rec.cmds),
             open: std::mem::take(&mut self.rec.open),
             end_ns,
@@ -498,20 +573,24 @@ impl<'a> Worker<'a> {
 
     fn all_done(&self) -> bool {
         self.end_ns.is_none()
-            && self
-                .conns
+            && self.conns[..self.nclients]
                 .iter()
-                .all(|c| c.quota == Some(0) && c.inflight.is_empty())
+                .all(|c| c.quota == Some(0))
+            && self.conns.iter().all(|c| c.inflight.is_empty())
+            && self
+                .cl
+                .as_deref()
+                .is_none_or(|cl| cl.held.iter().all(Option::is_none) && cl.pending.is_empty())
     }
 
     /// How long `epoll_wait` may block.
     fn poll_timeout(&self, now: u64, sending: bool) -> Duration {
         let mut wait = NS_PER_SEC / 10;
         if sending && self.open_loop {
-            let next = self
-                .conns
+            let cluster = self.cl.is_some();
+            let next = self.conns[..self.nclients]
                 .iter()
-                .filter(|c| c.is_live() && c.inflight.len() < self.pipeline)
+                .filter(|c| cluster || (c.is_live() && c.inflight.len() < self.pipeline))
                 .map(|c| c.next_intended_ns)
                 .min()
                 .unwrap_or(u64::MAX);
@@ -535,22 +614,302 @@ impl<'a> Worker<'a> {
         let cmd = self.gens[i].next(&mut self.req);
         let conn = &mut self.conns[i];
         let before = conn.wbuf.len();
-        if self.cache.hit(cmd, &self.req) {
-            conn.wbuf.extend_from_slice(&self.cache.wire);
-        } else {
-            if self.req.is_inline() && self.req.arg_count() <= 8 {
-                let mut parts: [&[u8]; 8] = [&[]; 8];
-                let n = self.req.arg_count();
-                for (slot, arg) in parts.iter_mut().zip(self.req.args()) {
-                    *slot = arg;
-                }
-                encode::write_inline(&mut conn.wbuf, &parts[..n]);
-            } else {
-                encode::write_command_iter(&mut conn.wbuf, self.req.args());
-            }
-            self.cache.store(cmd, &self.req, &conn.wbuf[before..]);
-        }
+        encode_cached(&mut self.cache, cmd, &self.req, &mut conn.wbuf);
         (cmd, (conn.wbuf.len() - before) as u64)
+    }
+
+    /// Tops up every client (closed loop) or sends what is due (open loop), then writes.
+    fn fill_all(&mut self, now: u64) {
+        if self.cl.is_some() {
+            for c in 0..self.nclients {
+                self.fill_cluster(c, now);
+            }
+            for i in 0..self.conns.len() {
+                self.flush(i);
+            }
+            return;
+        }
+        for i in 0..self.conns.len() {
+            if self.open_loop {
+                self.fill_open(i, now);
+            } else {
+                self.fill_closed(i, now);
+            }
+            self.flush(i);
+        }
+    }
+
+    /// Cluster mode: writes what client `c`'s connections have waiting.
+    fn flush_client(&mut self, c: usize) {
+        let nodes = self.cl.as_deref().map_or(0, |cl| cl.conn_of[c].len());
+        for n in 0..nodes {
+            let k = self.cl.as_deref().map_or(usize::MAX, |cl| cl.conn_of[c][n]);
+            if k != usize::MAX {
+                self.flush(k);
+            }
+        }
+    }
+
+    /// Cluster mode: places client `c`'s held request if its connection has room now.
+    /// Returns whether the client may go on (nothing is held any more).
+    fn place_held(&mut self, c: usize, now: u64) -> bool {
+        let Some(cl) = self.cl.as_deref_mut() else {
+            return true;
+        };
+        let Some(h) = cl.held[c].take() else {
+            return true;
+        };
+        let conn = &mut self.conns[h.conn];
+        if !conn.is_live() || conn.inflight.len() >= self.pipeline {
+            cl.held[c] = Some(h);
+            return false;
+        }
+        if h.measured && self.open_loop {
+            self.rec.open.lag.record(now.saturating_sub(h.intended_ns));
+        }
+        let f = InFlight {
+            intended_ns: if self.open_loop { h.intended_ns } else { now },
+            sent_ns: now,
+            cmd: h.cmd,
+            measured: h.measured,
+            redirects: 0,
+            wire_len: h.bytes.len() as u32,
+        };
+        push_request(conn, &h.bytes, f);
+        let mut bytes = h.bytes;
+        bytes.clear();
+        cl.spare.push(bytes);
+        true
+    }
+
+    /// Cluster mode: client `c` generates requests and sends each to the connection of
+    /// its key's node, until a connection it needs is full (that request is held until
+    /// the connection has room) or, in open loop, until nothing more is due.
+    fn fill_cluster(&mut self, c: usize, now: u64) {
+        loop {
+            if !self.place_held(c, now) {
+                return;
+            }
+            let intended;
+            let measured;
+            {
+                let home = &mut self.conns[c];
+                if self.open_loop {
+                    if home.next_intended_ns > now {
+                        return;
+                    }
+                    intended = home.next_intended_ns;
+                    if self.end_ns.is_some_and(|e| intended >= e) {
+                        home.next_intended_ns = u64::MAX;
+                        return;
+                    }
+                    measured = intended >= self.measure_ns;
+                } else {
+                    intended = now;
+                    measured = now >= self.measure_ns;
+                }
+                if measured {
+                    match &mut home.quota {
+                        Some(0) => {
+                            if self.open_loop {
+                                home.next_intended_ns = u64::MAX;
+                            }
+                            return;
+                        }
+                        Some(q) => *q -= 1,
+                        None => {}
+                    }
+                }
+                if self.open_loop {
+                    home.next_intended_ns = self.scheds[c].next_offset_ns();
+                }
+            }
+            let cmd = self.gens[c].next(&mut self.req);
+            self.scratch.clear();
+            encode_cached(&mut self.cache, cmd, &self.req, &mut self.scratch);
+            let node = match self.cl.as_deref() {
+                Some(cl) => cl.node_for(c, cmd, &self.req),
+                None => return,
+            };
+            let Some(k) = self.conn_for(c, node) else {
+                if measured {
+                    if let Some(t) = self.rec.cmds.get_mut(cmd) {
+                        t.count_error(KIND_CONNECTION_LOST, 1);
+                    }
+                    self.rec.iv_errors += 1;
+                }
+                return;
+            };
+            let bytes = self.scratch.len();
+            let Some(cl) = self.cl.as_deref_mut() else {
+                return;
+            };
+            if measured {
+                if let Some(t) = self.rec.cmds.get_mut(cmd) {
+                    t.bytes_out += bytes as u64;
+                }
+                if let Some(nt) = cl.nodes.get_mut(node) {
+                    nt.t.bytes_out += bytes as u64;
+                }
+            }
+            let conn = &mut self.conns[k];
+            if conn.is_live() && conn.inflight.len() < self.pipeline {
+                if measured && self.open_loop {
+                    self.rec.open.lag.record(now.saturating_sub(intended));
+                }
+                let f = InFlight {
+                    intended_ns: intended,
+                    sent_ns: now,
+                    cmd: cmd as u16,
+                    measured,
+                    redirects: 0,
+                    wire_len: bytes as u32,
+                };
+                push_request(conn, &self.scratch, f);
+            } else {
+                let mut held = cl.spare.pop().unwrap_or_default();
+                held.extend_from_slice(&self.scratch);
+                cl.held[c] = Some(Held {
+                    conn: k,
+                    cmd: cmd as u16,
+                    intended_ns: intended,
+                    measured,
+                    bytes: held,
+                });
+                return;
+            }
+        }
+    }
+
+    /// Cluster mode: client `c`'s connection to `node`, opened now if it has none yet
+    /// (a node it did not know at the start). `None` when it cannot be reached.
+    fn conn_for(&mut self, c: usize, node: usize) -> Option<usize> {
+        let cl = self.cl.as_deref()?;
+        let k = *cl.conn_of.get(c)?.get(node)?;
+        if k != usize::MAX {
+            return Some(k);
+        }
+        let target = cl.topo.nodes.get(node)?.target.clone();
+        let readonly = cl.is_replica(node);
+        let idx = self.conns.len();
+        let mut unused = LatencyHistogram::new();
+        let mut cfg = self.a.cfg.clone();
+        cfg.connect_timeout = cfg.connect_timeout.min(Duration::from_secs(1));
+        let stream =
+            open_registered(&cfg, &target, readonly, &self.poll, Token(idx), &mut unused).ok()?;
+        let mut conn = Conn::new(stream, self.pipeline, None);
+        conn.client = c as u32;
+        conn.node = node as u16;
+        self.conns.push(conn);
+        self.opened += 1;
+        if let Some(cl) = self.cl.as_deref_mut() {
+            cl.conn_of[c][node] = idx;
+        }
+        Some(idx)
+    }
+
+    /// Cluster mode: sends the redirected requests again, to the node the redirection
+    /// names (`ASK`: after `ASKING`) or, after `TRYAGAIN`, to the same node.
+    fn process_pending(&mut self) {
+        let Some(cl) = self.cl.as_deref_mut() else {
+            return;
+        };
+        if cl.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut cl.pending);
+        for p in pending.drain(..) {
+            let Some(cl) = self.cl.as_deref_mut() else {
+                return;
+            };
+            let (node, ask) = match &p.redirect {
+                None => (p.from_node, false),
+                Some(r) => {
+                    let host = if r.host.is_empty() {
+                        match cl.topo.nodes.get(p.from_node).map(|n| &n.target) {
+                            Some(Target::Tcp { host, .. }) => host.clone(),
+                            _ => String::new(),
+                        }
+                    } else {
+                        r.host.clone()
+                    };
+                    let before = cl.topo.nodes.len();
+                    let node = cl.topo.node_at(Target::Tcp { host, port: r.port });
+                    if cl.topo.nodes.len() != before {
+                        cl.grow();
+                    }
+                    if r.kind == RedirectKind::Moved {
+                        cl.topo.slots[usize::from(r.slot)] = node as u16;
+                        cl.refresh_due = true;
+                    }
+                    (node, r.kind == RedirectKind::Ask)
+                }
+            };
+            let dest = self
+                .conn_for(p.client, node)
+                .filter(|&k| self.conns[k].is_live());
+            let Some(k) = dest else {
+                if p.f.measured {
+                    if let Some(t) = self.rec.cmds.get_mut(usize::from(p.f.cmd)) {
+                        t.count_error(KIND_CONNECTION_LOST, 1);
+                    }
+                    self.rec.iv_errors += 1;
+                }
+                continue;
+            };
+            let conn = &mut self.conns[k];
+            if ask {
+                let now = p.f.sent_ns;
+                push_request(
+                    conn,
+                    ASKING,
+                    InFlight {
+                        intended_ns: now,
+                        sent_ns: now,
+                        cmd: INTERNAL_CMD,
+                        measured: false,
+                        redirects: 0,
+                        wire_len: ASKING.len() as u32,
+                    },
+                );
+            }
+            let f = InFlight {
+                redirects: p.f.redirects.saturating_add(1),
+                wire_len: p.bytes.len() as u32,
+                ..p.f
+            };
+            push_request(conn, &p.bytes, f);
+            self.flush(k);
+        }
+        if let Some(cl) = self.cl.as_deref_mut() {
+            cl.pending = pending;
+        }
+    }
+
+    /// Cluster mode: after a `MOVED`, reads the slot map again from a master (at most
+    /// once per check interval), so that the other moved slots are known before their
+    /// requests bounce.
+    fn refresh_topology(&mut self) {
+        let Some(cl) = self.cl.as_deref_mut() else {
+            return;
+        };
+        if !cl.refresh_due {
+            return;
+        }
+        cl.refresh_due = false;
+        let cfg = self.a.cfg;
+        for m in cl.topo.masters() {
+            let target = cl.topo.nodes[m].target.clone();
+            let Ok(mut s) = connect::open_ready_to(cfg, &target, false, Duration::from_secs(1))
+            else {
+                continue;
+            };
+            if let Ok(newer) = crate::cluster::Topology::fetch(&mut s, &target, cfg.tls.is_some()) {
+                cl.topo.refresh_from(&newer);
+                cl.grow();
+                return;
+            }
+        }
     }
 
     /// Closed loop: tops connection `i` up to `pipeline` requests in flight.
@@ -580,6 +939,8 @@ impl<'a> Worker<'a> {
                 sent_ns: now,
                 cmd: cmd as u16,
                 measured,
+                redirects: 0,
+                wire_len: 0,
             });
         }
     }
@@ -624,6 +985,8 @@ impl<'a> Worker<'a> {
                 sent_ns: now,
                 cmd: cmd as u16,
                 measured,
+                redirects: 0,
+                wire_len: 0,
             });
             conn.next_intended_ns = self.scheds[i].next_offset_ns();
         }
@@ -635,7 +998,7 @@ impl<'a> Worker<'a> {
             return;
         }
         let limit = self.end_ns.map_or(now, |e| e.min(now));
-        for i in 0..self.conns.len() {
+        for i in 0..self.nclients {
             let conn = &mut self.conns[i];
             while conn.next_intended_ns < limit {
                 if conn.next_intended_ns >= self.measure_ns {
@@ -691,7 +1054,14 @@ impl<'a> Worker<'a> {
             };
             conn.rend += n;
             let now = self.epoch.elapsed().as_nanos() as u64;
-            match process_replies(conn, &mut self.rec, &self.limits, self.open_loop, now) {
+            match process_replies(
+                conn,
+                &mut self.rec,
+                &self.limits,
+                self.open_loop,
+                now,
+                self.cl.as_deref_mut(),
+            ) {
                 Ok(()) => {}
                 Err(ReadFailure::Protocol(msg)) => {
                     self.protocol_errors += 1;
@@ -770,7 +1140,17 @@ impl<'a> Worker<'a> {
                 return true;
             }
             let timeout = self.a.cfg.connect_timeout.min(Duration::from_secs(1));
-            let attempt = connect::open_ready(self.a.cfg, timeout)
+            let (target, readonly) = match self.cl.as_deref() {
+                Some(cl) => {
+                    let n = usize::from(self.conns[i].node);
+                    match cl.topo.nodes.get(n) {
+                        Some(node) => (node.target.clone(), cl.is_replica(n)),
+                        None => (self.a.cfg.target.clone(), false),
+                    }
+                }
+                None => (self.a.cfg.target.clone(), false),
+            };
+            let attempt = connect::open_ready_to(self.a.cfg, &target, readonly, timeout)
                 .map_err(|e| e.to_string())
                 .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
                 .and_then(|mut s: MioStream| {
@@ -793,7 +1173,7 @@ impl<'a> Worker<'a> {
                     if now.duration_since(since) >= policy.give_up_after {
                         self.a.shared.lose(format!(
                             "no connection to {} for {:.1} s ({first_error}; last attempt: {err})",
-                            self.a.cfg.target,
+                            target,
                             now.duration_since(since).as_secs_f64()
                         ));
                         return true;
@@ -812,6 +1192,30 @@ impl<'a> Worker<'a> {
         }
         still_down
     }
+}
+
+/// Opens a connection to `target`, runs its set-up (timed into `setup`) and registers
+/// it with the poller under `token`.
+fn open_registered(
+    cfg: &RunConfig,
+    target: &Target,
+    readonly: bool,
+    poll: &Poll,
+    token: Token,
+    setup: &mut LatencyHistogram,
+) -> Result<MioStream, EngineError> {
+    let t0 = Instant::now();
+    let std = connect::open_ready_to(cfg, target, readonly, cfg.connect_timeout)
+        .map_err(|e| e.into_engine(target))?;
+    setup.record(t0.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
+    let mut stream = std.into_mio().map_err(|source| EngineError::Connect {
+        target: target.to_string(),
+        source,
+    })?;
+    stream
+        .register(poll.registry(), token)
+        .map_err(|e| EngineError::Worker(format!("cannot register a socket: {e}")))?;
+    Ok(stream)
 }
 
 /// The wire bytes of the last request encoded, reused while requests repeat.
@@ -938,6 +1342,7 @@ fn process_replies(
     limits: &Limits,
     open_loop: bool,
     now: u64,
+    mut cl: Option<&mut ClusterState>,
 ) -> Result<(), ReadFailure> {
     rec.roll(now);
     let mut run = LatencyRun {
@@ -945,9 +1350,48 @@ fn process_replies(
         latency: 0,
         len: 0,
     };
-    let result = scan_and_count(conn, rec, limits, open_loop, now, &mut run);
+    let result = scan_and_count(conn, rec, limits, open_loop, now, &mut run, &mut cl);
     run.flush(&mut rec.iv_cmds);
+    if cl.is_some() {
+        conn.trim_sent();
+    }
     result
+}
+
+/// `ASKING`, sent before a request that an `ASK` redirected.
+const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+
+/// The command index of requests resplab adds itself (`ASKING`): never recorded.
+const INTERNAL_CMD: u16 = u16::MAX;
+
+/// Appends a request's wire bytes to a cluster connection's write buffer and sent log.
+#[inline]
+fn push_request(conn: &mut Conn, bytes: &[u8], f: InFlight) {
+    conn.wbuf.extend_from_slice(bytes);
+    conn.sent.extend_from_slice(bytes);
+    conn.inflight.push_back(f);
+}
+
+/// Encodes `req` (command `cmd`) at the end of `out`, reusing the cached bytes of an
+/// identical previous request.
+#[inline]
+fn encode_cached(cache: &mut WireCache, cmd: usize, req: &Request, out: &mut Vec<u8>) {
+    let before = out.len();
+    if cache.hit(cmd, req) {
+        out.extend_from_slice(&cache.wire);
+        return;
+    }
+    if req.is_inline() && req.arg_count() <= 8 {
+        let mut parts: [&[u8]; 8] = [&[]; 8];
+        let n = req.arg_count();
+        for (slot, arg) in parts.iter_mut().zip(req.args()) {
+            *slot = arg;
+        }
+        encode::write_inline(out, &parts[..n]);
+    } else {
+        encode::write_command_iter(out, req.args());
+    }
+    cache.store(cmd, req, &out[before..]);
 }
 
 #[inline]
@@ -958,6 +1402,7 @@ fn scan_and_count(
     open_loop: bool,
     now: u64,
     run: &mut LatencyRun,
+    cl: &mut Option<&mut ClusterState>,
 ) -> Result<(), ReadFailure> {
     while conn.rstart < conn.rend {
         let buf = &conn.rbuf[conn.rstart..conn.rend];
@@ -977,6 +1422,55 @@ fn scan_and_count(
             ));
         };
         rec.last_reply_ns = now;
+        if let Some(cl) = cl.as_deref_mut() {
+            // The request's bytes in the sent log (fields borrowed apart from the read
+            // buffer the reply still points into).
+            let wire_start = conn.sent_head;
+            let wire_end = (wire_start + f.wire_len as usize).min(conn.sent.len());
+            conn.sent_head = wire_end;
+            let wire = wire_start..wire_end;
+            if f.cmd == INTERNAL_CMD {
+                continue;
+            }
+            let node = usize::from(conn.node);
+            let retry = match scanned.class {
+                ReplyClass::Moved | ReplyClass::Ask => parse_redirect(reply).map(Some),
+                ReplyClass::Error if error_kind(reply) == b"TRYAGAIN" => Some(None),
+                _ => None,
+            };
+            if let Some(redirect) = retry {
+                if let Some(nt) = cl.nodes.get_mut(node) {
+                    match redirect.as_ref().map(|r| r.kind) {
+                        Some(RedirectKind::Moved) => nt.moved += 1,
+                        Some(RedirectKind::Ask) => nt.ask += 1,
+                        None => nt.tryagain += 1,
+                    }
+                }
+                if f.redirects < MAX_REDIRECTS {
+                    cl.pending.push(Pending {
+                        client: conn.client as usize,
+                        from_node: node,
+                        f,
+                        bytes: conn.sent[wire].to_vec(),
+                        redirect,
+                    });
+                    continue;
+                }
+            }
+            if f.measured {
+                if let Some(nt) = cl.nodes.get_mut(node) {
+                    nt.t.requests += 1;
+                    nt.t.bytes_in += scanned.consumed as u64;
+                    if matches!(
+                        scanned.class,
+                        ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
+                    ) {
+                        nt.t.errors += 1;
+                    }
+                    nt.t.hist.record(now.saturating_sub(f.intended_ns));
+                }
+            }
+        }
         if !f.measured {
             continue;
         }

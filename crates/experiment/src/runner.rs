@@ -928,5 +928,7 @@ fn empty_record() -> RunRecord {
         warnings: Vec::new(),
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     }
 }

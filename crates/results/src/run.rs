@@ -58,6 +58,49 @@ pub struct RunRecord {
     /// entry per shard, in shard order, with its host and configuration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<MergedShard>,
+    /// Present for a run against a Redis Cluster: its shape and redirections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterSummary>,
+    /// Cluster runs: one summary per node that answered, keyed by `host:port`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<String, NodeSummary>,
+}
+
+/// What a run against a Redis Cluster saw of it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClusterSummary {
+    /// `"--cluster"` when asked for, `"detected"` when the target said
+    /// `cluster_enabled:1`.
+    pub mode: String,
+    /// Masters and replicas at the start of the run.
+    pub masters: u32,
+    pub replicas: u32,
+    /// `-c`: each of that many clients holds one connection to every master, so every
+    /// master has this many connections.
+    pub connections_per_master: u32,
+    /// Read-only commands went to replicas.
+    pub read_from_replicas: bool,
+    /// `CLUSTER SHARDS` or `CLUSTER SLOTS`.
+    pub topology_source: String,
+    /// Redirections followed, over all nodes.
+    pub moved: u64,
+    pub ask: u64,
+    pub tryagain: u64,
+}
+
+/// One cluster node's part of a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct NodeSummary {
+    /// `"master"` or `"replica"`.
+    pub role: String,
+    /// The requests this node answered (a redirected request counts at the node whose
+    /// reply ended it; its latency includes the redirection).
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// `MOVED`, `ASK` and `TRYAGAIN` replies this node sent (followed, not errors).
+    pub moved: u64,
+    pub ask: u64,
+    pub tryagain: u64,
 }
 
 /// What a shard run records about its place among the generators of one workload.

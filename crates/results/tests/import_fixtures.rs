@@ -279,6 +279,8 @@ fn resplab_run_records_are_one_trial_each() {
         warnings: vec![],
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     };
     let dir = std::env::temp_dir().join(format!("resplab-runs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -63,6 +63,8 @@ fn record(ops: f64) -> RunRecord {
         warnings: Vec::new(),
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     }
 }
 

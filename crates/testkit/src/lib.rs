@@ -13,11 +13,16 @@
 //!   the test (a CA, a server certificate for `localhost` and 127.0.0.1, a client
 //!   certificate, and a second CA that signed nothing).
 //!
+//! - [`cluster::RedisCluster`] is a real local Redis Cluster (masters and replicas from
+//!   `redis-server`, formed with `CLUSTER ADDSLOTSRANGE`/`MEET`/`REPLICATE`) that can move
+//!   a slot under load.
+//!
 //! This crate is a dev-dependency only and depends on no other crate of the workspace, so
 //! any crate (the engine included) can use it in its tests without a cycle. The production
 //! way to start a throwaway server lives in `resplab-engine` (`engine::server`).
 
 pub mod client;
+pub mod cluster;
 pub mod fake;
 pub mod redis;
 pub mod tls;

@@ -234,6 +234,29 @@ impl TestName {
         }
     }
 
+    /// The template a Redis Cluster needs instead, for the multi-key tests: every key
+    /// carries the request's hash tag, so all keys of one request share a slot.
+    /// `None`: the test's own template works in a cluster.
+    pub fn cluster_template(self) -> Option<&'static str> {
+        match self {
+            TestName::Mset => Some(concat!(
+                "MSET key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__ ",
+                "key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__ ",
+                "key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__ ",
+                "key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__ ",
+                "key:{__tag__}:__rand_int__ __data__ key:{__tag__}:__rand_int__ __data__"
+            )),
+            TestName::Mget => Some(concat!(
+                "MGET key:{__tag__}:__rand_int__ key:{__tag__}:__rand_int__ ",
+                "key:{__tag__}:__rand_int__ key:{__tag__}:__rand_int__ ",
+                "key:{__tag__}:__rand_int__ key:{__tag__}:__rand_int__ ",
+                "key:{__tag__}:__rand_int__ key:{__tag__}:__rand_int__ ",
+                "key:{__tag__}:__rand_int__ key:{__tag__}:__rand_int__"
+            )),
+            _ => None,
+        }
+    }
+
     /// True for the test sent in the inline form.
     pub fn is_inline(self) -> bool {
         self == TestName::PingInline

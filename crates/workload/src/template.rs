@@ -10,6 +10,11 @@
 //!   each occurrence becomes its own random number in `0..N` written as 12 zero-padded
 //!   digits; without a range it is left as literal text, as redis-benchmark does.
 //!
+//! - `__tag__` — a number in `0..16384` written as five digits, drawn once per request:
+//!   every `__tag__` of one request gets the same one. Inside braces it is a Redis
+//!   Cluster hash tag (`key:{__tag__}:__rand_int__`), which puts all keys of a multi-key
+//!   request in one slot while requests spread over all slots.
+//!
 //! Placeholders may sit anywhere inside an argument (`user:__key__:name`).
 //!
 //! [`split_args`] tokenizes a line the way `redis-cli` and redis-benchmark split a
@@ -28,6 +33,8 @@ pub const KEY: &str = "__key__";
 pub const DATA: &str = "__data__";
 /// redis-benchmark's random-number placeholder.
 pub const RAND_INT: &str = "__rand_int__";
+/// The per-request hash tag placeholder.
+pub const TAG: &str = "__tag__";
 
 /// One part of an argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +47,8 @@ pub(crate) enum Piece {
     Key,
     /// The request's value.
     Data,
+    /// The request's five-digit tag.
+    Tag,
 }
 
 /// One argument of a compiled command.
@@ -242,6 +251,8 @@ fn split_pieces(arg: &[u8], rand_int: bool) -> Vec<Piece> {
             Some((Piece::Key, KEY.len()))
         } else if rest.starts_with(DATA.as_bytes()) {
             Some((Piece::Data, DATA.len()))
+        } else if rest.starts_with(TAG.as_bytes()) {
+            Some((Piece::Tag, TAG.len()))
         } else if rand_int && rest.starts_with(RAND_INT.as_bytes()) {
             Some((Piece::RandInt, RAND_INT.len()))
         } else {

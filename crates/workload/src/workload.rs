@@ -87,6 +87,8 @@ struct Image {
     ends: Box<[usize]>,
     /// Offsets of the 12-byte `__rand_int__` fields in `bytes`.
     slots: Box<[usize]>,
+    /// Offsets of the 5-byte `__tag__` fields in `bytes` (one value per request).
+    tags: Box<[usize]>,
 }
 
 impl Image {
@@ -101,6 +103,7 @@ impl Image {
         let mut bytes = Vec::new();
         let mut ends = Vec::new();
         let mut slots = Vec::new();
+        let mut tags = Vec::new();
         for arg in &t.args {
             match arg {
                 ArgTemplate::Fixed(b) => bytes.extend_from_slice(b),
@@ -113,6 +116,10 @@ impl Image {
                                 bytes.extend_from_slice(b"000000000000");
                             }
                             Piece::Data => bytes.extend_from_slice(fixed_data?),
+                            Piece::Tag => {
+                                tags.push(bytes.len());
+                                bytes.extend_from_slice(b"00000");
+                            }
                             Piece::Key => return None,
                         }
                     }
@@ -124,6 +131,7 @@ impl Image {
             bytes: bytes.into_boxed_slice(),
             ends: ends.into_boxed_slice(),
             slots: slots.into_boxed_slice(),
+            tags: tags.into_boxed_slice(),
         })
     }
 }
@@ -294,6 +302,46 @@ impl Workload {
         Ok(self)
     }
 
+    /// This workload for a Redis Cluster: the catalog's multi-key tests (`MSET (10
+    /// keys)`, `MGET (10 keys)`) put a hash tag drawn per request in every key
+    /// (`key:{NNNNN}:__rand_int__`), so the keys of one request share a slot (a cluster
+    /// refuses a request across slots) while requests spread over every slot.
+    /// Single-key commands are unchanged: their keys route by themselves.
+    ///
+    /// # Errors
+    /// When a tagged template does not compile (it always does).
+    pub fn with_cluster_tags(mut self) -> Result<Workload, WorkloadError> {
+        let WorkloadKind::Tests(t) = &self.spec.kind else {
+            return Ok(self);
+        };
+        let random = t.random_keyspace.is_some();
+        for (i, test) in t.tests.iter().enumerate() {
+            let Some(tagged) = test.cluster_template() else {
+                continue;
+            };
+            let Some(old) = self.compiled.get(i) else {
+                continue;
+            };
+            let tpl = template::compile(tagged, "-t", random)?;
+            let phase = CompiledPhase {
+                index: old.index,
+                seed: old.seed,
+                commands: vec![CompiledCommand::new(
+                    tpl,
+                    KeyPattern::Random,
+                    test.is_inline(),
+                )],
+                cycle: old.cycle.clone(),
+                keys: old.keys.clone(),
+                values: old.values.clone(),
+                rand_range: old.rand_range,
+            }
+            .with_images();
+            self.compiled[i] = Arc::new(phase);
+        }
+        Ok(self)
+    }
+
     /// `(index, count)` of this generator, when sharded.
     pub fn shard(&self) -> Option<(u64, u64)> {
         self.shard
@@ -436,6 +484,15 @@ impl Generator {
                     }
                 }
             }
+            if !image.tags.is_empty() {
+                let tag = draw_tag(rng);
+                let buf = req.bytes_mut();
+                for &at in image.tags.iter() {
+                    if let Some(field) = buf.get_mut(at..at + 5) {
+                        patch_tag(field, tag);
+                    }
+                }
+            }
             return idx;
         }
         let key = if cmd.template.uses_key {
@@ -443,6 +500,7 @@ impl Generator {
         } else {
             0
         };
+        let mut tag: Option<u64> = None;
         for arg in &cmd.template.args {
             match arg {
                 ArgTemplate::Fixed(bytes) => req.push_arg(bytes),
@@ -459,6 +517,12 @@ impl Generator {
                             Piece::RandInt => {
                                 let n = rand_int.as_ref().map_or(0, |u| u.sample(rng));
                                 write_rand_int(out, n);
+                            }
+                            Piece::Tag => {
+                                let t = *tag.get_or_insert_with(|| draw_tag(rng));
+                                let at = out.len();
+                                out.extend_from_slice(b"00000");
+                                patch_tag(&mut out[at..], t);
                             }
                         }
                     }
@@ -486,6 +550,7 @@ impl Generator {
                             Piece::Key => phase.keys.prefix.len() + 20,
                             Piece::Data => max_value,
                             Piece::RandInt => 12,
+                            Piece::Tag => 5,
                         })
                         .fold(0usize, usize::saturating_add),
                 });
@@ -506,6 +571,21 @@ impl Generator {
     /// Number of commands in the generator's phase.
     pub fn command_count(&self) -> usize {
         self.phase.commands.len()
+    }
+}
+
+/// A hash tag value in `0..16384` (16384 divides 2^64: no bias).
+#[inline]
+fn draw_tag(rng: &mut Xoshiro256PlusPlus) -> u64 {
+    rand::RngCore::next_u64(rng) % 16384
+}
+
+/// Writes `tag` as five zero-padded digits into `field`.
+#[inline]
+fn patch_tag(field: &mut [u8], mut tag: u64) {
+    for b in field.iter_mut().rev() {
+        *b = b'0' + (tag % 10) as u8;
+        tag /= 10;
     }
 }
 

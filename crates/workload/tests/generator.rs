@@ -389,3 +389,50 @@ fn zipf_and_gaussian_mixes_concentrate_keys() {
         }
     }
 }
+
+#[test]
+fn cluster_tags_put_each_multi_key_request_in_one_slot() {
+    for random in [Some(1000), None] {
+        let spec = WorkloadSpec {
+            seed: 7,
+            kind: WorkloadKind::Tests(TestsSpec {
+                tests: vec![TestName::Mset, TestName::Mget, TestName::Set],
+                random_keyspace: random,
+                data_size: 3,
+            }),
+            setup_commands: vec![],
+        };
+        let plain = Workload::new(&spec).unwrap();
+        let tagged = Workload::new(&spec).unwrap().with_cluster_tags().unwrap();
+        for phase in 0..2 {
+            let mut g = tagged.generator(phase, 0);
+            let mut req = Request::new();
+            let mut tags = std::collections::BTreeSet::new();
+            for _ in 0..200 {
+                g.next(&mut req);
+                let args: Vec<Vec<u8>> = req.args().map(<[u8]>::to_vec).collect();
+                let step = if phase == 0 { 2 } else { 1 };
+                let keys: Vec<&Vec<u8>> = args[1..].iter().step_by(step).collect();
+                assert_eq!(keys.len(), 10);
+                let tag = |k: &[u8]| {
+                    let s = String::from_utf8(k.to_vec()).unwrap();
+                    let open = s.find('{').unwrap();
+                    let close = s.find('}').unwrap();
+                    s[open + 1..close].to_string()
+                };
+                let first = tag(keys[0]);
+                assert_eq!(first.len(), 5);
+                assert!(first.parse::<u32>().unwrap() < 16384);
+                assert!(keys.iter().all(|k| tag(k) == first), "{args:?}");
+                tags.insert(first);
+            }
+            assert!(tags.len() > 150, "tags vary per request: {}", tags.len());
+        }
+        // Single-key tests are left as redis-benchmark sends them.
+        let mut a = Request::new();
+        let mut b = Request::new();
+        plain.generator(2, 0).next(&mut a);
+        tagged.generator(2, 0).next(&mut b);
+        assert_eq!(a, b);
+    }
+}

@@ -48,6 +48,7 @@ pub struct OutputOptions {
     pub quiet: bool,
     pub hdr_out: Option<String>,
     pub progress: bool,
+    pub per_node: bool,
 }
 
 /// Runs `resplab bench`.
@@ -352,7 +353,11 @@ fn write_outputs(
             .iter()
             .flat_map(|p| p.commands.iter().cloned())
             .collect();
-        table::render(record, &order)
+        let mut text = table::render(record, &order);
+        if out.per_node {
+            text.push_str(&table::render_nodes(record));
+        }
+        text
     };
     if json_to_stdout {
         eprint!("{text}");
@@ -589,6 +594,8 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     config.start_at = start_at_ms
         .map(|ms| std::time::UNIX_EPOCH + Duration::from_micros((ms.max(0.0) * 1e3) as u64));
     config.series_histograms = shard.is_some();
+    config.cluster = a.cluster || a.read_from_replicas;
+    config.read_from_replicas = a.read_from_replicas;
     config.validate()?;
 
     Ok(Resolved {
@@ -602,6 +609,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             quiet: a.quiet,
             hdr_out: a.hdr_out.clone(),
             progress: !a.no_progress,
+            per_node: a.per_node,
         },
         shard,
     })

@@ -81,6 +81,20 @@ pub struct BenchArgs {
     #[arg(long, value_name = "LIST", help_heading = "TLS")]
     pub tls_ciphersuites: Option<String>,
 
+    // ---- cluster ----
+    /// The target is a Redis Cluster node (alias --cluster-mode): read the topology
+    /// (CLUSTER SHARDS, or CLUSTER SLOTS), send each request to the master of its key's
+    /// slot, follow MOVED and ASK. Each of the -c clients connects to every master, so
+    /// every master has -c connections. Without this flag a target that says
+    /// cluster_enabled:1 is run in cluster mode anyway; with it, one that does not is
+    /// an error.
+    #[arg(long, alias = "cluster-mode", help_heading = "Cluster")]
+    pub cluster: bool,
+    /// Cluster: send read-only commands (GET, MGET, LRANGE, …) to replicas after
+    /// READONLY, each client to one replica of the key's master.
+    #[arg(long, help_heading = "Cluster")]
+    pub read_from_replicas: bool,
+
     /// redis-server binary for the throwaway server (default: redis-server from PATH).
     #[arg(long, help_heading = "Target")]
     pub server_bin: Option<PathBuf>,
@@ -210,4 +224,8 @@ pub struct BenchArgs {
     /// Never show the live progress line.
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,
+    /// Cluster: print one table row per node (requests it answered, latency,
+    /// redirections it sent).
+    #[arg(long, help_heading = "Output")]
+    pub per_node: bool,
 }

@@ -147,8 +147,74 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
         );
     }
     shard_lines(&mut out, record);
+    if let Some(c) = &record.cluster {
+        let _ = writeln!(
+            out,
+            "cluster ({}): {} masters, {} replicas (from {}); {} connections to each master ({} clients, one connection to every master each){}; followed {} MOVED, {} ASK, {} TRYAGAIN",
+            if c.mode == "detected" { "detected: the target says cluster_enabled:1" } else { "--cluster" },
+            c.masters,
+            c.replicas,
+            c.topology_source,
+            c.connections_per_master,
+            c.connections_per_master,
+            if c.read_from_replicas { "; reads from replicas" } else { "" },
+            c.moved,
+            c.ask,
+            c.tryagain
+        );
+    }
     for w in &record.warnings {
         let _ = writeln!(out, "warning: {}", w.message);
+    }
+    out
+}
+
+/// One row per cluster node (`--per-node`): the requests it answered and the
+/// redirections it sent. Empty for a run that was not against a cluster.
+pub fn render_nodes(record: &RunRecord) -> String {
+    let mut out = String::new();
+    if record.nodes.is_empty() {
+        return out;
+    }
+    let width = record
+        .nodes
+        .keys()
+        .map(|k| k.len() + 10)
+        .chain([12])
+        .max()
+        .unwrap_or(12);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>12} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "node",
+        "ops/s",
+        "mean ms",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "MOVED",
+        "ASK",
+        "TRYAGAIN",
+        w = width
+    );
+    for (name, n) in &record.nodes {
+        let s = &n.summary;
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8} {:>8} {:>8} {:>8}",
+            format!("{name} {}", n.role),
+            s.ops_per_sec,
+            s.latency_us.mean / 1e3,
+            s.latency_us.p50 / 1e3,
+            s.latency_us.p99 / 1e3,
+            s.latency_us.max / 1e3,
+            s.errors,
+            n.moved,
+            n.ask,
+            n.tryagain,
+            w = width
+        );
     }
     out
 }

@@ -8,6 +8,8 @@
 //!   classifies it (value, nil, error, `MOVED`, `ASK`, push) without allocating.
 //! - [`value`] is the full decoder, building an owned [`value::Value`] tree for every
 //!   RESP3 type. It is for tests, verification and handshakes, not the hot path.
+//! - [`cluster`] holds Redis Cluster's facts: the hash slot of a key and the parsing of
+//!   `MOVED`/`ASK` redirections.
 //! - [`request`] is the server side: it splits a request stream into borrowed argument
 //!   slices without copying them.
 //!
@@ -23,6 +25,7 @@
 //! - Streamed RESP3 strings and aggregates (`$?`, `*?`) are not accepted: no server sends
 //!   them, and accepting them would make every length unbounded.
 
+pub mod cluster;
 pub mod encode;
 pub(crate) mod lex;
 pub mod request;

@@ -134,6 +134,8 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
         warnings: Vec::new(),
         shard: None,
         shards: Vec::new(),
+        cluster: None,
+        nodes: Default::default(),
     }
 }
 

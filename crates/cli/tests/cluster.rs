@@ -1,0 +1,216 @@
+//! `resplab bench` against a real local Redis Cluster: routing by slot, every catalog
+//! test, a live slot migration under load, reads from replicas, and what the result
+//! says about each node.
+
+mod common;
+
+use common::{resplab, text};
+use resplab_results::RunRecord;
+use resplab_testkit::cluster::RedisCluster;
+use resplab_testkit::redis::RedisServer;
+use std::time::Duration;
+
+fn record(path: &std::path::Path) -> RunRecord {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn dbsize(s: &RedisServer) -> i64 {
+    s.client()
+        .unwrap()
+        .cmd(&["DBSIZE"])
+        .unwrap()
+        .as_int()
+        .unwrap()
+}
+
+#[test]
+fn every_catalog_test_routes_by_slot_with_no_error_and_per_node_results() {
+    let c = RedisCluster::start(3, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let port = c.master(0).port().to_string();
+    let o = resplab(&[
+        "bench",
+        "-p",
+        &port,
+        "-t",
+        "ping,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,mset,mget,xadd",
+        "-r",
+        "100000",
+        "-n",
+        "2000",
+        "-c",
+        "4",
+        "-P",
+        "8",
+        "--no-progress",
+        "--per-node",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("cluster (detected"), "{out}");
+    assert!(out.contains("3 masters, 0 replicas"), "{out}");
+    let r = record(&json);
+    for (name, s) in &r.commands {
+        assert_eq!(s.errors, 0, "{name}: {:?}\n{out}", s.error_kinds);
+        assert_eq!(s.requests, 2000, "{name}");
+    }
+    let cl = r.cluster.as_ref().expect("a cluster summary");
+    assert_eq!(
+        (cl.masters, cl.replicas, cl.connections_per_master),
+        (3, 0, 4)
+    );
+    // Every request went straight to its slot's master.
+    assert_eq!(cl.moved + cl.ask, 0, "{cl:?}");
+    assert_eq!(r.nodes.len(), 3, "{:?}", r.nodes.keys());
+    let node_requests: u64 = r.nodes.values().map(|n| n.summary.requests).sum();
+    assert_eq!(node_requests, r.totals.requests);
+    for (name, n) in &r.nodes {
+        assert_eq!(n.role, "master");
+        assert!(n.summary.requests > 3000, "{name}: {}", n.summary.requests);
+        assert!(!n.summary.histogram.is_empty());
+        assert!(out.contains(&format!("{name} master")), "{out}");
+    }
+    // Keys landed on every master, MSET's ten keys of a request on one.
+    for m in 0..3 {
+        assert!(dbsize(c.master(m)) > 100, "master {m}");
+    }
+}
+
+#[test]
+fn a_live_slot_migration_loses_no_request() {
+    let c = RedisCluster::start(3, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let port = c.master(0).port().to_string();
+    // 300 keys in about 300 slots; the migration below moves master 0's slots that hold
+    // them, one key per MIGRATE with a pause, so that requests meet slots mid-move
+    // (ASK) and already moved (MOVED).
+    let keys: Vec<String> = (1..=300).map(|i| format!("memtier-{i}")).collect();
+    let mut slots: Vec<u16> = Vec::new();
+    for k in &keys {
+        let s = c.key_slot(k).unwrap();
+        if c.owner_of(s).unwrap() == 0 && !slots.contains(&s) {
+            slots.push(s);
+        }
+    }
+    assert!(slots.len() > 50, "{}", slots.len());
+    let child = std::process::Command::new(common::BIN)
+        .args([
+            "bench",
+            "-p",
+            &port,
+            "--ratio",
+            "1:1",
+            "--key-maximum",
+            "300",
+            "--test-time",
+            "4",
+            "-c",
+            "4",
+            "-P",
+            "4",
+            "--no-progress",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let mut moved_keys = 0;
+    for s in &slots {
+        moved_keys += c
+            .migrate_slot(*s, 0, 1, 1, Duration::from_millis(15))
+            .unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(moved_keys > 0);
+    for s in &slots {
+        assert_eq!(c.owner_of(*s).unwrap(), 1);
+    }
+    let r = record(&json);
+    assert_eq!(r.totals.errors, 0, "{:?}\n{out}", r.commands);
+    let cl = r.cluster.as_ref().unwrap();
+    assert!(cl.moved > 0, "{cl:?}\n{out}");
+    assert!(cl.ask > 0, "{cl:?}\n{out}");
+    // The redirections were sent by master 0, whose slots moved.
+    let m0 = r.nodes[&c.master(0).addr()].clone();
+    assert_eq!(m0.moved + m0.ask, cl.moved + cl.ask);
+    // After the move, master 1 answers for the moved keys.
+    assert!(r.nodes[&c.master(1).addr()].summary.requests > 0);
+}
+
+#[test]
+fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
+    let c = RedisCluster::start(3, 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let port = c.master(1).port().to_string();
+    let o = resplab(&[
+        "bench",
+        "-p",
+        &port,
+        "--cluster-mode",
+        "--read-from-replicas",
+        "-t",
+        "set,get",
+        "-r",
+        "10000",
+        "-n",
+        "3000",
+        "-c",
+        "3",
+        "--no-progress",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let r = record(&json);
+    assert_eq!(r.totals.errors, 0, "{out}");
+    let cl = r.cluster.as_ref().unwrap();
+    assert_eq!((cl.masters, cl.replicas), (3, 3));
+    assert!(cl.read_from_replicas);
+    let replica_reads: u64 = r
+        .nodes
+        .values()
+        .filter(|n| n.role == "replica")
+        .map(|n| n.summary.requests)
+        .sum();
+    let master_requests: u64 = r
+        .nodes
+        .values()
+        .filter(|n| n.role == "master")
+        .map(|n| n.summary.requests)
+        .sum();
+    // Every GET went to a replica, every SET to a master.
+    assert_eq!(replica_reads, 3000, "{:?}", r.nodes);
+    assert_eq!(master_requests, 3000);
+    assert_eq!(r.nodes.values().filter(|n| n.role == "replica").count(), 3);
+
+    // --cluster against a plain server is refused, naming the flag.
+    let single = RedisServer::start().unwrap();
+    let o = resplab(&[
+        "bench",
+        "-p",
+        &single.port().to_string(),
+        "--cluster",
+        "-t",
+        "ping",
+        "-n",
+        "10",
+        "--no-progress",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("is not a Redis Cluster node"),
+        "{}",
+        text(&o)
+    );
+}

@@ -1,0 +1,296 @@
+//! A real local Redis Cluster for integration tests.
+//!
+//! [`RedisCluster::start`] starts `masters + masters × replicas` `redis-server` processes
+//! (each a [`RedisServer`] with cluster mode on, its cluster bus on a free port of its
+//! own, so no port above 55535 breaks the usual "port + 10000" rule), splits the 16384
+//! slots evenly over the masters with `CLUSTER ADDSLOTSRANGE`, introduces the nodes with
+//! `CLUSTER MEET`, attaches the replicas with `CLUSTER REPLICATE`, and waits until every
+//! node says `cluster_state:ok` and knows all the others. Dropping it stops every node.
+//!
+//! [`RedisCluster::migrate_slot`] moves one slot and its keys from one master to another
+//! the way `redis-cli --cluster reshard` does (`SETSLOT IMPORTING/MIGRATING`, `MIGRATE`
+//! in batches, `SETSLOT NODE`), so a test can run load across a live migration.
+
+use crate::client::{Client, Reply};
+use crate::redis::RedisServer;
+use std::io;
+use std::time::{Duration, Instant};
+
+/// A running local cluster owned by a test.
+#[derive(Debug)]
+pub struct RedisCluster {
+    /// Masters first (in slot order), then the replicas (replica `k` of master `m` at
+    /// `masters + m * replicas + k`).
+    nodes: Vec<RedisServer>,
+    ids: Vec<String>,
+    masters: usize,
+    replicas: usize,
+}
+
+fn call(c: &mut Client, args: &[&str]) -> io::Result<Reply> {
+    match c.cmd(args)? {
+        Reply::Error(e) => Err(io::Error::other(format!("{}: {e}", args.join(" ")))),
+        r => Ok(r),
+    }
+}
+
+impl RedisCluster {
+    /// Starts and forms a cluster of `masters` masters with `replicas` replicas each.
+    ///
+    /// # Errors
+    /// When a node does not start, or the cluster is not formed within 30 s.
+    pub fn start(masters: usize, replicas: usize) -> io::Result<RedisCluster> {
+        let masters = masters.max(1);
+        let mut nodes = Vec::new();
+        let mut buses = Vec::new();
+        for _ in 0..masters * (1 + replicas) {
+            let bus = crate::free_port()?.to_string();
+            buses.push(bus.clone());
+            nodes.push(RedisServer::start_with(
+                &[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000",
+                    "--cluster-port",
+                    &bus,
+                ],
+                false,
+            )?);
+        }
+        let mut ids = Vec::new();
+        for n in &nodes {
+            let id = call(&mut n.client()?, &["CLUSTER", "MYID"])?
+                .as_text()
+                .unwrap_or_default();
+            ids.push(id);
+        }
+        for (m, node) in nodes.iter().enumerate().take(masters) {
+            let first = 16384 * m / masters;
+            let last = 16384 * (m + 1) / masters - 1;
+            call(
+                &mut node.client()?,
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &first.to_string(),
+                    &last.to_string(),
+                ],
+            )?;
+        }
+        let mut first = nodes[0].client()?;
+        for (n, bus) in nodes.iter().zip(&buses).skip(1) {
+            call(
+                &mut first,
+                &["CLUSTER", "MEET", "127.0.0.1", &n.port().to_string(), bus],
+            )?;
+        }
+        let cluster = RedisCluster {
+            nodes,
+            ids,
+            masters,
+            replicas,
+        };
+        cluster.wait(Duration::from_secs(30), |c| c.everyone_knows_everyone())?;
+        for m in 0..masters {
+            for k in 0..replicas {
+                let r = masters + m * replicas + k;
+                let mut c = cluster.nodes[r].client()?;
+                call(&mut c, &["CLUSTER", "REPLICATE", &cluster.ids[m]])?;
+            }
+        }
+        cluster.wait(Duration::from_secs(30), |c| c.is_ready())?;
+        Ok(cluster)
+    }
+
+    fn wait(&self, timeout: Duration, ok: impl Fn(&Self) -> bool) -> io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        while !ok(self) {
+            if Instant::now() > deadline {
+                let logs: Vec<String> = self.nodes.iter().map(RedisServer::log_tail).collect();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the cluster did not form within {timeout:?}; node logs:\n{}",
+                        logs.join("\n---\n")
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    fn everyone_knows_everyone(&self) -> bool {
+        self.nodes.iter().all(|n| {
+            n.client()
+                .and_then(|mut c| c.cmd(&["CLUSTER", "NODES"]))
+                .ok()
+                .and_then(|r| r.as_text())
+                .is_some_and(|t| {
+                    t.lines().filter(|l| !l.trim().is_empty()).count() == self.nodes.len()
+                        && !t.contains("handshake")
+                        && !t.contains("noaddr")
+                })
+        })
+    }
+
+    fn is_ready(&self) -> bool {
+        let all_ok = self.nodes.iter().all(|n| {
+            n.client()
+                .and_then(|mut c| c.cmd(&["CLUSTER", "INFO"]))
+                .ok()
+                .and_then(|r| r.as_text())
+                .is_some_and(|t| t.contains("cluster_state:ok"))
+        });
+        let replicas_up = self.nodes[self.masters..].iter().all(|n| {
+            n.client()
+                .and_then(|mut c| c.cmd(&["INFO", "replication"]))
+                .ok()
+                .and_then(|r| r.as_text())
+                .is_some_and(|t| t.contains("master_link_status:up"))
+        });
+        // Every master's view must list its replicas, or a client reading the topology
+        // from it would miss them.
+        let masters_see_replicas = self.replicas == 0
+            || self.nodes.iter().all(|n| {
+                n.client()
+                    .and_then(|mut c| c.cmd(&["CLUSTER", "NODES"]))
+                    .ok()
+                    .and_then(|r| r.as_text())
+                    .is_some_and(|t| {
+                        t.lines()
+                            .filter_map(|l| l.split_whitespace().nth(2))
+                            .filter(|flags| flags.split(',').any(|f| f == "slave"))
+                            .count()
+                            == self.masters * self.replicas
+                    })
+            });
+        all_ok && replicas_up && masters_see_replicas
+    }
+
+    /// The number of masters.
+    pub fn masters(&self) -> usize {
+        self.masters
+    }
+
+    /// Every node, masters first.
+    pub fn nodes(&self) -> &[RedisServer] {
+        &self.nodes
+    }
+
+    /// Master `m`.
+    pub fn master(&self, m: usize) -> &RedisServer {
+        &self.nodes[m]
+    }
+
+    /// `127.0.0.1:PORT` of the first master: a seed address for clients.
+    pub fn seed_addr(&self) -> String {
+        self.nodes[0].addr()
+    }
+
+    /// The slot of `key`, as the server computes it (`CLUSTER KEYSLOT`).
+    ///
+    /// # Errors
+    /// When the node cannot be asked.
+    pub fn key_slot(&self, key: &str) -> io::Result<u16> {
+        let reply = call(&mut self.nodes[0].client()?, &["CLUSTER", "KEYSLOT", key])?;
+        reply
+            .as_int()
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or_else(|| io::Error::other("CLUSTER KEYSLOT: not a slot number"))
+    }
+
+    /// The master that owns `slot` now (by index), as the first master sees it.
+    ///
+    /// # Errors
+    /// When the node cannot be asked.
+    pub fn owner_of(&self, slot: u16) -> io::Result<usize> {
+        let reply = call(&mut self.nodes[0].client()?, &["CLUSTER", "SLOTS"])?;
+        let Reply::Array(Some(ranges)) = reply else {
+            return Err(io::Error::other("CLUSTER SLOTS: not an array"));
+        };
+        for r in ranges {
+            let Reply::Array(Some(parts)) = r else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (
+                parts.first().and_then(Reply::as_int),
+                parts.get(1).and_then(Reply::as_int),
+            ) else {
+                continue;
+            };
+            if (a..=b).contains(&i64::from(slot)) {
+                let port = match parts.get(2) {
+                    Some(Reply::Array(Some(node))) => node.get(1).and_then(Reply::as_int),
+                    _ => None,
+                };
+                return self
+                    .nodes
+                    .iter()
+                    .position(|n| Some(i64::from(n.port())) == port)
+                    .ok_or_else(|| io::Error::other("owner is not a node of this cluster"));
+            }
+        }
+        Err(io::Error::other(format!("slot {slot} is not served")))
+    }
+
+    /// Moves `slot` with its keys from master `from` to master `to`, as `redis-cli
+    /// --cluster reshard` does, `batch` keys per `MIGRATE`, sleeping `pause` between
+    /// batches (so that a test's load sees the slot half-moved). Returns the number of
+    /// keys moved.
+    ///
+    /// # Errors
+    /// When a step is refused.
+    pub fn migrate_slot(
+        &self,
+        slot: u16,
+        from: usize,
+        to: usize,
+        batch: usize,
+        pause: Duration,
+    ) -> io::Result<u64> {
+        let s = slot.to_string();
+        let mut src = self.nodes[from].client()?;
+        let mut dst = self.nodes[to].client()?;
+        call(
+            &mut dst,
+            &["CLUSTER", "SETSLOT", &s, "IMPORTING", &self.ids[from]],
+        )?;
+        call(
+            &mut src,
+            &["CLUSTER", "SETSLOT", &s, "MIGRATING", &self.ids[to]],
+        )?;
+        let port = self.nodes[to].port().to_string();
+        let count = batch.max(1).to_string();
+        let mut moved = 0u64;
+        loop {
+            let keys = call(&mut src, &["CLUSTER", "GETKEYSINSLOT", &s, &count])?.as_text_list();
+            if keys.is_empty() {
+                break;
+            }
+            let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+            args.extend(keys.iter().map(String::as_str));
+            call(&mut src, &args)?;
+            moved += keys.len() as u64;
+            std::thread::sleep(pause);
+        }
+        for n in [to, from] {
+            call(
+                &mut self.nodes[n].client()?,
+                &["CLUSTER", "SETSLOT", &s, "NODE", &self.ids[to]],
+            )?;
+        }
+        for n in 0..self.masters {
+            if n != to && n != from {
+                call(
+                    &mut self.nodes[n].client()?,
+                    &["CLUSTER", "SETSLOT", &s, "NODE", &self.ids[to]],
+                )?;
+            }
+        }
+        Ok(moved)
+    }
+}
