@@ -11,8 +11,14 @@ resplab / redis-benchmark.
 With --tls both tools connect to the server's TLS port (certificates made with openssl
 for the run, verified against their CA by both tools).
 
+With --cluster M each run gets a fresh local Redis Cluster of M masters (all pinned to the
+server CPU), formed with redis-cli --cluster create, and both tools run with --cluster and
+-r 100000 (so keys spread over the slots). The connection counts are made equal: resplab's
+-c is per master (each client connects to every master), redis-benchmark's -c is the
+total, so redis-benchmark gets -c clients x M.
+
 Usage: bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
-       [--client-cpu N] [--scale F] [--only TEXT] [--tls]
+       [--client-cpu N] [--scale F] [--only TEXT] [--tls] [--cluster M]
 """
 
 import argparse
@@ -87,6 +93,46 @@ def start_server(cpu, certs=None):
     sys.exit("redis-server did not start")
 
 
+def start_cluster(cpu, masters):
+    """M cluster nodes on free ports (bus ports chosen too), formed into one cluster."""
+    procs, ports, dirs = [], [], []
+    for _ in range(masters):
+        port, bus = free_port(), free_port()
+        workdir = tempfile.mkdtemp(prefix="resplab-bench-cluster-")
+        cmd = ["taskset", "-c", str(cpu), "redis-server", "--port", str(port),
+               "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+               "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+               "--cluster-port", str(bus), "--dir", workdir,
+               "--logfile", os.path.join(workdir, "server.log")]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ports.append(port)
+        dirs.append(workdir)
+    deadline = time.time() + 10
+    for port in ports:
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                sys.exit("a cluster node did not start")
+            time.sleep(0.05)
+    subprocess.run(["redis-cli", "--cluster", "create"] + [f"127.0.0.1:{p}" for p in ports]
+                   + ["--cluster-yes"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        states = [subprocess.run(["redis-cli", "-p", str(p), "cluster", "info"],
+                                 capture_output=True, text=True).stdout for p in ports]
+        if all("cluster_state:ok" in st for st in states):
+            return procs, ports[0], dirs
+        time.sleep(0.1)
+    sys.exit("the cluster did not reach cluster_state:ok")
+
+
 def stop_server(proc, workdir):
     proc.terminate()
     proc.wait()
@@ -133,7 +179,13 @@ def main():
                     help="multiply request counts (e.g. 0.1 for a quick look)")
     ap.add_argument("--tls", action="store_true",
                     help="both tools over TLS (verified against a CA made for the run)")
+    ap.add_argument("--cluster", type=int, default=0, metavar="M",
+                    help="against a fresh local cluster of M masters (SET/GET at -P 16)")
     args = ap.parse_args()
+    lines = LINES
+    if args.cluster:
+        lines = [("cluster SET -c 50 -P 16", "set", 50, 16, 2_000_000),
+                 ("cluster GET -c 50 -P 16", "get", 50, 16, 2_000_000)]
     certs = make_certs() if args.tls else None
     tls_flags = ["--tls", "--cacert", os.path.join(certs, "ca.pem")] if certs else []
     for tool in ("redis-benchmark", "redis-server", "taskset", args.resplab):
@@ -149,27 +201,38 @@ def main():
               f"{'rb us/req':>10} {'resplab us/req':>15} {'ratio':>6}")
     print(header)
     results = []
-    for label, test, clients, pipeline, requests in LINES:
+    if args.cluster:
+        print(f"a fresh {args.cluster}-master cluster per run; resplab -c per master, "
+              f"redis-benchmark -c x {args.cluster} (the same connections)")
+    for label, test, clients, pipeline, requests in lines:
         if args.only and args.only not in label:
             continue
         n = max(1000, int(requests * args.scale))
-        common = ["-t", test, "-c", str(clients), "-P", str(pipeline), "-n", str(n), "--csv"]
+        common = ["-t", test, "-P", str(pipeline), "-n", str(n), "--csv"]
+        if args.cluster:
+            common += ["--cluster", "-r", "100000"]
         rb, rl = {"rps": [], "cpu": []}, {"rps": [], "cpu": []}
         for rep in range(args.reps):
             order = [("rb", rb), ("rl", rl)] if rep % 2 == 0 else [("rl", rl), ("rb", rb)]
             for name, acc in order:
-                server, port, workdir = start_server(args.server_cpu, certs)
+                if args.cluster:
+                    servers, port, workdirs = start_cluster(args.server_cpu, args.cluster)
+                else:
+                    server, port, workdir = start_server(args.server_cpu, certs)
+                    servers, workdirs = [server], [workdir]
+                rb_clients = clients * max(1, args.cluster)
                 try:
                     if name == "rb":
                         cmd = ["taskset", "-c", str(args.client_cpu), "redis-benchmark",
-                               "-p", str(port)] + tls_flags + common
+                               "-p", str(port), "-c", str(rb_clients)] + tls_flags + common
                     else:
                         cmd = ["taskset", "-c", str(args.client_cpu), args.resplab, "bench",
-                               "-p", str(port), "--no-progress", "--seed", str(rep + 1)
-                               ] + tls_flags + common
+                               "-p", str(port), "-c", str(clients), "--no-progress",
+                               "--seed", str(rep + 1)] + tls_flags + common
                     out, cpu = timed(cmd)
                 finally:
-                    stop_server(server, workdir)
+                    for server, workdir in zip(servers, workdirs):
+                        stop_server(server, workdir)
                 acc["rps"].append(rps_from_csv(out))
                 acc["cpu"].append(cpu * 1e6 / n)
         rb_rps, rl_rps = statistics.median(rb["rps"]), statistics.median(rl["rps"])
