@@ -194,6 +194,37 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
     assert_eq!(master_requests, 3000);
     assert_eq!(r.nodes.values().filter(|n| n.role == "replica").count(), 3);
 
+    // Open loop: the schedule is kept per client across its node connections.
+    let json2 = dir.path().join("open.json");
+    let o = resplab(&[
+        "bench",
+        "-p",
+        &port,
+        "--ratio",
+        "1:3",
+        "--rate",
+        "3000",
+        "-n",
+        "3000",
+        "-c",
+        "4",
+        "--no-progress",
+        "--json",
+        json2.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let r = record(&json2);
+    assert_eq!(r.totals.requests, 3000, "{out}");
+    assert_eq!(r.totals.errors, 0, "{out}");
+    assert!(r.open_loop.is_some());
+    assert_eq!(
+        r.nodes.values().filter(|n| n.summary.requests > 0).count(),
+        3,
+        "masters only without --read-from-replicas: {:?}",
+        r.nodes.keys()
+    );
+
     // --cluster against a plain server is refused, naming the flag.
     let single = RedisServer::start().unwrap();
     let o = resplab(&[
