@@ -160,6 +160,8 @@ timed.outpath = os.path.join(tempfile.gettempdir(), f"resplab-bench-{os.getpid()
 
 
 def rps_from_csv(text):
+    # redis-benchmark --cluster prints the masters it found before the CSV rows.
+    text = "\n".join(line for line in text.splitlines() if line.startswith('"'))
     rows = list(csv.reader(io.StringIO(text)))
     data = [r for r in rows if r and r[0] != "test"]
     if len(data) != 1:
@@ -197,13 +199,13 @@ def main():
         print("both tools over TLS (redis-server's TLS port, certificates verified)")
     print(f"server pinned to CPU {args.server_cpu}, client to CPU {args.client_cpu}; "
           f"{args.reps} repetitions per tool, interleaved; medians shown")
+    if args.cluster:
+        print(f"a fresh {args.cluster}-master cluster per run; resplab -c per master, "
+              f"redis-benchmark -c x {args.cluster} (the same connections)")
     header = (f"{'workload':<24} {'rb ops/s':>11} {'resplab ops/s':>14} {'ratio':>6} "
               f"{'rb us/req':>10} {'resplab us/req':>15} {'ratio':>6}")
     print(header)
     results = []
-    if args.cluster:
-        print(f"a fresh {args.cluster}-master cluster per run; resplab -c per master, "
-              f"redis-benchmark -c x {args.cluster} (the same connections)")
     for label, test, clients, pipeline, requests in lines:
         if args.only and args.only not in label:
             continue

@@ -206,8 +206,6 @@ struct Worker<'a> {
     nclients: usize,
     /// Cluster mode's routing state.
     cl: Option<Box<ClusterState>>,
-    /// Cluster mode: one request's wire bytes before they go to a connection.
-    scratch: Vec<u8>,
 }
 
 /// The per-thread measurements, kept apart from the connections so both can be borrowed
@@ -412,7 +410,6 @@ impl<'a> Worker<'a> {
             outages: Vec::new(),
             nclients,
             cl,
-            scratch: Vec::new(),
         })
     }
 
@@ -467,6 +464,11 @@ impl<'a> Worker<'a> {
             let sending = stopped_at.is_none();
             if sending {
                 self.fill_all(now);
+            } else if self.cl.is_some() {
+                // Cluster mode writes once per turn: what the last turn added still goes.
+                for i in 0..self.conns.len() {
+                    self.flush(i);
+                }
             }
             let timeout = self.poll_timeout(now, sending);
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -498,9 +500,11 @@ impl<'a> Worker<'a> {
                             continue;
                         }
                         if self.cl.is_some() {
+                            // Written once per turn with everything the other ready
+                            // connections add (a client's requests go to every node,
+                            // so writing at once would cost a write per node per read).
                             let c = self.conns[i].client as usize;
                             self.fill_cluster(c, now);
-                            self.flush_client(c);
                         } else {
                             self.fill_closed(i, now);
                             self.flush(i);
@@ -639,17 +643,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Cluster mode: writes what client `c`'s connections have waiting.
-    fn flush_client(&mut self, c: usize) {
-        let nodes = self.cl.as_deref().map_or(0, |cl| cl.conn_of[c].len());
-        for n in 0..nodes {
-            let k = self.cl.as_deref().map_or(usize::MAX, |cl| cl.conn_of[c][n]);
-            if k != usize::MAX {
-                self.flush(k);
-            }
-        }
-    }
-
     /// Cluster mode: places client `c`'s held request if its connection has room now.
     /// Returns whether the client may go on (nothing is held any more).
     fn place_held(&mut self, c: usize, now: u64) -> bool {
@@ -725,8 +718,6 @@ impl<'a> Worker<'a> {
                 }
             }
             let cmd = self.gens[c].next(&mut self.req);
-            self.scratch.clear();
-            encode_cached(&mut self.cache, cmd, &self.req, &mut self.scratch);
             let node = match self.cl.as_deref() {
                 Some(cl) => cl.node_for(c, cmd, &self.req),
                 None => return,
@@ -740,9 +731,43 @@ impl<'a> Worker<'a> {
                 }
                 return;
             };
-            let bytes = self.scratch.len();
             let Some(cl) = self.cl.as_deref_mut() else {
                 return;
+            };
+            let conn = &mut self.conns[k];
+            let placed = conn.is_live() && conn.inflight.len() < self.pipeline;
+            // Encoded straight into the connection's buffer when it has room (and copied
+            // into its sent log), else into a held buffer.
+            let bytes = if placed {
+                let Conn { wbuf, sent, .. } = conn;
+                let before = wbuf.len();
+                encode_cached(&mut self.cache, cmd, &self.req, wbuf);
+                sent.extend_from_slice(&wbuf[before..]);
+                let bytes = wbuf.len() - before;
+                if measured && self.open_loop {
+                    self.rec.open.lag.record(now.saturating_sub(intended));
+                }
+                conn.inflight.push_back(InFlight {
+                    intended_ns: intended,
+                    sent_ns: now,
+                    cmd: cmd as u16,
+                    measured,
+                    redirects: 0,
+                    wire_len: bytes as u32,
+                });
+                bytes
+            } else {
+                let mut held = cl.spare.pop().unwrap_or_default();
+                encode_cached(&mut self.cache, cmd, &self.req, &mut held);
+                let bytes = held.len();
+                cl.held[c] = Some(Held {
+                    conn: k,
+                    cmd: cmd as u16,
+                    intended_ns: intended,
+                    measured,
+                    bytes: held,
+                });
+                bytes
             };
             if measured {
                 if let Some(t) = self.rec.cmds.get_mut(cmd) {
@@ -752,30 +777,7 @@ impl<'a> Worker<'a> {
                     nt.t.bytes_out += bytes as u64;
                 }
             }
-            let conn = &mut self.conns[k];
-            if conn.is_live() && conn.inflight.len() < self.pipeline {
-                if measured && self.open_loop {
-                    self.rec.open.lag.record(now.saturating_sub(intended));
-                }
-                let f = InFlight {
-                    intended_ns: intended,
-                    sent_ns: now,
-                    cmd: cmd as u16,
-                    measured,
-                    redirects: 0,
-                    wire_len: bytes as u32,
-                };
-                push_request(conn, &self.scratch, f);
-            } else {
-                let mut held = cl.spare.pop().unwrap_or_default();
-                held.extend_from_slice(&self.scratch);
-                cl.held[c] = Some(Held {
-                    conn: k,
-                    cmd: cmd as u16,
-                    intended_ns: intended,
-                    measured,
-                    bytes: held,
-                });
+            if !placed {
                 return;
             }
         }

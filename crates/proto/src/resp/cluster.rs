@@ -32,6 +32,21 @@ const fn crc16_table() -> [u16; 256] {
 
 static CRC16: [u16; 256] = crc16_table();
 
+/// Two bytes at a time: shifting the register's high byte through 16 more bits is
+/// `TWICE[hi]`, its low byte through 16 bits is `CRC16[lo]` (the register is linear in
+/// its bits), so `crc' = TWICE[hi ^ b0] ^ CRC16[lo ^ b1]` — two independent lookups.
+const fn crc16_twice(t: &[u16; 256]) -> [u16; 256] {
+    let mut out = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        out[i] = (t[i] << 8) ^ t[(t[i] >> 8) as usize];
+        i += 1;
+    }
+    out
+}
+
+static TWICE: [u16; 256] = crc16_twice(&crc16_table());
+
 /// The part of `key` that is hashed: its hash tag when it has a non-empty one.
 #[inline]
 pub fn hashed_part(key: &[u8]) -> &[u8] {
@@ -48,8 +63,14 @@ pub fn hashed_part(key: &[u8]) -> &[u8] {
 /// The hash slot of `key`.
 #[inline]
 pub fn key_slot(key: &[u8]) -> u16 {
+    let bytes = hashed_part(key);
     let mut crc: u16 = 0;
-    for &b in hashed_part(key) {
+    let mut pairs = bytes.chunks_exact(2);
+    for p in &mut pairs {
+        let [hi, lo] = crc.to_be_bytes();
+        crc = TWICE[usize::from(hi ^ p[0])] ^ CRC16[usize::from(lo ^ p[1])];
+    }
+    if let Some(&b) = pairs.remainder().first() {
         crc = (crc << 8) ^ CRC16[usize::from((crc >> 8) as u8 ^ b)];
     }
     crc & (SLOTS as u16 - 1)
@@ -135,6 +156,16 @@ mod tests {
         assert_eq!(key_slot(b"123456789"), 0x31C3);
         for key in [&b""[..], b"a", b"key:000000000001", b"\xff\x00\x80"] {
             assert_eq!(key_slot(key), slow(key) & 0x3fff);
+        }
+        // Every length, odd and even, and every byte value at every position.
+        let mut key = Vec::new();
+        for i in 0..300u32 {
+            key.push((i.wrapping_mul(151) % 256) as u8);
+            let k: Vec<u8> = key
+                .iter()
+                .map(|&b| if b == b'{' { b'x' } else { b })
+                .collect();
+            assert_eq!(key_slot(&k), slow(&k) & 0x3fff, "length {}", k.len());
         }
         assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
         assert_eq!(key_slot(b"x{user1000}y{z}"), key_slot(b"user1000"));
