@@ -332,3 +332,56 @@ fn acl_user_over_tls_errors_by_name_and_no_password_anywhere() {
     assert!(text(&out).contains("WRONGPASS"), "{}", text(&out));
     assert!(!text(&out).contains(secret));
 }
+
+/// A server stopped (SIGSTOP) again and again while 3 MB requests stream to it over TLS:
+/// writes meet a full socket mid-request and resume, replies wait and come in bursts,
+/// and the run still ends with every request answered once, no error and no reconnect.
+#[test]
+fn a_server_that_stops_reading_mid_run_loses_nothing_over_tls() {
+    let s = TlsRedis::start(false).unwrap();
+    let tls = s.tls_port.to_string();
+    let ca = s.files.ca.display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(common::BIN)
+        .args([
+            "bench",
+            "--no-progress",
+            "--tls",
+            "--cacert",
+            &ca,
+            "-p",
+            &tls,
+            "-t",
+            "set",
+            "-d",
+            "3000000",
+            "-n",
+            "40",
+            "-c",
+            "1",
+            "-P",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop the server twice while the load runs, long enough for the client's socket
+    // buffers to fill.
+    for _ in 0..6 {
+        std::thread::sleep(std::time::Duration::from_millis(37));
+        s.server.signal("STOP").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        s.server.signal("CONT").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["totals"]["requests"].as_u64(), Some(40), "{out}");
+    assert_eq!(v["totals"]["errors"].as_u64(), Some(0), "{out}");
+    assert_eq!(v["connections"]["reconnects"].as_u64(), Some(0), "{out}");
+}
