@@ -28,7 +28,7 @@ pub(crate) enum StdStream {
 }
 
 impl StdStream {
-    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
             StdStream::Tcp(s) => {
                 s.set_read_timeout(t)?;

@@ -11,6 +11,9 @@
 //!
 //! - [`config`]: the typed run configuration and its validation.
 //! - `connect`: opening sockets and the connection set-up (`HELLO`, `AUTH`, `SELECT`).
+//! - [`control`]: the blocking client for everything that is not measured load, set up
+//!   like the measured connections (TLS, user, password).
+//! - `cluster`: Redis Cluster topology and routing.
 //! - `conn`: one connection's socket, buffers and ring of in-flight requests.
 //! - `worker`: the per-thread event loop (closed and open loop), with the timing rules.
 //! - `tally`: per-thread counters and how they merge into summaries.
@@ -36,6 +39,7 @@ mod cluster;
 pub mod config;
 mod conn;
 mod connect;
+pub mod control;
 pub mod error;
 pub mod fdlimit;
 pub mod host;
@@ -52,6 +56,7 @@ pub use config::{
     TlsOptions,
 };
 pub use connect::unix_ms_now;
+pub use control::ControlClient;
 pub use error::EngineError;
 pub use run::{run, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};
