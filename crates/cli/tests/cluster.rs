@@ -245,3 +245,75 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
         text(&o)
     );
 }
+
+#[test]
+fn a_tls_cluster_with_an_acl_user_on_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = resplab_testkit::tls::TlsFiles::generate(&dir.path().join("pki")).unwrap();
+    let c = RedisCluster::start_tls(3, 0, &files).unwrap();
+    let password = "cluster-secret-4711";
+    for n in c.nodes() {
+        let r = n
+            .client()
+            .unwrap()
+            .cmd(&[
+                "ACL",
+                "SETUSER",
+                "bench",
+                "on",
+                &format!(">{password}"),
+                "~*",
+                "+@all",
+            ])
+            .unwrap();
+        assert_eq!(r.as_text().as_deref(), Some("OK"));
+    }
+    let json = dir.path().join("r.json");
+    let tls_port = c.tls_port(0).unwrap().to_string();
+    let ca = files.ca.display().to_string();
+    let o = std::process::Command::new(common::BIN)
+        .args([
+            "bench",
+            "--tls",
+            "--cacert",
+            &ca,
+            "-p",
+            &tls_port,
+            "--cluster",
+            "--user",
+            "bench",
+            "-t",
+            "set,get,mset",
+            "-r",
+            "10000",
+            "-n",
+            "3000",
+            "-c",
+            "2",
+            "-P",
+            "4",
+            "--no-progress",
+            "--per-node",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .env("REDISCLI_AUTH", password)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let r = record(&json);
+    assert_eq!(r.totals.errors, 0, "{out}");
+    assert_eq!(r.totals.requests, 9000);
+    // Every node was reached over TLS: the nodes are named by their TLS ports.
+    let mut names: Vec<String> = r.nodes.keys().cloned().collect();
+    names.sort();
+    let mut want: Vec<String> = (0..3)
+        .map(|m| format!("127.0.0.1:{}", c.tls_port(m).unwrap()))
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    assert!(r.config["tls"].is_object());
+    let raw = std::fs::read_to_string(&json).unwrap();
+    assert!(!raw.contains(password) && !out.contains(password));
+}

@@ -25,6 +25,8 @@ pub struct RedisCluster {
     ids: Vec<String>,
     masters: usize,
     replicas: usize,
+    /// Each node's TLS port, when started with TLS (in `nodes` order).
+    tls_ports: Vec<u16>,
 }
 
 fn call(c: &mut Client, args: &[&str]) -> io::Result<Reply> {
@@ -40,25 +42,73 @@ impl RedisCluster {
     /// # Errors
     /// When a node does not start, or the cluster is not formed within 30 s.
     pub fn start(masters: usize, replicas: usize) -> io::Result<RedisCluster> {
+        Self::start_with(masters, replicas, None)
+    }
+
+    /// Starts a cluster whose nodes also listen on a TLS port each (certificates from
+    /// `tls`; clients are not asked for certificates) and talk TLS to each other on the
+    /// cluster bus; `CLUSTER SHARDS` then lists each node's `tls-port`. The plain ports
+    /// stay open for the test's own client.
+    ///
+    /// # Errors
+    /// As [`RedisCluster::start`].
+    pub fn start_tls(
+        masters: usize,
+        replicas: usize,
+        tls: &crate::tls::TlsFiles,
+    ) -> io::Result<RedisCluster> {
+        Self::start_with(masters, replicas, Some(tls))
+    }
+
+    fn start_with(
+        masters: usize,
+        replicas: usize,
+        tls: Option<&crate::tls::TlsFiles>,
+    ) -> io::Result<RedisCluster> {
         let masters = masters.max(1);
         let mut nodes = Vec::new();
         let mut buses = Vec::new();
+        let mut tls_ports = Vec::new();
         for _ in 0..masters * (1 + replicas) {
             let bus = crate::free_port()?.to_string();
             buses.push(bus.clone());
-            nodes.push(RedisServer::start_with(
-                &[
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",
-                    "--cluster-node-timeout",
-                    "5000",
-                    "--cluster-port",
-                    &bus,
-                ],
-                false,
-            )?);
+            let mut args: Vec<String> = [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "5000",
+                "--cluster-port",
+                &bus,
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+            if let Some(f) = tls {
+                let port = crate::free_port()?;
+                tls_ports.push(port);
+                for a in [
+                    "--tls-port".to_string(),
+                    port.to_string(),
+                    "--tls-cert-file".into(),
+                    f.server_cert.display().to_string(),
+                    "--tls-key-file".into(),
+                    f.server_key.display().to_string(),
+                    "--tls-ca-cert-file".into(),
+                    f.ca.display().to_string(),
+                    "--tls-auth-clients".into(),
+                    "no".into(),
+                    "--tls-cluster".into(),
+                    "yes".into(),
+                    "--tls-replication".into(),
+                    "yes".into(),
+                ] {
+                    args.push(a);
+                }
+            }
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            nodes.push(RedisServer::start_with(&refs, false)?);
         }
         let mut ids = Vec::new();
         for n in &nodes {
@@ -92,6 +142,7 @@ impl RedisCluster {
             ids,
             masters,
             replicas,
+            tls_ports,
         };
         cluster.wait(Duration::from_secs(30), |c| c.everyone_knows_everyone())?;
         for m in 0..masters {
@@ -169,6 +220,12 @@ impl RedisCluster {
                     })
             });
         all_ok && replicas_up && masters_see_replicas
+    }
+
+    /// The TLS port of node `n` (masters first), when started with
+    /// [`RedisCluster::start_tls`].
+    pub fn tls_port(&self, n: usize) -> Option<u16> {
+        self.tls_ports.get(n).copied()
     }
 
     /// The number of masters.

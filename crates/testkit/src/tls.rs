@@ -55,23 +55,27 @@ impl TlsFiles {
         std::fs::create_dir_all(dir)?;
         let (ca_cert, ca_key) = ca("resplab test CA")?;
         let (other, _) = ca("resplab unrelated CA")?;
-        let leaf = |names: Vec<String>, cn: &str, usage: ExtendedKeyUsagePurpose| {
+        let leaf = |names: Vec<String>, cn: &str, usages: Vec<ExtendedKeyUsagePurpose>| {
             let key = KeyPair::generate().map_err(rc)?;
             let mut p = CertificateParams::new(names).map_err(rc)?;
             p.distinguished_name.push(DnType::CommonName, cn);
-            p.extended_key_usages = vec![usage];
+            p.extended_key_usages = usages;
             let cert = p.signed_by(&key, &ca_cert, &ca_key).map_err(rc)?;
             Ok::<_, io::Error>((cert.pem(), key.serialize_pem()))
         };
         let (server_pem, server_key) = leaf(
             vec!["localhost".into(), "127.0.0.1".into()],
             "localhost",
-            ExtendedKeyUsagePurpose::ServerAuth,
+            // Cluster nodes present it to each other as clients on the cluster bus too.
+            vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ],
         )?;
         let (client_pem, client_key) = leaf(
             vec!["resplab-client".into()],
             "resplab-client",
-            ExtendedKeyUsagePurpose::ClientAuth,
+            vec![ExtendedKeyUsagePurpose::ClientAuth],
         )?;
         let files = TlsFiles {
             dir: dir.to_path_buf(),
