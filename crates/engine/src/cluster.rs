@@ -493,6 +493,41 @@ pub(crate) struct Held {
     pub bytes: Vec<u8>,
 }
 
+/// Closed loop: requests a client generated for one of its connections while filling
+/// another, waiting for that connection to have room (at most `pipeline` of them).
+#[derive(Debug, Default)]
+pub(crate) struct Stash {
+    /// Their wire bytes, oldest first from `head`.
+    pub bytes: Vec<u8>,
+    pub head: usize,
+    /// Command index and wire length of each, oldest first.
+    pub items: std::collections::VecDeque<(u16, u32)>,
+}
+
+impl Stash {
+    /// Removes the oldest request: its command and the range of its bytes in `bytes`
+    /// (valid until the next push).
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(u16, std::ops::Range<usize>)> {
+        let (cmd, len) = self.items.pop_front()?;
+        let start = self.head;
+        self.head += len as usize;
+        Some((cmd, start..self.head))
+    }
+
+    /// Forgets bytes no request needs any more.
+    #[inline]
+    pub(crate) fn trim(&mut self) {
+        if self.items.is_empty() {
+            self.bytes.clear();
+            self.head = 0;
+        } else if self.head > 64 * 1024 && self.head * 2 > self.bytes.len() {
+            self.bytes.drain(..self.head);
+            self.head = 0;
+        }
+    }
+}
+
 /// A redirected request waiting to be sent again.
 #[derive(Debug)]
 pub(crate) struct Pending {
@@ -518,6 +553,8 @@ pub(crate) struct ClusterState {
     /// `conn_of[client][node]`: the client's connection to the node (`usize::MAX`: none).
     pub conn_of: Vec<Vec<usize>>,
     pub held: Vec<Option<Held>>,
+    /// Closed loop: `stash[client][node]`.
+    pub stash: Vec<Vec<Stash>>,
     /// Buffers of held requests, kept for reuse.
     pub spare: Vec<Vec<u8>>,
     pub pending: Vec<Pending>,
@@ -536,6 +573,7 @@ impl ClusterState {
             home: Vec::with_capacity(clients),
             conn_of: vec![Vec::new(); clients],
             held: (0..clients).map(|_| None).collect(),
+            stash: (0..clients).map(|_| Vec::new()).collect(),
             spare: Vec::new(),
             pending: Vec::new(),
             nodes: Vec::new(),
@@ -551,6 +589,9 @@ impl ClusterState {
         self.nodes.resize_with(n, NodeTally::default);
         for row in &mut self.conn_of {
             row.resize(n, usize::MAX);
+        }
+        for row in &mut self.stash {
+            row.resize_with(n, Stash::default);
         }
         self.replicas = (0..n).map(|m| self.topo.replicas_of(m)).collect();
     }

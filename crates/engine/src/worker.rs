@@ -501,10 +501,8 @@ impl<'a> Worker<'a> {
                         }
                         if self.cl.is_some() {
                             // Written once per turn with everything the other ready
-                            // connections add (a client's requests go to every node,
-                            // so writing at once would cost a write per node per read).
-                            let c = self.conns[i].client as usize;
-                            self.fill_cluster(c, now);
+                            // connections add.
+                            self.fill_conn(i, now);
                         } else {
                             self.fill_closed(i, now);
                             self.flush(i);
@@ -625,8 +623,14 @@ impl<'a> Worker<'a> {
     /// Tops up every client (closed loop) or sends what is due (open loop), then writes.
     fn fill_all(&mut self, now: u64) {
         if self.cl.is_some() {
-            for c in 0..self.nclients {
-                self.fill_cluster(c, now);
+            if self.open_loop {
+                for c in 0..self.nclients {
+                    self.fill_cluster(c, now);
+                }
+            } else {
+                for i in 0..self.conns.len() {
+                    self.fill_conn(i, now);
+                }
             }
             for i in 0..self.conns.len() {
                 self.flush(i);
@@ -779,6 +783,119 @@ impl<'a> Worker<'a> {
             }
             if !placed {
                 return;
+            }
+        }
+    }
+
+    /// Cluster mode, closed loop: tops connection `i` up to `pipeline` requests in flight.
+    /// Its client's requests for this node that were generated while filling its other
+    /// connections go first; then the client generates more, and a request for another
+    /// node waits in that node's stash (or, when that is full, is dropped unsent: its
+    /// key was drawn from the same distribution, so the mix each node sees is kept, and
+    /// it counts nowhere). Each connection so writes its requests in batches, as a
+    /// client connected to one node would.
+    fn fill_conn(&mut self, i: usize, now: u64) {
+        let measured = now >= self.measure_ns;
+        let (c, node) = {
+            let conn = &self.conns[i];
+            if !conn.is_live() {
+                return;
+            }
+            (conn.client as usize, usize::from(conn.node))
+        };
+        let Some(cl) = self.cl.as_deref_mut() else {
+            return;
+        };
+        let mut room = self.pipeline.saturating_sub(self.conns[i].inflight.len());
+        // Requests already generated for this node.
+        if let Some(st) = cl.stash.get_mut(c).and_then(|row| row.get_mut(node)) {
+            while room > 0 && !st.items.is_empty() {
+                if measured {
+                    match &mut self.conns[c].quota {
+                        Some(0) => return,
+                        Some(q) => *q -= 1,
+                        None => {}
+                    }
+                }
+                let Some((cmd, range)) = st.pop() else {
+                    break;
+                };
+                let bytes = &st.bytes[range];
+                push_request(
+                    &mut self.conns[i],
+                    bytes,
+                    InFlight {
+                        intended_ns: now,
+                        sent_ns: now,
+                        cmd,
+                        measured,
+                        redirects: 0,
+                        wire_len: bytes.len() as u32,
+                    },
+                );
+                if measured {
+                    if let Some(t) = self.rec.cmds.get_mut(usize::from(cmd)) {
+                        t.bytes_out += bytes.len() as u64;
+                    }
+                    if let Some(nt) = cl.nodes.get_mut(node) {
+                        nt.t.bytes_out += bytes.len() as u64;
+                    }
+                }
+                room -= 1;
+            }
+            st.trim();
+        }
+        // New requests; a bound on the draws keeps a node that owns few of the
+        // workload's keys from spinning here.
+        let mut draws = 4 * room + 16;
+        while room > 0 && draws > 0 {
+            draws -= 1;
+            if measured && self.conns[c].quota == Some(0) {
+                return;
+            }
+            let cmd = self.gens[c].next(&mut self.req);
+            let to = cl.node_for(c, cmd, &self.req);
+            if to == node {
+                if measured {
+                    if let Some(q) = &mut self.conns[c].quota {
+                        *q -= 1;
+                    }
+                }
+                let conn = &mut self.conns[i];
+                let Conn { wbuf, sent, .. } = conn;
+                let before = wbuf.len();
+                encode_cached(&mut self.cache, cmd, &self.req, wbuf);
+                sent.extend_from_slice(&wbuf[before..]);
+                let bytes = wbuf.len() - before;
+                conn.inflight.push_back(InFlight {
+                    intended_ns: now,
+                    sent_ns: now,
+                    cmd: cmd as u16,
+                    measured,
+                    redirects: 0,
+                    wire_len: bytes as u32,
+                });
+                if measured {
+                    if let Some(t) = self.rec.cmds.get_mut(cmd) {
+                        t.bytes_out += bytes as u64;
+                    }
+                    if let Some(nt) = cl.nodes.get_mut(node) {
+                        nt.t.bytes_out += bytes as u64;
+                    }
+                }
+                room -= 1;
+            } else {
+                match cl.stash.get_mut(c).and_then(|row| row.get_mut(to)) {
+                    Some(st) if st.items.len() < self.pipeline => {
+                        let before = st.bytes.len();
+                        encode_cached(&mut self.cache, cmd, &self.req, &mut st.bytes);
+                        st.items
+                            .push_back((cmd as u16, (st.bytes.len() - before) as u32));
+                    }
+                    // That node has enough waiting: drawing on would only drop more
+                    // (a workload whose keys all live elsewhere stops here at once).
+                    _ => break,
+                }
             }
         }
     }
