@@ -17,7 +17,13 @@ server CPU), formed with redis-cli --cluster create, and both tools run with --c
 -c is per master (each client connects to every master), redis-benchmark's -c is the
 total, so redis-benchmark gets -c clients x M.
 
-Usage: bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
+With memtier_benchmark on PATH (or MEMTIER=/path/to/memtier_benchmark) it runs as a
+third tool in the same rotation: one thread, the same connections (-c; with --cluster,
+--cluster-mode and -c per master as resplab), the same pipeline and value size (-d 3,
+redis-benchmark's default), random keys over 100000 (--key-pattern R:R), requests per
+connection = total / connections; its throughput is its "Totals" line.
+
+Usage: [MEMTIER=PATH] bench/vs_redis_benchmark.py [--reps N] [--resplab PATH] [--server-cpu N]
        [--client-cpu N] [--scale F] [--only TEXT] [--tls] [--cluster M]
 """
 
@@ -169,6 +175,13 @@ def rps_from_csv(text):
     return float(data[0][1])
 
 
+def memtier_rps(text):
+    for line in text.splitlines():
+        if line.startswith("Totals"):
+            return float(line.split()[1])
+    sys.exit(f"no Totals line in memtier_benchmark's output: {text[-500:]!r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
@@ -188,6 +201,7 @@ def main():
     if args.cluster:
         lines = [("cluster SET -c 50 -P 16", "set", 50, 16, 2_000_000),
                  ("cluster GET -c 50 -P 16", "get", 50, 16, 2_000_000)]
+    memtier = os.environ.get("MEMTIER") or shutil.which("memtier_benchmark")
     certs = make_certs() if args.tls else None
     tls_flags = ["--tls", "--cacert", os.path.join(certs, "ca.pem")] if certs else []
     for tool in ("redis-benchmark", "redis-server", "taskset", args.resplab):
@@ -204,6 +218,11 @@ def main():
               f"redis-benchmark -c x {args.cluster} (the same connections)")
     header = (f"{'workload':<24} {'rb ops/s':>11} {'resplab ops/s':>14} {'ratio':>6} "
               f"{'rb us/req':>10} {'resplab us/req':>15} {'ratio':>6}")
+    if memtier:
+        print(f"memtier_benchmark: {memtier}")
+        header += f" {'mt ops/s':>10} {'mt us/req':>10} {'rl/mt':>6}"
+    else:
+        print("memtier_benchmark: not found (give MEMTIER=PATH); redis-benchmark only")
     print(header)
     results = []
     for label, test, clients, pipeline, requests in lines:
@@ -213,9 +232,13 @@ def main():
         common = ["-t", test, "-P", str(pipeline), "-n", str(n), "--csv"]
         if args.cluster:
             common += ["--cluster", "-r", "100000"]
-        rb, rl = {"rps": [], "cpu": []}, {"rps": [], "cpu": []}
+        rb, rl, mt = ({"rps": [], "cpu": []}, {"rps": [], "cpu": []},
+                      {"rps": [], "cpu": []})
         for rep in range(args.reps):
-            order = [("rb", rb), ("rl", rl)] if rep % 2 == 0 else [("rl", rl), ("rb", rb)]
+            order = [("rb", rb), ("rl", rl)] + ([("mt", mt)] if memtier else [])
+            # Rotate the order each repetition so no tool always goes first.
+            shift = rep % len(order)
+            order = order[shift:] + order[:shift]
             for name, acc in order:
                 if args.cluster:
                     servers, port, workdirs = start_cluster(args.server_cpu, args.cluster)
@@ -224,7 +247,18 @@ def main():
                     servers, workdirs = [server], [workdir]
                 rb_clients = clients * max(1, args.cluster)
                 try:
-                    if name == "rb":
+                    if name == "mt":
+                        cmd = ["taskset", "-c", str(args.client_cpu), memtier,
+                               "-s", "127.0.0.1", "-p", str(port), "-t", "1",
+                               "-c", str(clients), "--pipeline", str(pipeline),
+                               "-d", "3", "--key-pattern", "R:R", "--key-maximum", "100000",
+                               "--ratio", "1:0" if test == "set" else "0:1",
+                               "-n", str(max(1, n // clients)), "--hide-histogram"]
+                        if certs:
+                            cmd += ["--tls", "--cacert", os.path.join(certs, "ca.pem")]
+                        if args.cluster:
+                            cmd += ["--cluster-mode"]
+                    elif name == "rb":
                         cmd = ["taskset", "-c", str(args.client_cpu), "redis-benchmark",
                                "-p", str(port), "-c", str(rb_clients)] + tls_flags + common
                     else:
@@ -235,17 +269,29 @@ def main():
                 finally:
                     for server, workdir in zip(servers, workdirs):
                         stop_server(server, workdir)
-                acc["rps"].append(rps_from_csv(out))
-                acc["cpu"].append(cpu * 1e6 / n)
+                if name == "mt":
+                    sent = max(1, n // clients) * clients
+                    acc["rps"].append(memtier_rps(out))
+                    acc["cpu"].append(cpu * 1e6 / sent)
+                else:
+                    acc["rps"].append(rps_from_csv(out))
+                    acc["cpu"].append(cpu * 1e6 / n)
         rb_rps, rl_rps = statistics.median(rb["rps"]), statistics.median(rl["rps"])
         rb_cpu, rl_cpu = statistics.median(rb["cpu"]), statistics.median(rl["cpu"])
-        print(f"{label:<24} {rb_rps:>11.0f} {rl_rps:>14.0f} {rl_rps / rb_rps:>6.2f} "
-              f"{rb_cpu:>10.3f} {rl_cpu:>15.3f} {rl_cpu / rb_cpu:>6.2f}")
-        results.append((label, rb, rl))
+        line = (f"{label:<24} {rb_rps:>11.0f} {rl_rps:>14.0f} {rl_rps / rb_rps:>6.2f} "
+                f"{rb_cpu:>10.3f} {rl_cpu:>15.3f} {rl_cpu / rb_cpu:>6.2f}")
+        if memtier:
+            mt_rps, mt_cpu = statistics.median(mt["rps"]), statistics.median(mt["cpu"])
+            line += f" {mt_rps:>10.0f} {mt_cpu:>10.3f} {rl_cpu / mt_cpu:>6.2f}"
+        print(line)
+        results.append((label, rb, rl, mt))
     print("\nall runs (ops/s; client CPU us per request):")
-    for label, rb, rl in results:
+    for label, rb, rl, mt in results:
+        extra = (f" | memtier {[round(x) for x in mt['rps']]} {[round(x, 3) for x in mt['cpu']]}"
+                 if mt["rps"] else "")
         print(f"  {label}: rb {[round(x) for x in rb['rps']]} {[round(x, 3) for x in rb['cpu']]}"
-              f" | resplab {[round(x) for x in rl['rps']]} {[round(x, 3) for x in rl['cpu']]}")
+              f" | resplab {[round(x) for x in rl['rps']]} {[round(x, 3) for x in rl['cpu']]}"
+              + extra)
 
 
 if __name__ == "__main__":
