@@ -18,6 +18,7 @@
 //! workload.
 
 pub mod client;
+pub mod cluster;
 pub mod configcheck;
 pub mod error;
 pub mod generators;
