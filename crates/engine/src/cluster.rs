@@ -30,6 +30,9 @@ use resplab_workload::{Request, Workload};
 /// A slot no node serves (yet).
 pub(crate) const NO_NODE: u16 = u16::MAX;
 
+/// Most nodes a worker's map takes (redirections naming more are errors).
+pub(crate) const MAX_NODES: usize = 1024;
+
 /// Redirections a request may take before it counts as an error.
 pub(crate) const MAX_REDIRECTS: u8 = 16;
 
@@ -561,6 +564,8 @@ pub(crate) struct ClusterState {
     pub nodes: Vec<NodeTally>,
     /// A `MOVED` was seen: read the slot map again from the server.
     pub refresh_due: bool,
+    /// Per node: a connection to it failed; not tried again before this time.
+    pub unreachable_until: Vec<Option<std::time::Instant>>,
 }
 
 impl ClusterState {
@@ -578,6 +583,7 @@ impl ClusterState {
             pending: Vec::new(),
             nodes: Vec::new(),
             refresh_due: false,
+            unreachable_until: Vec::new(),
         };
         st.grow();
         st
@@ -587,6 +593,7 @@ impl ClusterState {
     pub(crate) fn grow(&mut self) {
         let n = self.topo.nodes.len();
         self.nodes.resize_with(n, NodeTally::default);
+        self.unreachable_until.resize(n, None);
         for row in &mut self.conn_of {
             row.resize(n, usize::MAX);
         }
@@ -703,6 +710,44 @@ mod tests {
         assert_eq!(t.slots[8192], 2);
         assert_eq!(t.slots[16383], 2);
         assert_eq!(t.nodes[2].name(), "127.0.0.1:7001");
+    }
+
+    #[test]
+    fn odd_topology_replies_never_panic() {
+        let odd = [
+            Value::Null,
+            Value::Array(vec![Value::Null, Value::Integer(-5)]),
+            Value::Array(vec![Value::Array(vec![
+                Value::Integer(-1),
+                Value::Integer(99_999),
+                Value::Array(vec![blob("h"), Value::Integer(70_000)]),
+            ])]),
+            Value::Array(vec![Value::Array(vec![
+                Value::Integer(9000),
+                Value::Integer(10),
+                Value::Array(vec![blob("h"), Value::Integer(7000)]),
+            ])]),
+            Value::Array(vec![Value::Map(vec![
+                (blob("slots"), Value::Array(vec![Value::Integer(0)])),
+                (blob("nodes"), Value::Array(vec![Value::Integer(1)])),
+            ])]),
+            Value::Array(vec![Value::Array(vec![
+                blob("slots"),
+                Value::Array(vec![Value::Integer(16_000), Value::Integer(1 << 40)]),
+                blob("nodes"),
+                Value::Array(vec![node("x", 1 << 20, "master", "online")]),
+            ])]),
+        ];
+        for v in &odd {
+            let _ = from_shards(v, "seed", false);
+            let _ = from_shards(v, "seed", true);
+            let _ = from_slots(v, "seed");
+        }
+        // A reversed range marks nothing; slots past the end are ignored.
+        let t = from_slots(&odd[3], "seed").unwrap();
+        assert!(t.slots.iter().all(|&n| n == NO_NODE));
+        let t = from_slots(&odd[2], "seed").unwrap();
+        assert!(t.nodes.is_empty(), "a port over 65535 is no node");
     }
 
     #[test]

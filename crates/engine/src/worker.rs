@@ -908,14 +908,24 @@ impl<'a> Worker<'a> {
         if k != usize::MAX {
             return Some(k);
         }
+        // A node that could not be reached a moment ago is not tried again at once: a
+        // redirection to a dead address must not cost every request a connect timeout.
+        if cl.unreachable_until[node].is_some_and(|t| Instant::now() < t) {
+            return None;
+        }
         let target = cl.topo.nodes.get(node)?.target.clone();
         let readonly = cl.is_replica(node);
         let idx = self.conns.len();
         let mut unused = LatencyHistogram::new();
         let mut cfg = self.a.cfg.clone();
         cfg.connect_timeout = cfg.connect_timeout.min(Duration::from_secs(1));
-        let stream =
-            open_registered(&cfg, &target, readonly, &self.poll, Token(idx), &mut unused).ok()?;
+        let opened = open_registered(&cfg, &target, readonly, &self.poll, Token(idx), &mut unused);
+        let Ok(stream) = opened else {
+            if let Some(cl) = self.cl.as_deref_mut() {
+                cl.unreachable_until[node] = Some(Instant::now() + Duration::from_secs(1));
+            }
+            return None;
+        };
         let mut conn = Conn::new(stream, self.pipeline, None);
         conn.client = c as u32;
         conn.node = node as u16;
@@ -953,6 +963,19 @@ impl<'a> Worker<'a> {
                         r.host.clone()
                     };
                     let before = cl.topo.nodes.len();
+                    let known = cl.topo.nodes.iter().any(|n| {
+                        matches!(&n.target, Target::Tcp { host: h, port } if *h == host && *port == r.port)
+                    });
+                    if !known && before >= crate::cluster::MAX_NODES {
+                        // A server naming ever new nodes cannot grow the map without bound.
+                        if p.f.measured {
+                            if let Some(t) = self.rec.cmds.get_mut(usize::from(p.f.cmd)) {
+                                t.count_error("MOVED", 1);
+                            }
+                            self.rec.iv_errors += 1;
+                        }
+                        continue;
+                    }
                     let node = cl.topo.node_at(Target::Tcp { host, port: r.port });
                     if cl.topo.nodes.len() != before {
                         cl.grow();
