@@ -256,3 +256,27 @@ fn combinations_respb_does_not_go_with_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("resp or respb"), "{}", text(&out));
 }
+
+/// The engine's control client (what experiments and the engine's own set-up use) speaks
+/// RESPB when the configuration says so: calls, a pipeline and INFO.
+#[test]
+fn the_control_client_speaks_respb() {
+    use resplab_engine::control::{encode_command, reply_text, ControlClient};
+    use resplab_engine::{RunConfig, Target, Wire};
+    let s = Serve::start(&[]);
+    let mut cfg = RunConfig::new(Target::Tcp {
+        host: "127.0.0.1".into(),
+        port: s.respb_port,
+    });
+    cfg.wire = Wire::Respb;
+    cfg.db = Some(3);
+    let mut c = ControlClient::connect(&cfg, std::time::Duration::from_secs(5)).unwrap();
+    assert_eq!(reply_text(&c.call_str(&["SET", "a", "1"]).unwrap()), "OK");
+    let mut pipe = Vec::new();
+    encode_command(&mut pipe, &[b"SET", b"b", b"2"]);
+    encode_command(&mut pipe, &[b"INCRBY", b"b", b"+5"]); // goes as passthrough
+    assert_eq!(c.pipeline(&pipe, 2).unwrap(), None);
+    assert_eq!(reply_text(&c.call_str(&["MGET", "a", "b"]).unwrap()), "1 7");
+    assert_eq!(reply_text(&c.call_str(&["DBSIZE"]).unwrap()), "2");
+    assert!(reply_text(&c.call_str(&["INFO", "server"]).unwrap()).contains("resplab"));
+}

@@ -218,28 +218,16 @@ pub(crate) fn open(
 /// Sends one command and reads its complete reply, in RESP or (on a
 /// [`StdStream::Respb`] connection) as a RESPB frame on mux id 0 and its reply frame.
 pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> {
-    let respb = matches!(stream, StdStream::Respb(_));
     let mut out = Vec::with_capacity(64);
-    if respb {
-        respb::codec::encode_command(&mut out, 0, args);
-    } else {
-        encode::write_command(&mut out, args);
-    }
+    encode_request(stream, &mut out, args);
     stream.write_all(&out)?;
     stream.flush()?;
     let limits = Limits::default();
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
-        let decoded = if respb {
-            decode_respb(&buf, &limits)
-        } else {
-            decode(&buf, &limits)
-                .map(|r| r.map(|(value, _)| value))
-                .map_err(|e| e.to_string())
-        };
-        match decoded {
-            Ok(Some(value)) => return Ok(value),
+        match decode_reply_on(stream, &buf, &limits) {
+            Ok(Some((value, _))) => return Ok(value),
             Ok(None) => {}
             Err(e) => {
                 return Err(io::Error::new(
@@ -281,11 +269,35 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
     }
 }
 
+/// Appends the command `args` in the wire format of `stream`: RESP, or a RESPB frame on
+/// mux id 0.
+pub(crate) fn encode_request(stream: &StdStream, out: &mut Vec<u8>, args: &[&[u8]]) {
+    if matches!(stream, StdStream::Respb(_)) {
+        respb::codec::encode_command(out, 0, args);
+    } else {
+        encode::write_command(out, args);
+    }
+}
+
+/// Decodes the reply at the start of `buf` in the wire format of `stream`: its value and
+/// length, or `None` for a prefix of one.
+pub(crate) fn decode_reply_on(
+    stream: &StdStream,
+    buf: &[u8],
+    limits: &Limits,
+) -> Result<Option<(Value, usize)>, String> {
+    if matches!(stream, StdStream::Respb(_)) {
+        decode_respb(buf, limits)
+    } else {
+        decode(buf, limits).map_err(|e| e.to_string())
+    }
+}
+
 /// Decodes a RESPB reply frame, which must be on mux id 0 (where every request goes).
 /// A reply that starts like RESP says so: the port is not a RESPB port.
-fn decode_respb(buf: &[u8], limits: &Limits) -> Result<Option<Value>, String> {
+fn decode_respb(buf: &[u8], limits: &Limits) -> Result<Option<(Value, usize)>, String> {
     match respb::reply::decode_reply(buf, limits) {
-        Ok(Some((0, value, _))) => Ok(Some(value)),
+        Ok(Some((0, value, n))) => Ok(Some((value, n))),
         Ok(Some((mux, _, _))) => Err(format!(
             "a RESPB reply on mux id {mux}, where requests go on mux id 0"
         )),
