@@ -164,6 +164,27 @@ pub struct Encoder {
     ends: Vec<usize>,
 }
 
+/// Whether a native frame `encode_native` wrote for `cmd` certainly decodes to its
+/// arguments, so that decoding it to check can be skipped: every field copies an
+/// argument byte for byte (`s`, `v`, and lists of them) and a trailing flags field is
+/// empty (no option was given). Numbers, keywords and options are checked by decoding.
+fn is_verbatim(cmd: &Command, frame: &[u8]) -> bool {
+    let copied = |f: &F| matches!(f, F::S | F::V);
+    let (body, no_options) = match cmd.layout.split_last() {
+        Some((F::FlagsExp(_), body)) => {
+            let flags = frame.len().checked_sub(9).and_then(|i| frame.get(i));
+            (body, flags == Some(&0))
+        }
+        Some((F::Flags(_), body)) => (body, frame.last() == Some(&0)),
+        _ => (cmd.layout, true),
+    };
+    no_options
+        && body.iter().all(|f| match f {
+            F::Rest(group) => group.iter().all(copied),
+            f => copied(f),
+        })
+}
+
 /// Command names an [`Encoder`] remembers; others are looked up every time.
 const NAMES_KEPT: usize = 64;
 
@@ -177,9 +198,10 @@ impl Encoder {
     pub fn encode(&mut self, out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) -> Encoding {
         let start = out.len();
         if let Some(cmd) = args.first().and_then(|name| self.lookup(name)) {
-            if encode_native(out, mux, cmd, args.get(1..).unwrap_or(&[])).is_some()
-                && self.verify(out.get(start..).unwrap_or(&[]), args)
-            {
+            if encode_native(out, mux, cmd, args.get(1..).unwrap_or(&[])).is_some() && {
+                let frame = out.get(start..).unwrap_or(&[]);
+                is_verbatim(cmd, frame) || self.verify(frame, args)
+            } {
                 return Encoding::Native(cmd);
             }
             out.truncate(start);
@@ -1180,6 +1202,46 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
 #[cfg(test)]
 mod quick_path_tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Where the encoder skips its check (`is_verbatim`), the check would have passed.
+        #[test]
+        fn verbatim_frames_pass_the_check(
+            cmd in prop::sample::select(table::CORE.iter().chain(table::MODULES.iter()).collect::<Vec<_>>()),
+            rest in prop::collection::vec(prop_oneof![
+                prop::collection::vec(any::<u8>(), 0..6),
+                prop::sample::select(vec!["NX", "XX", "EX", "10", "GET", "KEEPTTL", "-1", "+5"])
+                    .prop_map(|s| s.as_bytes().to_vec()),
+            ], 0..6),
+        ) {
+            let mut args: Vec<&[u8]> = vec![cmd.name.as_bytes()];
+            args.extend(rest.iter().map(Vec::as_slice));
+            let mut out = Vec::new();
+            if encode_native(&mut out, 0, cmd, &args[1..]).is_some() && is_verbatim(cmd, &out) {
+                prop_assert!(Encoder::new().verify(&out, &args), "{} {:?}", cmd.name, rest);
+            }
+        }
+    }
+
+    #[test]
+    fn common_commands_skip_the_check_only_without_options() {
+        let check = |args: &[&[u8]]| {
+            let cmd = table::by_name(args[0]).unwrap();
+            let mut out = Vec::new();
+            encode_native(&mut out, 0, cmd, &args[1..]).unwrap();
+            is_verbatim(cmd, &out)
+        };
+        assert!(check(&[b"GET", b"k"]));
+        assert!(check(&[b"SET", b"k", b"v"]));
+        assert!(check(&[b"MGET", b"a", b"b", b"c"]));
+        assert!(check(&[b"DEL", b"a"]));
+        assert!(!check(&[b"SET", b"k", b"v", b"EX", b"10"]));
+        assert!(!check(&[b"INCRBY", b"k", b"5"]));
+        assert!(!check(&[b"LRANGE", b"l", b"0", b"9"]));
+    }
 
     fn frame_of(args: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();
