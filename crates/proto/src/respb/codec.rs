@@ -1226,6 +1226,23 @@ mod quick_path_tests {
         }
     }
 
+    /// The check's buffers survive from call to call: the second encoding of a command
+    /// that is checked reuses the first one's field vector.
+    #[test]
+    fn the_encoder_keeps_its_buffers() {
+        let mut enc = Encoder::new();
+        let mut out = Vec::new();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"0", b"9"]);
+        assert!(enc.fields.capacity() >= 3, "{}", enc.fields.capacity());
+        assert!(enc.ends.capacity() >= 4 && enc.bytes.capacity() > 0);
+        let fields = enc.fields.as_ptr();
+        let bytes = enc.bytes.as_ptr();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"1", b"8"]);
+        assert_eq!(enc.fields.as_ptr(), fields);
+        assert_eq!(enc.bytes.as_ptr(), bytes);
+        assert_eq!(enc.names.len(), 1);
+    }
+
     #[test]
     fn common_commands_skip_the_check_only_without_options() {
         let check = |args: &[&[u8]]| {
