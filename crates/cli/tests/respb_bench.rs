@@ -280,3 +280,24 @@ fn the_control_client_speaks_respb() {
     assert_eq!(reply_text(&c.call_str(&["DBSIZE"]).unwrap()), "2");
     assert!(reply_text(&c.call_str(&["INFO", "server"]).unwrap()).contains("resplab"));
 }
+
+/// A connection the server drops is opened again with the handshake and its set-up, and
+/// the run goes on over RESPB: every request is answered or counted as lost.
+#[test]
+fn dropped_respb_connections_reconnect() {
+    let s = Serve::start(&["--drop-every", "100"]);
+    let (rec, code) = bench(
+        s.respb_port,
+        &["-t", "get", "-n", "3000", "-c", "2", "-P", "4"],
+    );
+    assert_eq!(code, 0, "{:#}", rec["end"]);
+    assert!(
+        rec["connections"]["reconnects"].as_u64().unwrap() >= 10,
+        "{:#}",
+        rec["connections"]
+    );
+    assert_eq!(rec["connections"]["protocol_errors"], 0);
+    let get = &rec["commands"]["GET"];
+    let lost = get["error_kinds"]["connection_lost"].as_u64().unwrap();
+    assert_eq!(get["requests"].as_u64().unwrap() + lost, 3000, "{get:#}");
+}
