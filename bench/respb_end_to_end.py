@@ -10,7 +10,8 @@ server is pinned to one CPU and the client to another (taskset).
 Per run it records
   - ops/s: the run's totals.ops_per_sec (closed loop);
   - server CPU per request: serve's used_cpu_user + used_cpu_sys (INFO cpu, asked on the
-    RESP port before and after the run) over the run's requests;
+    RESP port before and after the run, so warm-up and set-up included) over the run's
+    requests plus the warm-up's (estimated at the measured rate);
   - client CPU per request: the run's client_cpu (user + system) over its requests;
   - bytes on the wire per request: the commands' bytes_out + bytes_in (application
     bytes, no TCP/IP headers) over the requests.
