@@ -1241,9 +1241,8 @@ struct WireCache {
     wire: Vec<u8>,
     lookups: u32,
     hits: u32,
-    /// `--protocol respb`: requests are encoded as RESPB frames (mux id 0) by this
-    /// encoder, which keeps its buffers between requests.
-    respb: Option<Box<resplab_proto::respb::codec::Encoder>>,
+    /// `--protocol respb`: requests are encoded as RESPB frames (mux id 0).
+    respb: Option<Box<RespbWire>>,
 }
 
 impl WireCache {
@@ -1251,7 +1250,12 @@ impl WireCache {
 
     fn for_wire(wire: Wire) -> Self {
         WireCache {
-            respb: (wire == Wire::Respb).then(Box::default),
+            respb: (wire == Wire::Respb).then(|| {
+                Box::new(RespbWire {
+                    enc: resplab_proto::respb::codec::Encoder::new(),
+                    parts: Vec::new(),
+                })
+            }),
             ..WireCache::new()
         }
     }
@@ -1399,8 +1403,8 @@ fn encode_cached(cache: &mut WireCache, cmd: usize, req: &Request, out: &mut Vec
         out.extend_from_slice(&cache.wire);
         return;
     }
-    if let Some(enc) = cache.respb.as_deref_mut() {
-        encode_respb(enc, req, out);
+    if let Some(w) = cache.respb.as_deref_mut() {
+        encode_respb(w, req, out);
     } else if req.is_inline() && req.arg_count() <= 8 {
         let mut parts: [&[u8]; 8] = [&[]; 8];
         let n = req.arg_count();
@@ -1414,23 +1418,25 @@ fn encode_cached(cache: &mut WireCache, cmd: usize, req: &Request, out: &mut Vec
     cache.store(cmd, req, &out[before..]);
 }
 
+/// The RESPB encoder of a worker and the argument list it is handed, both kept from
+/// request to request so that encoding allocates nothing once they have grown.
+#[derive(Debug)]
+struct RespbWire {
+    enc: resplab_proto::respb::codec::Encoder,
+    /// Always empty between requests; only its allocation is kept.
+    parts: Vec<&'static [u8]>,
+}
+
 /// Encodes `req` as a RESPB frame on mux id 0. RESPB has no inline form: an inline
 /// request goes as the same command.
 #[inline]
-fn encode_respb(enc: &mut resplab_proto::respb::codec::Encoder, req: &Request, out: &mut Vec<u8>) {
-    const ON_STACK: usize = 64;
-    let n = req.arg_count();
-    if n <= ON_STACK {
-        let mut parts: [&[u8]; ON_STACK] = [&[]; ON_STACK];
-        for (slot, arg) in parts.iter_mut().zip(req.args()) {
-            *slot = arg;
-        }
-        enc.encode(out, 0, &parts[..n]);
-    } else {
-        // More arguments than the stack array holds: the one allocation per request.
-        let parts: Vec<&[u8]> = req.args().collect();
-        enc.encode(out, 0, &parts);
-    }
+fn encode_respb(w: &mut RespbWire, req: &Request, out: &mut Vec<u8>) {
+    let mut parts: Vec<&[u8]> = std::mem::take(&mut w.parts);
+    parts.extend(req.args());
+    w.enc.encode(out, 0, &parts);
+    // The slices borrowed the request; the emptied vector keeps its allocation.
+    parts.clear();
+    w.parts = parts.into_iter().map(|_| &[][..]).collect();
 }
 
 #[inline]
@@ -1651,6 +1657,23 @@ mod tests {
         let mut inline = req(&[b"PING"]);
         inline.set_inline(true);
         assert!(!c.hit(0, &inline));
+    }
+
+    #[test]
+    fn respb_requests_are_encoded_with_kept_buffers() {
+        let mut c = WireCache::for_wire(Wire::Respb);
+        let mut out = Vec::new();
+        encode_cached(&mut c, 0, &req(&[b"GET", b"k1"]), &mut out);
+        let mut want = Vec::new();
+        resplab_proto::respb::codec::encode_command(&mut want, 0, &[b"GET", b"k1"]);
+        assert_eq!(out, want);
+        let w = c.respb.as_deref().unwrap();
+        assert!(w.parts.is_empty() && w.parts.capacity() >= 2);
+        let kept = w.parts.as_ptr();
+        out.clear();
+        encode_cached(&mut c, 0, &req(&[b"GET", b"k2"]), &mut out);
+        assert_eq!(c.respb.as_deref().unwrap().parts.as_ptr(), kept);
+        assert_eq!(&out[..2], &[0, 0], "GET's opcode, not passthrough");
     }
 
     #[test]
