@@ -82,6 +82,28 @@ pub enum Protocol {
     Resp3,
 }
 
+/// The wire format of the connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Wire {
+    /// RESP (version 2 or 3, see [`Protocol`]).
+    #[default]
+    Resp,
+    /// RESPB, the binary encoding (`--protocol respb`): the handshake, then every request
+    /// as a RESPB frame on mux id 0, replies in RESPB's reply encoding. RESP2 only, no TLS,
+    /// no cluster mode.
+    Respb,
+}
+
+impl Wire {
+    /// `"resp"` or `"respb"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Resp => "resp",
+            Wire::Respb => "respb",
+        }
+    }
+}
+
 /// How much load each phase of the workload runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Budget {
@@ -150,6 +172,8 @@ pub struct RunConfig {
     /// `SELECT` this database after connecting (None: stay on the server's default).
     pub db: Option<u32>,
     pub protocol: Protocol,
+    /// RESP or RESPB.
+    pub wire: Wire,
     /// Worker threads, each with its own event loop (at most `clients`).
     pub threads: u32,
     /// Connections in total, spread as evenly as possible over the threads.
@@ -194,6 +218,7 @@ impl RunConfig {
             tls: None,
             db: None,
             protocol: Protocol::Resp2,
+            wire: Wire::Resp,
             threads: 1,
             clients: 50,
             pipeline: 1,
@@ -273,6 +298,24 @@ impl RunConfig {
                 return Err(bad(field, "more than 0 seconds", "0"));
             }
         }
+        if self.wire == Wire::Respb {
+            let with = if self.protocol == Protocol::Resp3 {
+                Some("RESP3 (--resp 3)")
+            } else if self.tls.is_some() {
+                Some("TLS (--tls)")
+            } else if self.cluster || self.read_from_replicas {
+                Some("cluster mode (--cluster)")
+            } else {
+                None
+            };
+            if let Some(with) = with {
+                return Err(bad(
+                    "protocol",
+                    "resp for that (RESPB here is plain TCP or a Unix socket, RESP2 set-up, one server)",
+                    format!("respb with {with}"),
+                ));
+            }
+        }
         if self.reconnect.give_up_after.is_zero() || self.reconnect.initial_backoff.is_zero() {
             return Err(bad(
                 "reconnect policy",
@@ -307,6 +350,7 @@ impl RunConfig {
             "auth": self.credentials.is_some(),
             "db": self.db,
             "resp": match self.protocol { Protocol::Resp2 => 2, Protocol::Resp3 => 3 },
+            "protocol": self.wire.name(),
             "threads": self.effective_threads(),
             "clients": self.clients,
             "pipeline": self.pipeline,
@@ -386,6 +430,24 @@ mod tests {
         let mut c = cfg();
         c.budget = Budget::Requests(0);
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn respb_refuses_resp3_tls_and_cluster() {
+        let mut c = cfg();
+        c.wire = Wire::Respb;
+        c.validate().unwrap();
+        assert_eq!(c.to_public_json()["protocol"], "respb");
+        let mut r3 = c.clone();
+        r3.protocol = Protocol::Resp3;
+        let mut tls = c.clone();
+        tls.tls = Some(TlsOptions::default());
+        let mut cl = c.clone();
+        cl.cluster = true;
+        for (bad, word) in [(r3, "RESP3"), (tls, "TLS"), (cl, "cluster")] {
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains("respb with") && e.contains(word), "{e}");
+        }
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Opening connections and the connection set-up (`HELLO`, `AUTH`, `SELECT`).
 //!
+//! With [`Wire::Respb`] the set-up starts with RESPB's four-byte handshake, and every
+//! set-up and control call (`AUTH`, `SELECT`, `PING`, `INFO`, `TIME`) goes as a RESPB
+//! frame: [`call`] speaks the wire of the stream it is given.
+//!
 //! Set-up is done with blocking sockets and timeouts, before a connection joins a worker's
 //! event loop: it happens once per connection (and once per reconnect), so the simplicity
 //! of request–reply code is worth more than not blocking. After set-up the socket is
@@ -9,10 +13,11 @@
 //! starts. Error messages name the step that failed and the server's reply; they never
 //! contain the credentials.
 
-use crate::config::{Protocol, RunConfig, Target};
+use crate::config::{Protocol, RunConfig, Target, Wire};
 use crate::error::EngineError;
 use resplab_proto::resp::value::{decode, Value};
 use resplab_proto::resp::{encode, Limits};
+use resplab_proto::respb;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -25,6 +30,9 @@ pub(crate) enum StdStream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    /// A connection that speaks RESPB (its handshake sent): [`call`] encodes requests
+    /// and decodes replies in RESPB.
+    Respb(Box<StdStream>),
 }
 
 impl StdStream {
@@ -42,6 +50,7 @@ impl StdStream {
                 s.sock.set_read_timeout(t)?;
                 s.sock.set_write_timeout(t)
             }
+            StdStream::Respb(s) => s.set_timeouts(t),
         }
     }
 
@@ -50,6 +59,7 @@ impl StdStream {
             StdStream::Tcp(s) => s.read_timeout().ok().flatten(),
             StdStream::Unix(s) => s.read_timeout().ok().flatten(),
             StdStream::Tls(s) => s.sock.read_timeout().ok().flatten(),
+            StdStream::Respb(s) => s.read_timeout(),
         }
     }
 
@@ -77,6 +87,8 @@ impl StdStream {
                     sock: mio::net::TcpStream::from_std(sock),
                 })))
             }
+            // The wire format is the worker's business from here on.
+            StdStream::Respb(s) => s.into_mio(),
         }
     }
 }
@@ -87,6 +99,7 @@ impl Read for StdStream {
             StdStream::Tcp(s) => s.read(buf),
             StdStream::Unix(s) => s.read(buf),
             StdStream::Tls(s) => s.read(buf).map_err(crate::tls::explain_later),
+            StdStream::Respb(s) => s.read(buf),
         }
     }
 }
@@ -97,11 +110,13 @@ impl Write for StdStream {
             StdStream::Tcp(s) => s.write(buf),
             StdStream::Unix(s) => s.write(buf),
             StdStream::Tls(s) => s.write(buf),
+            StdStream::Respb(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             StdStream::Tls(s) => s.flush(),
+            StdStream::Respb(s) => s.flush(),
             _ => Ok(()),
         }
     }
@@ -200,17 +215,18 @@ pub(crate) fn open(
     Ok(stream)
 }
 
-/// Sends one command and reads its complete reply.
+/// Sends one command and reads its complete reply, in RESP or (on a
+/// [`StdStream::Respb`] connection) as a RESPB frame on mux id 0 and its reply frame.
 pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> {
     let mut out = Vec::with_capacity(64);
-    encode::write_command(&mut out, args);
+    encode_request(stream, &mut out, args);
     stream.write_all(&out)?;
     stream.flush()?;
     let limits = Limits::default();
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
-        match decode(&buf, &limits) {
+        match decode_reply_on(stream, &buf, &limits) {
             Ok(Some((value, _))) => return Ok(value),
             Ok(None) => {}
             Err(e) => {
@@ -250,6 +266,46 @@ pub(crate) fn call(stream: &mut StdStream, args: &[&[u8]]) -> io::Result<Value> 
                 "the server answered with TLS: this is a TLS port; give --tls (or use rediss://)",
             ));
         }
+    }
+}
+
+/// Appends the command `args` in the wire format of `stream`: RESP, or a RESPB frame on
+/// mux id 0.
+pub(crate) fn encode_request(stream: &StdStream, out: &mut Vec<u8>, args: &[&[u8]]) {
+    if matches!(stream, StdStream::Respb(_)) {
+        respb::codec::encode_command(out, 0, args);
+    } else {
+        encode::write_command(out, args);
+    }
+}
+
+/// Decodes the reply at the start of `buf` in the wire format of `stream`: its value and
+/// length, or `None` for a prefix of one.
+pub(crate) fn decode_reply_on(
+    stream: &StdStream,
+    buf: &[u8],
+    limits: &Limits,
+) -> Result<Option<(Value, usize)>, String> {
+    if matches!(stream, StdStream::Respb(_)) {
+        decode_respb(buf, limits)
+    } else {
+        decode(buf, limits).map_err(|e| e.to_string())
+    }
+}
+
+/// Decodes a RESPB reply frame, which must be on mux id 0 (where every request goes).
+/// A reply that starts like RESP says so: the port is not a RESPB port.
+fn decode_respb(buf: &[u8], limits: &Limits) -> Result<Option<(Value, usize)>, String> {
+    match respb::reply::decode_reply(buf, limits) {
+        Ok(Some((0, value, n))) => Ok(Some((value, n))),
+        Ok(Some((mux, _, _))) => Err(format!(
+            "a RESPB reply on mux id {mux}, where requests go on mux id 0"
+        )),
+        Ok(None) => Ok(None),
+        Err(_) if buf.first().is_some_and(|b| b"+-:$*_%~>|!=(,#".contains(b)) => Err(
+            "the server answered in RESP, not RESPB: give its RESPB port (resplab serve --respb-port), or drop --protocol respb".into(),
+        ),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -345,6 +401,10 @@ pub(crate) fn open_ready_to(
     timeout: Duration,
 ) -> Result<StdStream, SetupError> {
     let mut s = open(target, cfg.tls.as_ref(), timeout)?;
+    if cfg.wire == Wire::Respb {
+        s.write_all(&respb::HANDSHAKE)?;
+        s = StdStream::Respb(Box::new(s));
+    }
     ready(cfg, &mut s)?;
     if readonly {
         step(&mut s, "READONLY", &[b"READONLY"])?;

@@ -7,13 +7,15 @@
 //! code), so a server behind TLS or an ACL user is prepared the same way it is loaded.
 //! Replies are decoded with `resplab-proto`'s full decoder under control-plane limits (no
 //! bulk string over 64 MiB, no aggregate over 1 M elements, depth 8), so a misbehaving
-//! server cannot make it allocate without bound.
+//! server cannot make it allocate without bound. With a [`crate::Wire::Respb`]
+//! configuration it speaks RESPB, as the measured connections do (`connect` encodes and
+//! decodes for both).
 
 use crate::config::RunConfig;
 use crate::connect::{self, StdStream};
 use crate::error::EngineError;
 use resplab_proto::resp::encode;
-use resplab_proto::resp::value::decode;
+use resplab_proto::resp::request::parse_request;
 pub use resplab_proto::resp::value::Value;
 use resplab_proto::resp::Limits;
 use std::io::{self, Read, Write};
@@ -70,7 +72,7 @@ impl ControlClient {
     /// words: a server that accepts connections but does not answer).
     pub fn call(&mut self, args: &[&[u8]]) -> io::Result<Value> {
         let mut out = Vec::with_capacity(64);
-        encode::write_command(&mut out, args);
+        connect::encode_request(&self.stream, &mut out, args);
         self.send(&out)?;
         let name = args
             .first()
@@ -88,13 +90,19 @@ impl ControlClient {
         self.call(&a)
     }
 
-    /// Sends already encoded commands and reads `count` replies; returns the text of the
+    /// Sends already encoded commands (RESP, see [`encode_command`]; re-encoded as RESPB
+    /// frames on a RESPB connection) and reads `count` replies; returns the text of the
     /// first error reply, if any.
     ///
     /// # Errors
-    /// As [`ControlClient::call`].
+    /// As [`ControlClient::call`], and malformed RESP in `encoded` on a RESPB connection.
     pub fn pipeline(&mut self, encoded: &[u8], count: usize) -> io::Result<Option<String>> {
-        self.send(encoded)?;
+        if matches!(self.stream, StdStream::Respb(_)) {
+            let frames = respb_frames(&self.stream, encoded)?;
+            self.send(&frames)?;
+        } else {
+            self.send(encoded)?;
+        }
         let mut first_error = None;
         for _ in 0..count {
             let reply = self.read_reply("a pipelined command")?;
@@ -113,7 +121,7 @@ impl ControlClient {
     fn read_reply(&mut self, what: &str) -> io::Result<Value> {
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match decode(&self.buf, &LIMITS) {
+            match connect::decode_reply_on(&self.stream, &self.buf, &LIMITS) {
                 Ok(Some((value, used))) => {
                     self.buf.drain(..used);
                     return Ok(value);
@@ -154,6 +162,29 @@ impl ControlClient {
             self.buf.extend_from_slice(&chunk[..n]);
         }
     }
+}
+
+/// The RESP requests in `encoded` as RESPB frames.
+fn respb_frames(stream: &StdStream, encoded: &[u8]) -> io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(encoded.len());
+    let mut args = Vec::new();
+    let mut at = 0;
+    while at < encoded.len() {
+        let rest = encoded.get(at..).unwrap_or_default();
+        match parse_request(rest, &LIMITS, &mut args) {
+            Ok(Some(n)) if n > 0 => {
+                connect::encode_request(stream, &mut out, &args);
+                at += n;
+            }
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("pipelined commands: no complete RESP request at byte {at}"),
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Appends the RESP encoding of the command `args` (name first) to `out`, for

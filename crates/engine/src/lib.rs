@@ -53,7 +53,7 @@ mod worker;
 
 pub use config::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
-    TlsOptions,
+    TlsOptions, Wire,
 };
 pub use connect::unix_ms_now;
 pub use control::ControlClient;

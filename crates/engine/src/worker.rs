@@ -49,7 +49,7 @@
 //! without blocking, since `epoll_wait` only has millisecond resolution.
 
 use crate::cluster::{ClusterPlan, ClusterState, Held, Pending, MAX_REDIRECTS};
-use crate::config::{Budget, RunConfig, Target};
+use crate::config::{Budget, RunConfig, Target, Wire};
 use crate::conn::{Conn, InFlight, MioStream, State};
 use crate::connect;
 use crate::error::EngineError;
@@ -382,7 +382,7 @@ impl<'a> Worker<'a> {
             gens,
             scheds,
             req,
-            cache: WireCache::new(),
+            cache: WireCache::for_wire(cfg.wire),
             any_down: false,
             rec: Recorder {
                 worker: a.worker,
@@ -1196,14 +1196,19 @@ impl<'a> Worker<'a> {
             };
             conn.rend += n;
             let now = self.epoch.elapsed().as_nanos() as u64;
-            match process_replies(
-                conn,
-                &mut self.rec,
-                &self.limits,
-                self.open_loop,
-                now,
-                self.cl.as_deref_mut(),
-            ) {
+            let processed = if self.a.cfg.wire == Wire::Respb {
+                process_respb_replies(conn, &mut self.rec, &self.limits, self.open_loop, now)
+            } else {
+                process_replies(
+                    conn,
+                    &mut self.rec,
+                    &self.limits,
+                    self.open_loop,
+                    now,
+                    self.cl.as_deref_mut(),
+                )
+            };
+            match processed {
                 Ok(()) => {}
                 Err(ReadFailure::Protocol(msg)) => {
                     self.protocol_errors += 1;
@@ -1376,10 +1381,24 @@ struct WireCache {
     wire: Vec<u8>,
     lookups: u32,
     hits: u32,
+    /// `--protocol respb`: requests are encoded as RESPB frames (mux id 0).
+    respb: Option<Box<RespbWire>>,
 }
 
 impl WireCache {
     const TRIAL: u32 = 1024;
+
+    fn for_wire(wire: Wire) -> Self {
+        WireCache {
+            respb: (wire == Wire::Respb).then(|| {
+                Box::new(RespbWire {
+                    enc: resplab_proto::respb::codec::Encoder::new(),
+                    parts: Vec::new(),
+                })
+            }),
+            ..WireCache::new()
+        }
+    }
 
     fn new() -> Self {
         WireCache {
@@ -1390,6 +1409,7 @@ impl WireCache {
             wire: Vec::new(),
             lookups: 0,
             hits: 0,
+            respb: None,
         }
     }
 
@@ -1523,7 +1543,9 @@ fn encode_cached(cache: &mut WireCache, cmd: usize, req: &Request, out: &mut Vec
         out.extend_from_slice(&cache.wire);
         return;
     }
-    if req.is_inline() && req.arg_count() <= 8 {
+    if let Some(w) = cache.respb.as_deref_mut() {
+        encode_respb(w, req, out);
+    } else if req.is_inline() && req.arg_count() <= 8 {
         let mut parts: [&[u8]; 8] = [&[]; 8];
         let n = req.arg_count();
         for (slot, arg) in parts.iter_mut().zip(req.args()) {
@@ -1534,6 +1556,27 @@ fn encode_cached(cache: &mut WireCache, cmd: usize, req: &Request, out: &mut Vec
         encode::write_command_iter(out, req.args());
     }
     cache.store(cmd, req, &out[before..]);
+}
+
+/// The RESPB encoder of a worker and the argument list it is handed, both kept from
+/// request to request so that encoding allocates nothing once they have grown.
+#[derive(Debug)]
+struct RespbWire {
+    enc: resplab_proto::respb::codec::Encoder,
+    /// Always empty between requests; only its allocation is kept.
+    parts: Vec<&'static [u8]>,
+}
+
+/// Encodes `req` as a RESPB frame on mux id 0. RESPB has no inline form: an inline
+/// request goes as the same command.
+#[inline]
+fn encode_respb(w: &mut RespbWire, req: &Request, out: &mut Vec<u8>) {
+    let mut parts: Vec<&[u8]> = std::mem::take(&mut w.parts);
+    parts.extend(req.args());
+    w.enc.encode(out, 0, &parts);
+    // The slices borrowed the request; the emptied vector keeps its allocation.
+    parts.clear();
+    w.parts = parts.into_iter().map(|_| &[][..]).collect();
 }
 
 #[inline]
@@ -1613,33 +1656,114 @@ fn scan_and_count(
                 }
             }
         }
-        if !f.measured {
-            continue;
-        }
-        let cmd = usize::from(f.cmd);
-        let Some(t) = rec.cmds.get_mut(cmd) else {
-            return Err(ReadFailure::Lost("reply for an unknown command".into()));
+        let error = match scanned.class {
+            ReplyClass::Moved => Some(&b"MOVED"[..]),
+            ReplyClass::Ask => Some(&b"ASK"[..]),
+            ReplyClass::Error => Some(error_kind(reply)),
+            _ => None,
         };
-        let latency = now.saturating_sub(f.intended_ns);
-        t.requests += 1;
-        t.bytes_in += scanned.consumed as u64;
-        if matches!(
-            scanned.class,
-            ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
-        ) {
-            let kind = match scanned.class {
-                ReplyClass::Moved => "MOVED",
-                ReplyClass::Ask => "ASK",
-                _ => std::str::from_utf8(error_kind(reply)).unwrap_or("ERR"),
-            };
-            t.count_error(if kind.is_empty() { "ERR" } else { kind }, 1);
-            rec.iv_errors += 1;
+        record_reply(rec, &f, scanned.consumed, error, open_loop, now, run)?;
+    }
+    Ok(())
+}
+
+/// Records the reply to request `f` (when measured): its latency, its `bytes` and, for
+/// an error reply, its kind (`error`: the first word of its text).
+#[inline]
+fn record_reply(
+    rec: &mut Recorder,
+    f: &InFlight,
+    bytes: usize,
+    error: Option<&[u8]>,
+    open_loop: bool,
+    now: u64,
+    run: &mut LatencyRun,
+) -> Result<(), ReadFailure> {
+    if !f.measured {
+        return Ok(());
+    }
+    let cmd = usize::from(f.cmd);
+    let Some(t) = rec.cmds.get_mut(cmd) else {
+        return Err(ReadFailure::Lost("reply for an unknown command".into()));
+    };
+    let latency = now.saturating_sub(f.intended_ns);
+    t.requests += 1;
+    t.bytes_in += bytes as u64;
+    if let Some(kind) = error {
+        let kind = std::str::from_utf8(kind).unwrap_or("ERR");
+        t.count_error(if kind.is_empty() { "ERR" } else { kind }, 1);
+        rec.iv_errors += 1;
+    }
+    run.add(&mut rec.iv_cmds, cmd, latency);
+    if open_loop {
+        rec.open.service.record(now.saturating_sub(f.sent_ns));
+    }
+    rec.iv_requests += 1;
+    Ok(())
+}
+
+/// [`process_replies`] for RESPB (never in cluster mode): every request went on mux id
+/// 0, and a connection answers its requests in order, so each reply frame belongs to the
+/// request at the front of the ring. A reply on another mux id is a protocol error.
+#[inline]
+fn process_respb_replies(
+    conn: &mut Conn,
+    rec: &mut Recorder,
+    limits: &Limits,
+    open_loop: bool,
+    now: u64,
+) -> Result<(), ReadFailure> {
+    rec.roll(now);
+    let mut run = LatencyRun {
+        cmd: usize::MAX,
+        latency: 0,
+        len: 0,
+    };
+    let result = scan_and_count_respb(conn, rec, limits, open_loop, now, &mut run);
+    run.flush(&mut rec.iv_cmds);
+    result
+}
+
+#[inline]
+fn scan_and_count_respb(
+    conn: &mut Conn,
+    rec: &mut Recorder,
+    limits: &Limits,
+    open_loop: bool,
+    now: u64,
+    run: &mut LatencyRun,
+) -> Result<(), ReadFailure> {
+    use resplab_proto::respb::reply::{scan_reply, ReplyClass};
+    while conn.rstart < conn.rend {
+        let buf = &conn.rbuf[conn.rstart..conn.rend];
+        let scanned = match scan_reply(buf, limits) {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) => return Err(ReadFailure::Protocol(format!("malformed RESPB reply: {e}"))),
+        };
+        if scanned.mux != 0 {
+            return Err(ReadFailure::Protocol(format!(
+                "a RESPB reply on mux id {}, where every request went on mux id 0",
+                scanned.mux
+            )));
         }
-        run.add(&mut rec.iv_cmds, cmd, latency);
-        if open_loop {
-            rec.open.service.record(now.saturating_sub(f.sent_ns));
-        }
-        rec.iv_requests += 1;
+        conn.rstart += scanned.consumed;
+        let error = match scanned.class {
+            ReplyClass::Push => continue,
+            ReplyClass::Error { start, end } => {
+                let text = buf.get(start..end).unwrap_or_default();
+                let word = text.iter().position(|&b| b == b' ').unwrap_or(text.len());
+                Some(text.get(..word).unwrap_or_default())
+            }
+            ReplyClass::Value | ReplyClass::Nil => None,
+        };
+        let Some(f) = conn.inflight.pop_front() else {
+            return Err(ReadFailure::Protocol(
+                "a reply arrived with no request waiting for it".into(),
+            ));
+        };
+        rec.last_reply_ns = now;
+        record_reply(rec, &f, scanned.consumed, error, open_loop, now, run)?;
     }
     Ok(())
 }
@@ -1673,6 +1797,23 @@ mod tests {
         let mut inline = req(&[b"PING"]);
         inline.set_inline(true);
         assert!(!c.hit(0, &inline));
+    }
+
+    #[test]
+    fn respb_requests_are_encoded_with_kept_buffers() {
+        let mut c = WireCache::for_wire(Wire::Respb);
+        let mut out = Vec::new();
+        encode_cached(&mut c, 0, &req(&[b"GET", b"k1"]), &mut out);
+        let mut want = Vec::new();
+        resplab_proto::respb::codec::encode_command(&mut want, 0, &[b"GET", b"k1"]);
+        assert_eq!(out, want);
+        let w = c.respb.as_deref().unwrap();
+        assert!(w.parts.is_empty() && w.parts.capacity() >= 2);
+        let kept = w.parts.as_ptr();
+        out.clear();
+        encode_cached(&mut c, 0, &req(&[b"GET", b"k2"]), &mut out);
+        assert_eq!(c.respb.as_deref().unwrap().parts.as_ptr(), kept);
+        assert_eq!(&out[..2], &[0, 0], "GET's opcode, not passthrough");
     }
 
     #[test]

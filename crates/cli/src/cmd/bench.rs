@@ -14,7 +14,7 @@ use crate::resolve::{self, flag_error};
 use anyhow::Context as _;
 use resplab_engine::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, ServerOptions, StopToken, Target,
-    ThrowawayServer,
+    ThrowawayServer, Wire,
 };
 use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
 use resplab_stats::hist::LatencyHistogram;
@@ -453,6 +453,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         "3" => Protocol::Resp3,
         other => return Err(flag_error("--resp", other, "2 or 3").into()),
     };
+    let wire = resolve_wire(a, target.as_ref(), protocol, tls.is_some())?;
 
     // ---- load ----
     let budget = match (&a.requests, &a.test_time) {
@@ -584,6 +585,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     config.tls = tls;
     config.db = db;
     config.protocol = protocol;
+    config.wire = wire;
     config.threads = threads;
     config.clients = clients;
     config.pipeline = pipeline;
@@ -613,6 +615,42 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         },
         shard,
     })
+}
+
+/// `--protocol`, refused with the flags RESPB does not go with here.
+fn resolve_wire(
+    a: &BenchArgs,
+    target: Option<&Target>,
+    protocol: Protocol,
+    tls: bool,
+) -> anyhow::Result<Wire> {
+    match a.protocol.trim() {
+        "resp" => Ok(Wire::Resp),
+        "respb" => {
+            let with = if protocol == Protocol::Resp3 {
+                Some("--resp 3 (RESPB replies carry every RESP3 type already)")
+            } else if tls {
+                Some("--tls (RESPB ports have no TLS here)")
+            } else if a.cluster || a.read_from_replicas {
+                Some("--cluster/--read-from-replicas (RESPB has no cluster redirections here)")
+            } else {
+                None
+            };
+            if let Some(with) = with {
+                return Err(conflict("--protocol respb", with).into());
+            }
+            if target.is_none() {
+                return Err(flag_error(
+                    "--protocol",
+                    "respb",
+                    "a target as well (--host/--port of a RESPB port, such as resplab serve --respb-port): the throwaway server has none",
+                )
+                .into());
+            }
+            Ok(Wire::Respb)
+        }
+        other => Err(flag_error("--protocol", other, "resp or respb").into()),
+    }
 }
 
 /// The TLS options of the flags, `None` without `--tls`/`rediss://` (the other TLS flags

@@ -49,6 +49,15 @@ pub struct BenchArgs {
     /// Protocol version: 2, or 3 (negotiated with HELLO 3).
     #[arg(long, default_value = "2", help_heading = "Target")]
     pub resp: String,
+    /// Wire protocol: resp, or respb (the binary encoding, to a RESPB port such as
+    /// `resplab serve --respb-port`; RESP2 set-up, no TLS, no cluster mode).
+    #[arg(
+        long,
+        default_value = "resp",
+        value_name = "resp|respb",
+        help_heading = "Target"
+    )]
+    pub protocol: String,
     // ---- TLS ----
     /// Connect with TLS (also implied by rediss://). The server's certificate is verified
     /// against --cacert/--cacertdir, or the system's CA certificates.

@@ -104,9 +104,16 @@ const ABSENT_KW: u8 = 0xFF;
 
 /// Appends a RESP passthrough frame carrying `args` as a multibulk request.
 pub fn write_passthrough(out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) {
-    let mut text = Vec::new();
-    write_command(&mut text, args);
-    write_passthrough_text(out, mux, &text);
+    // The RESP text is written in place and its length filled in after.
+    out.extend_from_slice(&PASSTHROUGH_OPCODE.to_be_bytes());
+    out.extend_from_slice(&mux.to_be_bytes());
+    let len_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    write_command(out, args);
+    let len = (out.len() - len_at - 4) as u32;
+    if let Some(field) = out.get_mut(len_at..len_at + 4) {
+        field.copy_from_slice(&len.to_be_bytes());
+    }
 }
 
 /// Appends a RESP passthrough frame carrying `resp` verbatim.
@@ -137,43 +144,127 @@ pub fn write_mux_close(out: &mut Vec<u8>, mux: u16, id: u16) {
 ///
 /// Uses the command's native layout when it carries every argument exactly, and RESP
 /// passthrough otherwise (see the module docs). An empty `args` is sent as passthrough.
+/// [`Encoder::encode`] does the same with buffers kept from call to call.
 pub fn encode_command(out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) -> Encoding {
-    let start = out.len();
-    if let Some(cmd) = args.first().and_then(|name| table::by_name(name)) {
-        if encode_native(out, mux, cmd, args.get(1..).unwrap_or(&[])).is_some()
-            && verify(out.get(start..).unwrap_or(&[]), args)
-        {
-            return Encoding::Native(cmd);
-        }
-        out.truncate(start);
-    }
-    write_passthrough(out, mux, args);
-    Encoding::Passthrough
+    Encoder::new().encode(out, mux, args)
 }
 
-/// Decodes what was just written and checks it gives back exactly `args`.
-fn verify(frame: &[u8], args: &[&[u8]]) -> bool {
-    let limits = Limits {
-        max_bulk_len: usize::MAX,
-        max_aggregate_len: usize::MAX,
-        max_depth: 1,
-    };
-    let mut f = Frame::default();
-    match decode_with(frame, &limits, &mut f, table::core_by_op) {
-        Ok(Some(n)) if n == frame.len() => {}
-        _ => return false,
-    }
-    let mut back = Vec::new();
-    if frame_to_args(&f, &limits, &mut back).is_err() || back.len() != args.len() {
-        return false;
-    }
-    back.iter().zip(args).enumerate().all(|(i, (b, a))| {
-        if i == 0 {
-            b.eq_ignore_ascii_case(a)
-        } else {
-            b.as_slice() == *a
+/// [`encode_command`] for a hot path: the command table lookups it made and the buffers
+/// its check of each native frame needs are kept, so once they have grown to the
+/// commands at hand, encoding allocates nothing (a double argument, which is formatted
+/// to be compared, still does).
+#[derive(Debug, Default)]
+pub struct Encoder {
+    /// Command names seen, as given, with their table entry (at most [`NAMES_KEPT`]).
+    names: Vec<(Vec<u8>, Option<&'static Command>)>,
+    /// Decoded fields of the frame being checked (empty between calls).
+    fields: Vec<Field<'static>>,
+    /// The frame's arguments written back, one after another, and where each ends.
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// Whether a native frame `encode_native` wrote for `cmd` certainly decodes to its
+/// arguments, so that decoding it to check can be skipped: every field copies an
+/// argument byte for byte (`s`, `v`, and lists of them) and a trailing flags field is
+/// empty (no option was given). Numbers, keywords and options are checked by decoding.
+fn is_verbatim(cmd: &Command, frame: &[u8]) -> bool {
+    let copied = |f: &F| matches!(f, F::S | F::V);
+    let (body, no_options) = match cmd.layout.split_last() {
+        Some((F::FlagsExp(_), body)) => {
+            let flags = frame.len().checked_sub(9).and_then(|i| frame.get(i));
+            (body, flags == Some(&0))
         }
-    })
+        Some((F::Flags(_), body)) => (body, frame.last() == Some(&0)),
+        _ => (cmd.layout, true),
+    };
+    no_options
+        && body.iter().all(|f| match f {
+            F::Rest(group) => group.iter().all(copied),
+            f => copied(f),
+        })
+}
+
+/// Command names an [`Encoder`] remembers; others are looked up every time.
+const NAMES_KEPT: usize = 64;
+
+impl Encoder {
+    /// An encoder with empty buffers.
+    pub fn new() -> Self {
+        Encoder::default()
+    }
+
+    /// Appends `args` as one frame on channel `mux`, exactly as [`encode_command`].
+    pub fn encode(&mut self, out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) -> Encoding {
+        let start = out.len();
+        if let Some(cmd) = args.first().and_then(|name| self.lookup(name)) {
+            if encode_native(out, mux, cmd, args.get(1..).unwrap_or(&[])).is_some() && {
+                let frame = out.get(start..).unwrap_or(&[]);
+                is_verbatim(cmd, frame) || self.verify(frame, args)
+            } {
+                return Encoding::Native(cmd);
+            }
+            out.truncate(start);
+        }
+        write_passthrough(out, mux, args);
+        Encoding::Passthrough
+    }
+
+    fn lookup(&mut self, name: &[u8]) -> Option<&'static Command> {
+        if let Some((_, c)) = self.names.iter().find(|(n, _)| n.as_slice() == name) {
+            return *c;
+        }
+        let c = table::by_name(name);
+        if self.names.len() < NAMES_KEPT {
+            self.names.push((name.to_vec(), c));
+        }
+        c
+    }
+
+    /// Decodes what was just written and checks it gives back exactly `args`.
+    fn verify(&mut self, frame: &[u8], args: &[&[u8]]) -> bool {
+        let limits = Limits {
+            max_bulk_len: usize::MAX,
+            max_aggregate_len: usize::MAX,
+            max_depth: 1,
+        };
+        let mut f = Frame {
+            kind: FrameKind::Passthrough,
+            mux: 0,
+            fields: std::mem::take(&mut self.fields),
+        };
+        let decoded = matches!(
+            decode_with(frame, &limits, &mut f, table::core_by_op),
+            Ok(Some(n)) if n == frame.len()
+        );
+        let same = decoded
+            && match f.kind {
+                FrameKind::Command(cmd) => {
+                    self.bytes.clear();
+                    self.ends.clear();
+                    let mut flat = FlatArgs {
+                        bytes: &mut self.bytes,
+                        ends: &mut self.ends,
+                    };
+                    command_args(cmd, &f, &mut flat);
+                    self.ends.len() == args.len()
+                        && args.iter().enumerate().all(|(i, a)| {
+                            let from = if i == 0 { 0 } else { self.ends[i - 1] };
+                            let back = &self.bytes[from..self.ends[i]];
+                            if i == 0 {
+                                back.eq_ignore_ascii_case(a)
+                            } else {
+                                back == *a
+                            }
+                        })
+                }
+                _ => false,
+            };
+        // The fields borrowed the frame; the emptied vector keeps its allocation.
+        f.fields.clear();
+        self.fields = f.fields.into_iter().map(|_| Field::Absent).collect();
+        same
+    }
 }
 
 fn min_args(f: &F) -> usize {
@@ -966,42 +1057,87 @@ pub fn frame_to_args(
             ))
         }
     };
-    out.push(cmd.name.as_bytes().to_vec());
+    command_args(cmd, frame, out);
+    Ok(())
+}
+
+/// Where a frame's arguments are written back: a list of owned arguments, or
+/// [`FlatArgs`].
+trait ArgSink {
+    fn arg(&mut self, b: &[u8]);
+    fn int(&mut self, i: i64);
+    fn double(&mut self, d: f64);
+}
+
+impl ArgSink for Vec<Vec<u8>> {
+    fn arg(&mut self, b: &[u8]) {
+        self.push(b.to_vec());
+    }
+    fn int(&mut self, i: i64) {
+        self.push(i.to_string().into_bytes());
+    }
+    fn double(&mut self, d: f64) {
+        self.push(format_double(d).into_bytes());
+    }
+}
+
+/// Arguments one after another in `bytes`, each ending at the offset in `ends`.
+struct FlatArgs<'x> {
+    bytes: &'x mut Vec<u8>,
+    ends: &'x mut Vec<usize>,
+}
+
+impl ArgSink for FlatArgs<'_> {
+    fn arg(&mut self, b: &[u8]) {
+        self.bytes.extend_from_slice(b);
+        self.ends.push(self.bytes.len());
+    }
+    fn int(&mut self, i: i64) {
+        use std::io::Write;
+        let _ = write!(self.bytes, "{i}");
+        self.ends.push(self.bytes.len());
+    }
+    fn double(&mut self, d: f64) {
+        self.arg(format_double(d).as_bytes());
+    }
+}
+
+/// The RESP arguments of a decoded command frame: its name, then its fields.
+fn command_args(cmd: &Command, frame: &Frame<'_>, out: &mut impl ArgSink) {
+    out.arg(cmd.name.as_bytes());
     let mut fields = frame.fields.iter();
     for f in cmd.layout {
         push_args(f, &mut fields, out);
     }
-    Ok(())
 }
 
-fn scalar_text(f: &F, v: &Field<'_>) -> Vec<u8> {
+fn push_scalar(f: &F, v: &Field<'_>, out: &mut impl ArgSink) {
     match (f, v) {
-        (F::Kw(words), Field::Byte(b)) => words
-            .get(usize::from(*b))
-            .map(|w| w.as_bytes().to_vec())
-            .unwrap_or_default(),
-        (_, Field::Bytes(b)) => b.to_vec(),
-        (_, Field::Int(i)) => i.to_string().into_bytes(),
-        (_, Field::Double(d)) => format_double(*d).into_bytes(),
-        (_, Field::Byte(b)) => b.to_string().into_bytes(),
-        (_, Field::Word(w)) => w.to_string().into_bytes(),
-        (_, Field::Absent) => Vec::new(),
+        (F::Kw(words), Field::Byte(b)) => {
+            out.arg(words.get(usize::from(*b)).map_or(&[][..], |w| w.as_bytes()))
+        }
+        (_, Field::Bytes(b)) => out.arg(b),
+        (_, Field::Int(i)) => out.int(*i),
+        (_, Field::Double(d)) => out.double(*d),
+        (_, Field::Byte(b)) => out.int(i64::from(*b)),
+        (_, Field::Word(w)) => out.int(i64::from(*w)),
+        (_, Field::Absent) => out.arg(&[]),
     }
 }
 
-fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &mut Vec<Vec<u8>>) {
+fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &mut impl ArgSink) {
     match f {
         F::S | F::V | F::I | F::D | F::W | F::U8 | F::Kw(_) => {
             if let Some(v) = fields.next() {
-                out.push(scalar_text(f, v));
+                push_scalar(f, v, out);
             }
         }
-        F::Lit(word) => out.push(word.as_bytes().to_vec()),
+        F::Lit(word) => out.arg(word.as_bytes()),
         F::Flags(table) => {
             if let Some(Field::Byte(b)) = fields.next() {
                 for (w, bit) in table.iter() {
                     if b & bit != 0 {
-                        out.push(w.as_bytes().to_vec());
+                        out.arg(w.as_bytes());
                     }
                 }
             }
@@ -1017,9 +1153,9 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
             };
             for (w, bit, takes) in table.iter() {
                 if b & bit != 0 {
-                    out.push(w.as_bytes().to_vec());
+                    out.arg(w.as_bytes());
                     if *takes {
-                        out.push(e.to_string().into_bytes());
+                        out.int(e);
                     }
                 }
             }
@@ -1030,12 +1166,12 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
                 _ => 0,
             };
             if let F::NumArg(_) = f {
-                out.push(n.to_string().into_bytes());
+                out.int(i64::from(n));
             }
             for _ in 0..n {
                 for g in group.iter() {
                     if let Some(v) = fields.next() {
-                        out.push(scalar_text(g, v));
+                        push_scalar(g, v, out);
                     }
                 }
             }
@@ -1043,7 +1179,7 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
         F::Opt(inner) => {
             if let Some(v) = fields.next() {
                 if *v != Field::Absent {
-                    out.push(scalar_text(inner, v));
+                    push_scalar(inner, v, out);
                 }
             }
         }
@@ -1053,10 +1189,10 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
             if peek == Some(&Field::Absent) || peek.is_none() {
                 return;
             }
-            out.push(word.as_bytes().to_vec());
+            out.arg(word.as_bytes());
             for g in group.iter() {
                 if let Some(v) = peek.take().or_else(|| fields.next()) {
-                    out.push(scalar_text(g, v));
+                    push_scalar(g, v, out);
                 }
             }
         }
@@ -1066,6 +1202,63 @@ fn push_args<'f>(f: &F, fields: &mut impl Iterator<Item = &'f Field<'f>>, out: &
 #[cfg(test)]
 mod quick_path_tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Where the encoder skips its check (`is_verbatim`), the check would have passed.
+        #[test]
+        fn verbatim_frames_pass_the_check(
+            cmd in prop::sample::select(table::CORE.iter().chain(table::MODULES.iter()).collect::<Vec<_>>()),
+            rest in prop::collection::vec(prop_oneof![
+                prop::collection::vec(any::<u8>(), 0..6),
+                prop::sample::select(vec!["NX", "XX", "EX", "10", "GET", "KEEPTTL", "-1", "+5"])
+                    .prop_map(|s| s.as_bytes().to_vec()),
+            ], 0..6),
+        ) {
+            let mut args: Vec<&[u8]> = vec![cmd.name.as_bytes()];
+            args.extend(rest.iter().map(Vec::as_slice));
+            let mut out = Vec::new();
+            if encode_native(&mut out, 0, cmd, &args[1..]).is_some() && is_verbatim(cmd, &out) {
+                prop_assert!(Encoder::new().verify(&out, &args), "{} {:?}", cmd.name, rest);
+            }
+        }
+    }
+
+    /// The check's buffers survive from call to call: the second encoding of a command
+    /// that is checked reuses the first one's field vector.
+    #[test]
+    fn the_encoder_keeps_its_buffers() {
+        let mut enc = Encoder::new();
+        let mut out = Vec::new();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"0", b"9"]);
+        assert!(enc.fields.capacity() >= 3, "{}", enc.fields.capacity());
+        assert!(enc.ends.capacity() >= 4 && enc.bytes.capacity() > 0);
+        let fields = enc.fields.as_ptr();
+        let bytes = enc.bytes.as_ptr();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"1", b"8"]);
+        assert_eq!(enc.fields.as_ptr(), fields);
+        assert_eq!(enc.bytes.as_ptr(), bytes);
+        assert_eq!(enc.names.len(), 1);
+    }
+
+    #[test]
+    fn common_commands_skip_the_check_only_without_options() {
+        let check = |args: &[&[u8]]| {
+            let cmd = table::by_name(args[0]).unwrap();
+            let mut out = Vec::new();
+            encode_native(&mut out, 0, cmd, &args[1..]).unwrap();
+            is_verbatim(cmd, &out)
+        };
+        assert!(check(&[b"GET", b"k"]));
+        assert!(check(&[b"SET", b"k", b"v"]));
+        assert!(check(&[b"MGET", b"a", b"b", b"c"]));
+        assert!(check(&[b"DEL", b"a"]));
+        assert!(!check(&[b"SET", b"k", b"v", b"EX", b"10"]));
+        assert!(!check(&[b"INCRBY", b"k", b"5"]));
+        assert!(!check(&[b"LRANGE", b"l", b"0", b"9"]));
+    }
 
     fn frame_of(args: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -182,6 +182,184 @@ pub fn decode_reply(
     Ok(element(buf, 4, t, 0, 0, limits)?.map(|(v, n)| (mux, v, n)))
 }
 
+/// The class of a complete reply found by [`scan_reply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplyClass {
+    /// Any reply that is not null, an error or a push.
+    Value,
+    /// Null (type 0x8005, or a bulk string of length 0xFFFFFFFF).
+    Nil,
+    /// A simple or blob error; its text is `reply[start..end]` of the scanned buffer.
+    Error {
+        /// Offset of the error text from the start of the frame.
+        start: usize,
+        /// Offset just past the error text.
+        end: usize,
+    },
+    /// A push: an out-of-band message, not the reply to a request.
+    Push,
+}
+
+/// A complete reply frame found at the start of a buffer by [`scan_reply`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scanned {
+    /// The mux id of the frame.
+    pub mux: u16,
+    /// Bytes the frame occupies.
+    pub consumed: usize,
+    /// What kind of reply it is. An attribute is classified by the value it annotates.
+    pub class: ReplyClass,
+}
+
+/// Delimits and classifies the reply frame at the start of `buf` without building its
+/// value: what a load generator needs (where the next reply starts, whether this one is
+/// an error and its text) at no allocation.
+///
+/// It checks exactly what [`decode_reply`] checks, in the same order, so the two agree on
+/// every input: the same `Ok(None)`, the same error at the same offset, the same length.
+/// Nesting is followed by recursion bounded by the limits' depth.
+///
+/// # Errors
+///
+/// As [`decode_reply`].
+pub fn scan_reply(buf: &[u8], limits: &Limits) -> Result<Option<Scanned>, ProtoError> {
+    let mux = match (buf.get(2), buf.get(3)) {
+        (Some(&a), Some(&b)) => u16::from_be_bytes([a, b]),
+        _ => return Ok(None),
+    };
+    let t = match (buf.first(), buf.get(1)) {
+        (Some(&a), Some(&b)) => u16::from_be_bytes([a, b]),
+        _ => return Ok(None),
+    };
+    Ok(
+        skip_element(buf, 4, t, 0, 0, limits)?.map(|(consumed, class)| Scanned {
+            mux,
+            consumed,
+            class,
+        }),
+    )
+}
+
+type Skip = Result<Option<(usize, ReplyClass)>, ProtoError>;
+
+/// The end of a `[u32 len][bytes]` payload at `pos` and the bytes' range.
+fn skip_bytes(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+) -> Result<Option<(usize, usize)>, ProtoError> {
+    let n = match be::<4>(buf, pos) {
+        Some(a) => u32::from_be_bytes(a) as usize,
+        None => return Ok(None),
+    };
+    if n > limits.max_bulk_len {
+        return Err(ProtoError::new(
+            pos,
+            format!("a length of at most {}", limits.max_bulk_len),
+            format!("{n}"),
+        ));
+    }
+    let start = pos + 4;
+    let end = start.saturating_add(n);
+    Ok((end <= buf.len()).then_some((start, end)))
+}
+
+fn skip_next(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> Skip {
+    let t = match be::<2>(buf, pos) {
+        Some(a) => u16::from_be_bytes(a),
+        None => return Ok(None),
+    };
+    skip_element(buf, pos + 2, t, pos, depth, limits)
+}
+
+/// [`element`] without the value: the end of the element of type `t` whose payload
+/// starts at `pos`, and its class.
+fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Limits) -> Skip {
+    use types::*;
+    macro_rules! need {
+        ($e:expr) => {
+            match $e? {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
+    }
+    let fixed = |n: usize| (pos + n <= buf.len()).then_some(pos + n);
+    let done = match t {
+        SIMPLE | BIG_NUMBER => (need!(skip_bytes(buf, pos, limits)).1, ReplyClass::Value),
+        ERROR | BLOB_ERROR => {
+            let (start, end) = need!(skip_bytes(buf, pos, limits));
+            (end, ReplyClass::Error { start, end })
+        }
+        BULK => {
+            if be::<4>(buf, pos) == Some([0xFF; 4]) {
+                (pos + 4, ReplyClass::Nil)
+            } else {
+                (need!(skip_bytes(buf, pos, limits)).1, ReplyClass::Value)
+            }
+        }
+        INTEGER | DOUBLE => match fixed(8) {
+            Some(end) => (end, ReplyClass::Value),
+            None => return Ok(None),
+        },
+        NULL => (pos, ReplyClass::Nil),
+        BOOLEAN => match buf.get(pos) {
+            None => return Ok(None),
+            Some(0 | 1) => (pos + 1, ReplyClass::Value),
+            Some(&b) => return Err(ProtoError::byte(pos, "a boolean byte 0 or 1", b)),
+        },
+        VERBATIM => {
+            if be::<3>(buf, pos).is_none() {
+                return Ok(None);
+            }
+            (need!(skip_bytes(buf, pos + 3, limits)).1, ReplyClass::Value)
+        }
+        ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
+            let n = match be::<4>(buf, pos) {
+                Some(a) => u32::from_be_bytes(a) as usize,
+                None => return Ok(None),
+            };
+            if n > limits.max_aggregate_len {
+                return Err(ProtoError::new(
+                    pos,
+                    format!("a count of at most {}", limits.max_aggregate_len),
+                    format!("{n}"),
+                ));
+            }
+            let mut p = pos + 4;
+            let inner = if n > 0 || t == ATTRIBUTE {
+                if depth + 1 > limits.effective_depth() {
+                    return Err(ProtoError::new(
+                        at,
+                        format!("nesting depth at most {}", limits.effective_depth()),
+                        "a deeper aggregate",
+                    ));
+                }
+                depth + 1
+            } else {
+                depth
+            };
+            let per = if t == MAP || t == ATTRIBUTE { 2 } else { 1 };
+            for _ in 0..n.saturating_mul(per) {
+                p = need!(skip_next(buf, p, inner, limits)).0;
+            }
+            match t {
+                PUSH => (p, ReplyClass::Push),
+                ATTRIBUTE => need!(skip_next(buf, p, inner, limits)),
+                _ => (p, ReplyClass::Value),
+            }
+        }
+        other => {
+            return Err(ProtoError::new(
+                at,
+                "a reply type code 0x8000-0x800E",
+                format!("0x{other:04x}"),
+            ))
+        }
+    };
+    Ok(Some(done))
+}
+
 type Step = Result<Option<(Value, usize)>, ProtoError>;
 
 fn be<const N: usize>(buf: &[u8], pos: usize) -> Option<[u8; N]> {
