@@ -10,6 +10,14 @@ use resplab_testkit::cluster::RedisCluster;
 use resplab_testkit::redis::RedisServer;
 use std::time::Duration;
 
+/// One cluster at a time: each test starts 3 to 6 servers, and several clusters
+/// forming at once on a small machine slow each other's gossip down.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn record(path: &std::path::Path) -> RunRecord {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -25,6 +33,7 @@ fn dbsize(s: &RedisServer) -> i64 {
 
 #[test]
 fn every_catalog_test_routes_by_slot_with_no_error_and_per_node_results() {
+    let _serial = serial();
     let c = RedisCluster::start(3, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
@@ -81,6 +90,7 @@ fn every_catalog_test_routes_by_slot_with_no_error_and_per_node_results() {
 
 #[test]
 fn a_live_slot_migration_loses_no_request() {
+    let _serial = serial();
     let c = RedisCluster::start(3, 0).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
@@ -148,6 +158,7 @@ fn a_live_slot_migration_loses_no_request() {
 
 #[test]
 fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
+    let _serial = serial();
     let c = RedisCluster::start(3, 1).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
@@ -248,6 +259,7 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
 
 #[test]
 fn a_tls_cluster_with_an_acl_user_on_every_node() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let files = resplab_testkit::tls::TlsFiles::generate(&dir.path().join("pki")).unwrap();
     let c = RedisCluster::start_tls(3, 0, &files).unwrap();

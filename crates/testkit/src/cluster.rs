@@ -40,7 +40,7 @@ impl RedisCluster {
     /// Starts and forms a cluster of `masters` masters with `replicas` replicas each.
     ///
     /// # Errors
-    /// When a node does not start, or the cluster is not formed within 30 s.
+    /// When a node does not start, or the cluster is not formed within 60 s.
     pub fn start(masters: usize, replicas: usize) -> io::Result<RedisCluster> {
         Self::start_with(masters, replicas, None)
     }
@@ -144,7 +144,7 @@ impl RedisCluster {
             replicas,
             tls_ports,
         };
-        cluster.wait(Duration::from_secs(30), |c| c.everyone_knows_everyone())?;
+        cluster.wait(Duration::from_secs(60), |c| c.everyone_knows_everyone())?;
         for m in 0..masters {
             for k in 0..replicas {
                 let r = masters + m * replicas + k;
@@ -152,7 +152,7 @@ impl RedisCluster {
                 call(&mut c, &["CLUSTER", "REPLICATE", &cluster.ids[m]])?;
             }
         }
-        cluster.wait(Duration::from_secs(30), |c| c.is_ready())?;
+        cluster.wait(Duration::from_secs(60), |c| c.is_ready())?;
         Ok(cluster)
     }
 
@@ -169,7 +169,7 @@ impl RedisCluster {
                     ),
                 ));
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
     }
