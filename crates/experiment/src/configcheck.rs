@@ -45,7 +45,7 @@ pub fn declared(exp: &Experiment, variant: &Variant) -> BTreeSet<String> {
         .map(|(k, _)| k.to_ascii_lowercase())
         .collect();
     let command = match &variant.server {
-        ServerSource::Spawn { command } => Some(command),
+        ServerSource::Spawn { command } | ServerSource::Cluster { command, .. } => Some(command),
         ServerSource::Toggle { of, .. } => {
             exp.variants
                 .iter()

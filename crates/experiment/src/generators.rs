@@ -107,8 +107,15 @@ type Running = (
 );
 
 /// Runs every shard command at once and collects the results, killing all of them when
-/// `timeout` passes or `stop` fires.
-pub fn run_shards(commands: &[ShardCommand], timeout: Duration, stop: &StopToken) -> ShardResults {
+/// `timeout` passes or `stop` fires. `env` is added to each launcher's environment (the
+/// password as `REDISCLI_AUTH`: a local generator reads it; `ssh` passes it on only where
+/// the remote side accepts it, so remote generators set it themselves).
+pub fn run_shards(
+    commands: &[ShardCommand],
+    env: &[(String, String)],
+    timeout: Duration,
+    stop: &StopToken,
+) -> ShardResults {
     let mut results = ShardResults::default();
     let mut running: Vec<Running> = Vec::new();
     for (i, c) in commands.iter().enumerate() {
@@ -117,6 +124,7 @@ pub fn run_shards(commands: &[ShardCommand], timeout: Duration, stop: &StopToken
         };
         let spawned = Command::new(program)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -318,7 +326,7 @@ mod tests {
                 argv: vec!["sh".into(), "-c".into(), "echo not json".into()],
             },
         ];
-        let r = run_shards(&cmds, Duration::from_secs(20), &stop);
+        let r = run_shards(&cmds, &[], Duration::from_secs(20), &stop);
         assert!(r.records.is_empty());
         assert_eq!(r.failures.len(), 3, "{:?}", r.failures);
         let all = r.failures.join("\n");
@@ -347,7 +355,7 @@ mod tests {
             argv: vec!["sleep".into(), "30".into()],
         }];
         let t = Instant::now();
-        let r = run_shards(&cmds, Duration::from_millis(300), &stop);
+        let r = run_shards(&cmds, &[], Duration::from_millis(300), &stop);
         assert!(t.elapsed() < Duration::from_secs(5));
         assert!(
             r.failures[0].contains("no result within"),

@@ -89,6 +89,20 @@ pub fn ping(host: &str, port: u16, timeout: Duration) -> Result<(), String> {
     }
 }
 
+/// Answers whether the server of `cfg` (its target, TLS, user and password) replies
+/// `PONG` after the connection set-up.
+///
+/// # Errors
+/// What failed, in words.
+pub fn ping_with(cfg: &resplab_engine::RunConfig, timeout: Duration) -> Result<(), String> {
+    let mut c = Client::connect_with(cfg, timeout).map_err(|e| e.to_string())?;
+    match c.call(&["PING"]) {
+        Ok(r) if r.text() == "PONG" => Ok(()),
+        Ok(r) => Err(format!("expected PONG, found {:?}", r.text())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 impl ServerProcess {
     /// Starts `command` (words with `{port}`/`{dir}` placeholders) and waits for `PING`.
     ///

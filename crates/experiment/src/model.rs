@@ -44,6 +44,13 @@ pub enum ServerSource {
     Spawn { command: Vec<String> },
     /// Managed elsewhere; only checked with `PING`.
     Address { host: String, port: u16 },
+    /// A fresh local Redis Cluster for each execution (`cluster = { masters, replicas }`),
+    /// every node started from `command` with the cluster flags added.
+    Cluster {
+        command: Vec<String>,
+        masters: u32,
+        replicas: u32,
+    },
     /// A hot-toggle variant: runs inside the server execution of variant `of`.
     Toggle {
         of: String,
@@ -87,6 +94,43 @@ pub struct Variant {
     pub client_cpus: Option<String>,
     /// The `[params]` values this variant was expanded with.
     pub params: Vec<(String, String)>,
+    /// How to connect beyond host and port: TLS, an ACL user, the environment variable
+    /// that holds the password (never the password itself).
+    #[serde(default, skip_serializing_if = "Connect::is_plain")]
+    pub connect: Connect,
+}
+
+/// Connection settings of an `address`/`uri` variant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connect {
+    /// `Some`: connect with TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConnect>,
+    /// ACL user for `AUTH`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Name of the environment variable that holds the password, read when connecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+}
+
+impl Connect {
+    /// No TLS, no user, no password.
+    pub fn is_plain(&self) -> bool {
+        *self == Connect::default()
+    }
+}
+
+/// TLS settings of a variant (paths as written, placeholders filled in).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsConnect {
+    pub cacert: Option<String>,
+    pub cacertdir: Option<String>,
+    pub cert: Option<String>,
+    pub key: Option<String>,
+    pub sni: Option<String>,
+    #[serde(default)]
+    pub insecure: bool,
 }
 
 /// A deterministic data set written before measuring.

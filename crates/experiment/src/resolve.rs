@@ -449,6 +449,205 @@ fn expand_variant(
         .collect()
 }
 
+/// The connection keys of a variant: `uri` (instead of `address`), the TLS keys, `user`
+/// and `password_env` (for `address`/`uri` variants), and `cluster` (with `server`).
+fn resolve_connect(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    server: ServerSource,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(ServerSource, Connect), SpecError> {
+    let mut server = server;
+    let mut tls_on = v.tls.as_ref().is_some_and(|t| *t.get_ref());
+    let mut user = v.user.as_ref().map(|u| sub(u.get_ref()));
+    if let Some(u) = &v.uri {
+        if v.server.is_some() || v.address.is_some() || v.toggle_of.is_some() {
+            return Err(cx.err_key(
+                u.span(),
+                key("uri"),
+                "give either uri or server/address/toggle_of, not both",
+            ));
+        }
+        let text = sub(u.get_ref());
+        let bad = |m: String| cx.err_key(u.span(), key("uri"), m);
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| {
+            bad(format!(
+                "expected redis://[user@]host:port or rediss://…, found \"{text}\""
+            ))
+        })?;
+        match scheme {
+            "redis" => {}
+            "rediss" => tls_on = true,
+            other => {
+                return Err(bad(format!(
+                    "expected the scheme redis or rediss, found \"{other}\""
+                )))
+            }
+        }
+        let rest = rest.trim_end_matches('/');
+        let (auth, hostport) = match rest.rsplit_once('@') {
+            Some((a, h)) => (Some(a), h),
+            None => (None, rest),
+        };
+        if let Some(a) = auth {
+            if a.contains(':') {
+                return Err(bad(
+                    "a password in the experiment file would be stored with every trial: name the environment variable that holds it with password_env = \"VAR\" and give the user alone (redis://user@host:port)".into(),
+                ));
+            }
+            if !a.is_empty() {
+                user = Some(a.to_string());
+            }
+        }
+        let (host, port) = hostport
+            .rsplit_once(':')
+            .and_then(|(h, p)| {
+                Some((
+                    h.trim_matches(['[', ']']).to_string(),
+                    p.parse::<u16>().ok()?,
+                ))
+            })
+            .filter(|(h, p)| !h.is_empty() && *p != 0)
+            .ok_or_else(|| {
+                bad(format!(
+                    "expected host:port after the scheme, found \"{hostport}\""
+                ))
+            })?;
+        server = ServerSource::Address { host, port };
+    }
+    if let Some(c) = &v.cluster {
+        let spec = c.get_ref();
+        let command = match &server {
+            ServerSource::Spawn { command } if v.address.is_none() && v.uri.is_none() => {
+                command.clone()
+            }
+            _ => {
+                return Err(cx.err_key(
+                    c.span(),
+                    key("cluster"),
+                    "cluster = {…} starts a fresh cluster from the variant's server command; for a cluster that is already running give its address (cluster mode is detected)",
+                ))
+            }
+        };
+        if spec.masters == 0 || spec.masters > 64 || spec.replicas > 8 {
+            return Err(cx.err_key(
+                c.span(),
+                key("cluster"),
+                format!(
+                    "expected 1 to 64 masters and 0 to 8 replicas each, found masters = {}, replicas = {}",
+                    spec.masters, spec.replicas
+                ),
+            ));
+        }
+        server = ServerSource::Cluster {
+            command,
+            masters: spec.masters,
+            replicas: spec.replicas,
+        };
+    }
+    let tls_keys: [(&str, Option<std::ops::Range<usize>>); 7] = [
+        ("tls", v.tls.as_ref().map(|t| t.span())),
+        ("cacert", v.cacert.as_ref().map(|t| t.span())),
+        ("cacertdir", v.cacertdir.as_ref().map(|t| t.span())),
+        ("cert", v.cert.as_ref().map(|t| t.span())),
+        ("key", v.key.as_ref().map(|t| t.span())),
+        ("sni", v.sni.as_ref().map(|t| t.span())),
+        ("insecure", v.insecure.as_ref().map(|t| t.span())),
+    ];
+    let auth_keys = [
+        ("user", v.user.as_ref().map(|t| t.span())),
+        ("password_env", v.password_env.as_ref().map(|t| t.span())),
+    ];
+    if !matches!(server, ServerSource::Address { .. }) {
+        if let Some((k, Some(span))) = tls_keys
+            .iter()
+            .chain(auth_keys.iter())
+            .find(|(_, sp)| sp.is_some())
+            .cloned()
+        {
+            return Err(cx.err_key(
+                span,
+                key(k),
+                "TLS and credentials are settings of a server that is already running: give address or uri with them",
+            ));
+        }
+    }
+    if !tls_on {
+        if let Some((k, Some(span))) = tls_keys[1..].iter().find(|(_, sp)| sp.is_some()).cloned() {
+            return Err(cx.err_key(
+                span,
+                key(k),
+                "a TLS setting without TLS: add tls = true or use a rediss:// uri",
+            ));
+        }
+    }
+    let path = |p: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
+        match p {
+            None => Ok(None),
+            Some(p) => {
+                let text = sub(p.get_ref());
+                if !std::path::Path::new(&text).exists() {
+                    return Err(cx.err_key(p.span(), key(k), format!("{text} does not exist")));
+                }
+                Ok(Some(text))
+            }
+        }
+    };
+    let tls = if tls_on {
+        Some(TlsConnect {
+            cacert: path(&v.cacert, "cacert")?,
+            cacertdir: path(&v.cacertdir, "cacertdir")?,
+            cert: path(&v.cert, "cert")?,
+            key: path(&v.key, "key")?,
+            sni: v.sni.as_ref().map(|s| sub(s.get_ref())),
+            insecure: v.insecure.as_ref().is_some_and(|i| *i.get_ref()),
+        })
+    } else {
+        None
+    };
+    if let Some(t) = &tls {
+        if t.cert.is_some() != t.key.is_some() {
+            let span = v
+                .cert
+                .as_ref()
+                .or(v.key.as_ref())
+                .map(|s| s.span())
+                .unwrap_or_default();
+            return Err(cx.err_key(span, key("cert"), "cert and key go together (mutual TLS)"));
+        }
+    }
+    let password_env = match &v.password_env {
+        None => None,
+        Some(p) => {
+            let name = p.get_ref().trim().to_string();
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(cx.err_key(
+                    p.span(),
+                    key("password_env"),
+                    format!("expected the name of an environment variable, found \"{name}\""),
+                ));
+            }
+            if std::env::var_os(&name).is_none() {
+                return Err(cx.err_key(
+                    p.span(),
+                    key("password_env"),
+                    format!("the environment variable {name} is not set: export it before running the experiment"),
+                ));
+            }
+            Some(name)
+        }
+    };
+    Ok((
+        server,
+        Connect {
+            tls,
+            user,
+            password_env,
+        },
+    ))
+}
+
 fn resolve_variant(
     cx: &Ctx<'_>,
     index: usize,
@@ -536,6 +735,7 @@ fn resolve_variant(
             command: words::split_words(DEFAULT_SERVER).unwrap_or_default(),
         },
     };
+    let (server, connect) = resolve_connect(cx, v, server, &sub, &key)?;
     let mut config = Vec::new();
     for (k, val) in &v.config {
         let Some(text) = scalar_text(val.get_ref()) else {
@@ -581,6 +781,7 @@ fn resolve_variant(
         server_cpus: cpus(&v.server_cpus, "server_cpus")?,
         client_cpus: cpus(&v.client_cpus, "client_cpus")?,
         params: combo,
+        connect,
     })
 }
 

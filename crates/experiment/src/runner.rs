@@ -239,7 +239,26 @@ impl Runner<'_> {
             self.ensure_setup(slot.variant)?;
         }
         let mut process = None;
+        let mut cluster = None;
         let (host, port) = match &base.server {
+            ServerSource::Cluster {
+                command,
+                masters,
+                replicas,
+            } => {
+                let c = crate::cluster::LocalCluster::start(
+                    &base.name,
+                    command,
+                    &base.env,
+                    base.server_cpus.as_deref(),
+                    *masters as usize,
+                    *replicas as usize,
+                    exp.ready_timeout.max(Duration::from_secs(30)),
+                )?;
+                let port = c.seed_port();
+                cluster = Some(c);
+                ("127.0.0.1".to_string(), port)
+            }
             ServerSource::Spawn { command } => {
                 let p = ServerProcess::start(
                     &base.name,
@@ -253,7 +272,13 @@ impl Runner<'_> {
                 ("127.0.0.1".to_string(), port)
             }
             ServerSource::Address { host, port } => {
-                launch::ping(host, *port, exp.ready_timeout).map_err(|reason| {
+                let cfg =
+                    connect_config(base, host, *port).map_err(|reason| LaunchError::Address {
+                        variant: base.name.clone(),
+                        address: format!("{host}:{port}"),
+                        reason,
+                    })?;
+                launch::ping_with(&cfg, exp.ready_timeout).map_err(|reason| {
                     LaunchError::Address {
                         variant: base.name.clone(),
                         address: format!("{host}:{port}"),
@@ -315,11 +340,21 @@ impl Runner<'_> {
         if let Some(mut p) = process {
             p.stop();
         }
+        if let Some(mut c) = cluster {
+            c.stop();
+        }
         Ok(())
     }
 
     fn control(&self, v: &Variant, host: &str, port: u16) -> Result<Client, RunError> {
-        Client::connect(host, port, Duration::from_secs(10)).map_err(|e| {
+        let cfg = connect_config(v, host, port).map_err(|reason| {
+            RunError::Launch(LaunchError::Control {
+                variant: v.name.clone(),
+                what: format!("connecting to {host}:{port}"),
+                reason,
+            })
+        })?;
+        Client::connect_with(&cfg, Duration::from_secs(10)).map_err(|e| {
             RunError::Launch(LaunchError::Control {
                 variant: v.name.clone(),
                 what: format!("connecting to {host}:{port}"),
@@ -450,10 +485,13 @@ impl Runner<'_> {
             .map_err(RunError::Workload)?;
         let compiled = resplab_workload::Workload::new(&spec)
             .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
-        let mut cfg = RunConfig::new(Target::Tcp {
-            host: host.to_string(),
-            port,
-        });
+        let mut cfg = connect_config(base, host, port).map_err(|reason| {
+            RunError::Launch(LaunchError::Control {
+                variant: variant.name.clone(),
+                what: "reading the connection settings".into(),
+                reason,
+            })
+        })?;
         cfg.threads = workload.threads;
         cfg.clients = workload.clients;
         cfg.pipeline = workload.pipeline;
@@ -616,6 +654,36 @@ impl Runner<'_> {
             "--workload-spec".into(),
             base64::engine::general_purpose::STANDARD.encode(spec_json),
         ];
+        // TLS travels as flags (the CA and client certificate paths must exist on every
+        // generator host); a user as --user, its password only as REDISCLI_AUTH in the
+        // environment the launcher passes on (never on a command line).
+        if let Some(t) = &cfg.tls {
+            args.push("--tls".into());
+            for (flag, path) in [
+                ("--cacert", &t.ca_file),
+                ("--cacertdir", &t.ca_dir),
+                ("--cert", &t.cert),
+                ("--key", &t.key),
+            ] {
+                if let Some(p) = path {
+                    args.extend([flag.to_string(), p.display().to_string()]);
+                }
+            }
+            if let Some(sni) = &t.sni {
+                args.extend(["--sni".into(), sni.clone()]);
+            }
+            if t.insecure {
+                args.push("--insecure".into());
+            }
+        }
+        if let Some(user) = cfg.credentials.as_ref().and_then(|c| c.user.as_ref()) {
+            args.extend(["--user".into(), user.clone()]);
+        }
+        let auth_env: Vec<(String, String)> = cfg
+            .credentials
+            .as_ref()
+            .map(|c| vec![("REDISCLI_AUTH".to_string(), c.password.clone())])
+            .unwrap_or_default();
         let mut expected = exp
             .generators
             .iter()
@@ -653,8 +721,12 @@ impl Runner<'_> {
                 Ok(c) => c,
                 Err(e) => return Some((empty_record(), vec![e])),
             };
-        let results =
-            crate::generators::run_shards(&commands, expected + Duration::from_secs(60), self.stop);
+        let results = crate::generators::run_shards(
+            &commands,
+            &auth_env,
+            expected + Duration::from_secs(60),
+            self.stop,
+        );
         if results.interrupted {
             return None;
         }
@@ -931,4 +1003,45 @@ fn empty_record() -> RunRecord {
         cluster: None,
         nodes: Default::default(),
     }
+}
+
+/// The connection part of a trial's run configuration: `host:port` and the variant's TLS,
+/// user and password (read now from the environment variable it names).
+///
+/// # Errors
+/// The password's environment variable is no longer set.
+fn connect_config(v: &Variant, host: &str, port: u16) -> Result<RunConfig, String> {
+    let mut cfg = RunConfig::new(Target::Tcp {
+        host: host.to_string(),
+        port,
+    });
+    let c = &v.connect;
+    if let Some(t) = &c.tls {
+        cfg.tls = Some(resplab_engine::TlsOptions {
+            ca_file: t.cacert.as_ref().map(Into::into),
+            ca_dir: t.cacertdir.as_ref().map(Into::into),
+            cert: t.cert.as_ref().map(Into::into),
+            key: t.key.as_ref().map(Into::into),
+            sni: t.sni.clone(),
+            insecure: t.insecure,
+            protocols: Vec::new(),
+            ciphersuites: Vec::new(),
+        });
+    }
+    let password = match &c.password_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            format!(
+                "variant `{}`: the environment variable {var} (password_env) is not set",
+                v.name
+            )
+        })?),
+        None => None,
+    };
+    if password.is_some() || c.user.is_some() {
+        cfg.credentials = Some(resplab_engine::Credentials {
+            user: c.user.clone(),
+            password: password.unwrap_or_default(),
+        });
+    }
+    Ok(cfg)
 }

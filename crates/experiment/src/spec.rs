@@ -104,6 +104,31 @@ pub struct VariantSpec {
     pub toggle_on: Option<String>,
     pub toggle_off: Option<String>,
     pub guard: Option<Spanned<DurationValue>>,
+    /// `redis://[user@]host:port` or `rediss://…` (TLS), instead of `address`.
+    pub uri: Option<Spanned<String>>,
+    /// Connect with TLS (implied by `rediss://`).
+    pub tls: Option<Spanned<bool>>,
+    pub cacert: Option<Spanned<String>>,
+    pub cacertdir: Option<Spanned<String>>,
+    pub cert: Option<Spanned<String>>,
+    pub key: Option<Spanned<String>>,
+    pub sni: Option<Spanned<String>>,
+    pub insecure: Option<Spanned<bool>>,
+    /// ACL user.
+    pub user: Option<Spanned<String>>,
+    /// The environment variable holding the password.
+    pub password_env: Option<Spanned<String>>,
+    /// A fresh local cluster per execution, from `server`.
+    pub cluster: Option<Spanned<ClusterSpec>>,
+}
+
+/// `cluster = { masters = 3, replicas = 1 }`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    pub masters: u32,
+    #[serde(default)]
+    pub replicas: u32,
 }
 
 /// `[workload.preload]`: a deterministic data set written before measuring.

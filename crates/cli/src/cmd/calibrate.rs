@@ -366,6 +366,14 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let target = match &base.baseline().server {
         ServerSource::Spawn { command } => shell_join(command),
         ServerSource::Address { host, port } => format!("{host}:{port}"),
+        ServerSource::Cluster {
+            command,
+            masters,
+            replicas,
+        } => format!(
+            "a fresh cluster of {masters} masters with {replicas} replicas each: {}",
+            shell_join(command)
+        ),
         ServerSource::Toggle { .. } => bail!(
             "--experiment: the baseline variant `{}` is a hot toggle; calibrate needs a server \
              command or an address (give --server or --address)",

@@ -1,0 +1,195 @@
+//! Experiments against the servers people run: a fresh 3-master Redis Cluster per
+//! execution (`cluster = { masters, replicas }`), and a server behind TLS with an ACL
+//! user whose password comes from an environment variable and is stored nowhere.
+
+mod common;
+
+use common::{text, BIN};
+use resplab_store::Store;
+use resplab_testkit::tls::TlsRedis;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], db: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .envs(env.iter().copied())
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_experiment_starts_a_fresh_three_master_cluster_per_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.toml");
+    std::fs::write(
+        &file,
+        r#"
+[experiment]
+name = "cluster-ab"
+rounds = 2
+test_time = "300ms"
+seed = 3
+client_cpu_limit = 1.0
+
+[[variant]]
+name = "hz10"
+server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --hz 10"
+cluster = { masters = 3 }
+
+[[variant]]
+name = "hz50"
+server = "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --hz 50"
+cluster = { masters = 3, replicas = 0 }
+
+[[workload]]
+name = "setget"
+tests = "set,get,mset"
+keyspace = 10000
+clients = 2
+pipeline = 4
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let store = Store::open(&db).unwrap();
+    let info = store.experiment("cluster-ab").unwrap();
+    let trials = store.trials(info.id).unwrap();
+    assert_eq!(trials.len(), 4, "{trials:#?}");
+    for t in &trials {
+        assert!(t.valid, "{t:?}");
+        let r = store.run_record(t.id).unwrap();
+        let c = r.cluster.as_ref().expect("a cluster run");
+        assert_eq!(c.masters, 3);
+        assert_eq!(r.nodes.len(), 3, "{:?}", r.nodes.keys());
+        assert_eq!(r.totals.errors, 0, "{:?}", r.commands);
+    }
+    // Each execution had its own cluster: no node address is shared by two trials of
+    // different rounds.
+    let names: std::collections::BTreeSet<String> = trials
+        .iter()
+        .flat_map(|t| store.run_record(t.id).unwrap().nodes.into_keys())
+        .collect();
+    assert_eq!(names.len(), 12, "{names:?}");
+    // A cluster variant with an address is refused, naming the key.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[experiment]\nname = \"x\"\n[[variant]]\nname = \"a\"\naddress = \"127.0.0.1:7000\"\ncluster = { masters = 3 }\n[[variant]]\nname = \"b\"\n[[workload]]\nname = \"w\"\ntests = \"set\"\n",
+    )
+    .unwrap();
+    let o = run(&["experiment", "run", bad.to_str().unwrap()], &db, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("cluster"), "{}", text(&o));
+}
+
+#[test]
+fn a_tls_variant_with_an_acl_user_stores_no_password() {
+    let s = TlsRedis::start(false).unwrap();
+    let password = "exp-secret-9913";
+    let r = s
+        .server
+        .client()
+        .unwrap()
+        .cmd(&[
+            "ACL",
+            "SETUSER",
+            "loader",
+            "on",
+            &format!(">{password}"),
+            "~*",
+            "+@all",
+        ])
+        .unwrap();
+    assert_eq!(r.as_text().as_deref(), Some("OK"));
+    let dir = tempfile::tempdir().unwrap();
+    let ca = s.files.ca.display().to_string();
+    let file = dir.path().join("tls.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "tls-ab"
+rounds = 2
+test_time = "300ms"
+seed = 4
+client_cpu_limit = 1.0
+
+[[variant]]
+name = "uri"
+uri = "rediss://loader@127.0.0.1:{tls}"
+cacert = "{ca}"
+password_env = "RESPLAB_TEST_PW"
+
+[[variant]]
+name = "address"
+address = "localhost:{tls}"
+tls = true
+cacert = "{ca}"
+user = "loader"
+password_env = "RESPLAB_TEST_PW"
+
+[[workload]]
+name = "set"
+tests = "set,get"
+clients = 2
+"#,
+            tls = s.tls_port
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let o = run(
+        &["experiment", "run", file.to_str().unwrap()],
+        &db,
+        &[("RESPLAB_TEST_PW", password)],
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(!out.contains(password));
+    let store = Store::open(&db).unwrap();
+    let info = store.experiment("tls-ab").unwrap();
+    let trials = store.trials(info.id).unwrap();
+    assert_eq!(trials.len(), 4);
+    for t in &trials {
+        assert!(t.valid, "{t:?}");
+        let r = store.run_record(t.id).unwrap();
+        assert!(r.config["engine"]["tls"].is_object(), "{}", r.config);
+        assert_eq!(r.config["engine"]["auth"], true);
+        assert_eq!(r.totals.errors, 0);
+    }
+    drop(store);
+    let bytes = std::fs::read(&db).unwrap();
+    assert!(
+        !bytes
+            .windows(password.len())
+            .any(|w| w == password.as_bytes()),
+        "the password is in the SQLite file"
+    );
+    // A password in the uri is refused, and so is a missing variable.
+    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("RESPLAB_TEST_PW is not set"),
+        "{}",
+        text(&o)
+    );
+    let with_pw = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("rediss://loader@", &format!("rediss://loader:{password}@"));
+    std::fs::write(&file, with_pw).unwrap();
+    let o = run(
+        &["experiment", "run", file.to_str().unwrap()],
+        &db,
+        &[("RESPLAB_TEST_PW", password)],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("password_env"), "{}", text(&o));
+}
