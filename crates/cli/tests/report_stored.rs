@@ -211,6 +211,7 @@ fn build_store(db: &Path) {
                                 },
                             }],
                             host: HostInfo::default(),
+                            command: None,
                         })
                         .unwrap();
                     position += 1;

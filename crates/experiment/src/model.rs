@@ -121,6 +121,65 @@ pub struct Workload {
     pub arrivals: String,
     pub budget: TrialBudget,
     pub preload: Option<Preload>,
+    /// A command workload (`run = "…"`): the trial runs this command instead of
+    /// resplab's own load; the bench fields above are then unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<CommandRun>,
+}
+
+/// A command workload: any benchmark program, its output read by `compare`'s importers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The command line as written; `{host}`, `{port}`, `{uri}`, `{dir}`, `{seed}`,
+    /// `{round}` and `{variant}` are filled in for each trial.
+    pub line: String,
+    /// Run with `sh -c` instead of being split into words.
+    pub shell: bool,
+    /// Limit of one run; a command over it is killed and its trial is invalid.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// Working directory (placeholders filled in as in `line`); `None`: resplab's own.
+    pub cwd: Option<String>,
+    /// How to read its standard output; `None`: only its wall and CPU time are kept.
+    pub format: Option<OutputFormat>,
+}
+
+/// The output formats a command workload may declare (`format = "…"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// Detected from the content, as `compare` does.
+    Auto,
+    RedisBenchmark,
+    Memtier,
+    Gobench,
+    Resplab,
+    Numbers,
+}
+
+impl OutputFormat {
+    /// Every name a file may give, in the order the docs list them.
+    pub const NAMES: &'static [&'static str] = &[
+        "auto",
+        "redis-benchmark",
+        "memtier",
+        "gobench",
+        "resplab",
+        "numbers",
+    ];
+
+    /// The format of a name from [`OutputFormat::NAMES`].
+    pub fn from_name(name: &str) -> Option<OutputFormat> {
+        Some(match name {
+            "auto" => OutputFormat::Auto,
+            "redis-benchmark" => OutputFormat::RedisBenchmark,
+            "memtier" => OutputFormat::Memtier,
+            "gobench" => OutputFormat::Gobench,
+            "resplab" => OutputFormat::Resplab,
+            "numbers" => OutputFormat::Numbers,
+            _ => return None,
+        })
+    }
 }
 
 /// A whole validated experiment.

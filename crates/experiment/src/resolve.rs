@@ -112,7 +112,16 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             ))
         }
     };
+    // Command workloads measure whatever their output carries, so with one of them any
+    // metric name may be primary (a name no trial stores gives no verdict, and `compare`
+    // still compares every metric).
+    let any_command = spec.workloads.iter().any(|w| w.run.is_some());
+    let all_commands = !spec.workloads.is_empty() && spec.workloads.iter().all(|w| w.run.is_some());
     let primary_metric = match &e.primary_metric {
+        Some(m) if m.get_ref().trim().is_empty() => {
+            return Err(cx.err(m.span(), "expected a metric name, found nothing"));
+        }
+        Some(m) if any_command => m.get_ref().clone(),
         Some(m) if !resplab_store::metrics::is_known_metric(m.get_ref()) => {
             let names: Vec<&str> = resplab_store::metrics::SUMMARY_METRICS
                 .iter()
@@ -129,6 +138,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             ));
         }
         Some(m) => m.get_ref().clone(),
+        None if all_commands => crate::command::WALL_METRIC.to_string(),
         None => "ops_per_sec".to_string(),
     };
     let margin = match &e.margin {
@@ -595,6 +605,22 @@ fn resolve_workload(
     if name.is_empty() {
         return Err(cx.err_key(w.name.span(), key("name"), "expected a non-empty name"));
     }
+    if w.run.is_some() {
+        return resolve_command_workload(cx, index, w, name, default_budget);
+    }
+    let command_keys = [
+        ("shell", w.shell.as_ref().map(|v| v.span())),
+        ("timeout", w.timeout.as_ref().map(|v| v.span())),
+        ("cwd", w.cwd.as_ref().map(|v| v.span())),
+        ("format", w.format.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = command_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` belongs to a command workload; give `run = \"…\"` too"),
+        ));
+    }
     let tests: Vec<String> = w
         .tests
         .as_ref()
@@ -772,5 +798,137 @@ fn resolve_workload(
         arrivals,
         budget,
         preload,
+        run: None,
+    })
+}
+
+/// Placeholders a command workload's `run` and `cwd` may use.
+const COMMAND_PLACEHOLDERS: &[&str] = &["host", "port", "uri", "dir", "seed", "round", "variant"];
+
+/// A `[[workload]]` with `run = "…"`: a command line and how to read its output. The
+/// bench vocabulary does not apply to it, so its keys are refused here.
+fn resolve_command_workload(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    name: String,
+    default_budget: TrialBudget,
+) -> Result<Workload, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let bench_keys = [
+        ("tests", w.tests.as_ref().map(|v| v.span())),
+        ("command", w.command.as_ref().map(|v| v.span())),
+        ("ratio", w.ratio.as_ref().map(|v| v.span())),
+        ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
+        ("keyspace", w.keyspace.as_ref().map(|v| v.span())),
+        ("data_size", w.data_size.as_ref().map(|v| v.span())),
+        (
+            "data_size_range",
+            w.data_size_range.as_ref().map(|v| v.span()),
+        ),
+        (
+            "data_size_list",
+            w.data_size_list.as_ref().map(|v| v.span()),
+        ),
+        ("pipeline", w.pipeline.as_ref().map(|v| v.span())),
+        ("clients", w.clients.as_ref().map(|v| v.span())),
+        ("threads", w.threads.as_ref().map(|v| v.span())),
+        ("rate", w.rate.as_ref().map(|v| v.span())),
+        ("arrivals", w.arrivals.as_ref().map(|v| v.span())),
+        ("test_time", w.test_time.as_ref().map(|v| v.span())),
+        ("requests", w.requests.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = bench_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` is bench vocabulary; a workload with `run` sets its load in its own command line"),
+        ));
+    }
+    let run = w.run.as_ref().expect("called for workloads with run");
+    if w.preload.is_some() {
+        return Err(cx.err_key(
+            run.span(),
+            key("preload"),
+            "`preload` is bench vocabulary; load data in the command or a hook instead",
+        ));
+    }
+    let line = run.get_ref().trim().to_string();
+    if line.is_empty() {
+        return Err(cx.err_key(
+            run.span(),
+            key("run"),
+            "expected a command line, found nothing",
+        ));
+    }
+    let shell = w.shell.as_ref().is_some_and(|s| *s.get_ref());
+    if !shell {
+        crate::words::split_words(&line).map_err(|e| cx.err_key(run.span(), key("run"), e))?;
+    }
+    let mut texts = vec![(run.span(), "run", line.clone())];
+    if let Some(c) = &w.cwd {
+        texts.push((c.span(), "cwd", c.get_ref().clone()));
+    }
+    for (span, k, text) in &texts {
+        if let Some(p) = crate::words::placeholders(text)
+            .into_iter()
+            .find(|p| !COMMAND_PLACEHOLDERS.contains(&p.as_str()))
+        {
+            return Err(cx.err_key(
+                span.clone(),
+                key(k),
+                format!(
+                    "unknown placeholder {{{p}}}; a command may use {}",
+                    COMMAND_PLACEHOLDERS
+                        .iter()
+                        .map(|p| format!("{{{p}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    let timeout = match &w.timeout {
+        Some(t) => nonzero(cx, t)?,
+        None => Duration::from_secs(600),
+    };
+    let format = match &w.format {
+        None => None,
+        Some(f) => Some(OutputFormat::from_name(f.get_ref()).ok_or_else(|| {
+            let hint = match error::closest(f.get_ref(), OutputFormat::NAMES) {
+                Some(c) => format!("; did you mean \"{c}\"?"),
+                None => format!("; expected one of {}", OutputFormat::NAMES.join(", ")),
+            };
+            cx.err_key(
+                f.span(),
+                key("format"),
+                format!("unknown format \"{}\"{hint}", f.get_ref()),
+            )
+        })?),
+    };
+    Ok(Workload {
+        name,
+        tests: Vec::new(),
+        commands: Vec::new(),
+        ratio: None,
+        key_pattern: None,
+        keyspace: None,
+        data_size: None,
+        data_size_range: None,
+        data_size_list: None,
+        pipeline: 1,
+        clients: 1,
+        threads: 1,
+        rate: None,
+        arrivals: "poisson".into(),
+        budget: default_budget,
+        preload: None,
+        run: Some(CommandRun {
+            line,
+            shell,
+            timeout,
+            cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
+            format,
+        }),
     })
 }

@@ -292,7 +292,14 @@ impl Runner<'_> {
             };
             let valid = trial.is_valid();
             let failed: Vec<Check> = trial.checks.iter().filter(|c| !c.passed).cloned().collect();
-            let primary = primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec);
+            let primary = match &trial.command {
+                Some(c) => c
+                    .metrics
+                    .iter()
+                    .find(|m| m.name == exp.primary_metric)
+                    .map(|m| m.value),
+                None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
+            };
             let trial_id = self.store.insert_trial(&trial)?;
             stored += 1;
             outcome.trials_run += 1;
@@ -334,6 +341,9 @@ impl Runner<'_> {
         env.push(("RESPLAB_PORT".into(), port.to_string()));
         env.push(("RESPLAB_VARIANT".into(), v.name.clone()));
         env.push(("RESPLAB_EXPERIMENT".into(), self.exp.name.clone()));
+        if self.exp.workloads.iter().any(|w| w.run.is_some()) {
+            env.push(("RESPLAB_DIR".into(), self.work_dir(v)));
+        }
         env
     }
 
@@ -445,6 +455,10 @@ impl Runner<'_> {
         if let Some(p) = &workload.preload {
             preload(ctl, variant, workload, p)?;
         }
+        if let Some(run) = &workload.run {
+            return self
+                .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
+        }
         let cpu_before = server_cpu(ctl);
         let spec = crate::workload::to_spec(workload, trial_seed(exp.seed, slot))
             .map_err(RunError::Workload)?;
@@ -497,43 +511,8 @@ impl Runner<'_> {
             return Ok(None);
         }
         let cpu_after = server_cpu(ctl);
-        let mut info = ServerInfo::new();
-        for section in ["server", "memory", "stats", "cpu"] {
-            if let Ok(r) = ctl.call(&["INFO", section]) {
-                info.extend(parse_info(&r.text()));
-            }
-        }
-        // The configuration as measured, for the check that variants differ only in
-        // what they declare (servers without CONFIG GET simply have none).
-        if let Ok(crate::client::Reply::Array(Some(items))) = ctl.call(&["CONFIG", "GET", "*"]) {
-            let config: BTreeMap<String, String> = items
-                .chunks_exact(2)
-                .map(|kv| (kv[0].text(), kv[1].text()))
-                .collect();
-            if !config.is_empty() {
-                info.insert("config".into(), config);
-            }
-        }
-        if let Some(p) = process {
-            if let Some(pid) = p.pid() {
-                info.entry("resplab".into())
-                    .or_default()
-                    .insert("server_pid".into(), pid.to_string());
-            }
-            info.entry("resplab".into())
-                .or_default()
-                .insert("server_command".into(), p.command.clone());
-        }
-        if let Some(cmd) = &variant.hooks.after_trial {
-            launch::run_hook(&variant.name, "after_trial", cmd, env, timeout)?;
-        }
-        if let ServerSource::Toggle { off, guard, .. } = &variant.server {
-            if let Some(cmd) = off {
-                launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
-            }
-            config_set(ctl, variant, &restore)?;
-            std::thread::sleep(*guard);
-        }
+        let info = server_facts(ctl, process);
+        after_trial(variant, ctl, env, restore)?;
         let _ = base;
         run.config = serde_json::json!({
             "engine": run.config,
@@ -585,7 +564,169 @@ impl Runner<'_> {
             server_info: info,
             server_cpu_sec,
             checks,
+            command: None,
         }))
+    }
+
+    /// A command workload's trial: the command runs against the server the execution
+    /// started (or the variant's address), its output is read into metrics, and any
+    /// failure makes the trial invalid with the reason, naming variant, round and command.
+    #[allow(clippy::too_many_arguments)]
+    fn measure_command(
+        &mut self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        run: &crate::model::CommandRun,
+        host: &str,
+        port: u16,
+        ctl: &mut Client,
+        env: &[(String, String)],
+        process: Option<&ServerProcess>,
+        restore: Vec<(String, String)>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let seed = trial_seed(exp.seed, slot).to_string();
+        let round = slot.round.to_string();
+        let port_text = port.to_string();
+        let uri = format!("redis://{host}:{port}");
+        let dir = self.work_dir(variant);
+        let filled = crate::command::fill(
+            run,
+            &[
+                ("host", host),
+                ("port", &port_text),
+                ("uri", &uri),
+                ("dir", &dir),
+                ("seed", &seed),
+                ("round", &round),
+                ("variant", &variant.name),
+            ],
+        )
+        .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))?;
+        let cpu_before = server_cpu(ctl);
+        let started = resplab_store::write::now_unix_ms();
+        let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
+        if finished.interrupted || self.stop.is_stopped() {
+            return Ok(None);
+        }
+        let cpu_after = server_cpu(ctl);
+        let mut info = server_facts(ctl, process);
+        info.entry("resplab".into())
+            .or_default()
+            .insert("command".into(), filled.display.clone());
+        after_trial(variant, ctl, env, restore)?;
+        let read = match &finished.failure {
+            Some(f) => Err(f.clone()),
+            None => crate::command::read_metrics(run.format, &finished),
+        };
+        let (metrics, check) = match read {
+            Ok(rows) => {
+                let detail = format!(
+                    "`{}` exited 0 in {:.2} s; {} metrics read",
+                    filled.display,
+                    finished.wall.as_secs_f64(),
+                    rows.len()
+                );
+                (
+                    rows,
+                    Check {
+                        name: "command".into(),
+                        passed: true,
+                        detail,
+                    },
+                )
+            }
+            Err(reason) => {
+                let tail = crate::command::last_lines(&finished.stderr, 3);
+                let tail = if tail.is_empty() {
+                    crate::command::last_lines(&finished.stdout, 3)
+                } else {
+                    tail
+                };
+                let detail = format!(
+                    "variant `{}`, round {}: command `{}` {reason}{}",
+                    variant.name,
+                    slot.round + 1,
+                    filled.display,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; its output ends: {tail}")
+                    }
+                );
+                (
+                    crate::command::read_metrics(None, &finished).unwrap_or_default(),
+                    Check {
+                        name: "command".into(),
+                        passed: false,
+                        detail,
+                    },
+                )
+            }
+        };
+        let mut record = empty_record();
+        record.started_at_unix_ms = started;
+        record.duration_sec = finished.wall.as_secs_f64();
+        record.host = self.host.clone();
+        record.config = serde_json::json!({
+            "command": filled.display,
+            "workload": run,
+            "experiment": exp.name,
+            "variant": variant.name,
+            "workload_name": workload.name,
+            "round": slot.round,
+            "attempt": slot.attempt,
+            "position": slot.position,
+        });
+        let server_cpu_sec = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        Ok(Some(NewTrial {
+            experiment_id: self.id,
+            variant: variant.name.clone(),
+            workload: workload.name.clone(),
+            round: slot.round,
+            attempt: slot.attempt,
+            position: slot.position,
+            started_at_unix_ms: started,
+            finished_at_unix_ms: resplab_store::write::now_unix_ms(),
+            host: self.host.clone(),
+            run: record,
+            server_info: info,
+            server_cpu_sec,
+            checks: vec![check],
+            command: Some(resplab_store::CommandTrial {
+                metrics,
+                command: filled.display,
+                exit_code: finished.exit_code,
+                stdout: finished.stdout,
+                stderr: finished.stderr,
+            }),
+        }))
+    }
+
+    /// The variant's own working directory for command workloads (`{dir}`, and
+    /// `RESPLAB_DIR` in its hooks): the same for every trial of a run, so a `setup` hook
+    /// can build into it what the command then runs.
+    fn work_dir(&self, v: &Variant) -> String {
+        let dir = std::env::temp_dir().join(format!(
+            "resplab-work-{}-{}",
+            self.exp.name,
+            v.name
+                .chars()
+                .map(
+                    |c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                )
+                .collect::<String>()
+        ));
+        let _ = std::fs::create_dir_all(&dir);
+        dir.display().to_string()
     }
 
     /// The trial's load from the `[[generator]]` hosts: one shard each, started together,
@@ -762,36 +903,119 @@ impl Runner<'_> {
 
     fn standing(&self) -> Result<Vec<Standing>, RunError> {
         let obs = self.store.observations(&self.exp.name)?;
-        let metric = &self.exp.primary_metric;
-        let base = &self.exp.baseline().name;
-        let mut out = Vec::new();
-        for w in &self.exp.workloads {
+        Ok(standings(self.exp, &obs))
+    }
+}
+
+/// The primary metric's per-round pairs of every (workload, variant), from the counted
+/// observations: the run totals for resplab's own load, and for a command workload whose
+/// output carries the metric per benchmark or test, one standing for each of those
+/// (named `workload:COMMAND`).
+pub fn standings(exp: &Experiment, obs: &[resplab_store::Observation]) -> Vec<Standing> {
+    let metric = &exp.primary_metric;
+    let base = &exp.baseline().name;
+    let mut out = Vec::new();
+    for w in &exp.workloads {
+        // The totals carry the metric for resplab's own load; a command workload's
+        // output may carry it per benchmark or test only: one standing for each.
+        let mut commands: Vec<&str> = Vec::new();
+        for o in obs
+            .iter()
+            .filter(|o| o.workload == w.name && &o.metric == metric)
+        {
+            if !commands.contains(&o.command.as_str()) {
+                commands.push(&o.command);
+            }
+        }
+        if commands.contains(&ALL_COMMANDS) || commands.is_empty() {
+            commands = vec![ALL_COMMANDS];
+        }
+        for command in commands {
             let value = |variant: &str, round: u32| {
                 obs.iter()
                     .find(|o| {
                         o.workload == w.name
                             && o.variant == variant
                             && o.round == round
-                            && o.command == ALL_COMMANDS
+                            && o.command == command
                             && &o.metric == metric
                     })
                     .map(|o| o.value)
             };
             let rounds: BTreeSet<u32> = obs.iter().map(|o| o.round).collect();
-            for v in self.exp.variants.iter().skip(1) {
+            for v in exp.variants.iter().skip(1) {
                 let pairs = rounds
                     .iter()
                     .filter_map(|&r| Some((r, value(base, r)?, value(&v.name, r)?)))
                     .collect();
                 out.push(Standing {
-                    workload: w.name.clone(),
+                    workload: if command == ALL_COMMANDS {
+                        w.name.clone()
+                    } else {
+                        format!("{}:{command}", w.name)
+                    },
                     variant: v.name.clone(),
                     pairs,
                 });
             }
         }
-        Ok(out)
     }
+    out
+}
+
+/// What the server was after a trial: `INFO` sections, `CONFIG GET *`, and the pid and
+/// command of a server this run started.
+fn server_facts(ctl: &mut Client, process: Option<&ServerProcess>) -> ServerInfo {
+    let mut info = ServerInfo::new();
+    for section in ["server", "memory", "stats", "cpu"] {
+        if let Ok(r) = ctl.call(&["INFO", section]) {
+            info.extend(parse_info(&r.text()));
+        }
+    }
+    // The configuration as measured, for the check that variants differ only in
+    // what they declare (servers without CONFIG GET simply have none).
+    if let Ok(crate::client::Reply::Array(Some(items))) = ctl.call(&["CONFIG", "GET", "*"]) {
+        let config: BTreeMap<String, String> = items
+            .chunks_exact(2)
+            .map(|kv| (kv[0].text(), kv[1].text()))
+            .collect();
+        if !config.is_empty() {
+            info.insert("config".into(), config);
+        }
+    }
+    if let Some(p) = process {
+        if let Some(pid) = p.pid() {
+            info.entry("resplab".into())
+                .or_default()
+                .insert("server_pid".into(), pid.to_string());
+        }
+        info.entry("resplab".into())
+            .or_default()
+            .insert("server_command".into(), p.command.clone());
+    }
+    info
+}
+
+/// The variant's `after_trial` hook, and for a hot-toggle variant its switch-off (the
+/// `toggle_off` command, the `CONFIG SET` values of `restore`, the guard time).
+fn after_trial(
+    variant: &Variant,
+    ctl: &mut Client,
+    env: &[(String, String)],
+    restore: Vec<(String, String)>,
+) -> Result<(), RunError> {
+    let timeout = variant.hooks.timeout;
+    if let Some(cmd) = &variant.hooks.after_trial {
+        launch::run_hook(&variant.name, "after_trial", cmd, env, timeout)?;
+    }
+    if let ServerSource::Toggle { off, guard, .. } = &variant.server {
+        if let Some(cmd) = off {
+            launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
+        }
+        config_set(ctl, variant, &restore)?;
+        std::thread::sleep(*guard);
+    }
+    Ok(())
 }
 
 fn control_err(v: &Variant, what: &str, e: std::io::Error) -> RunError {

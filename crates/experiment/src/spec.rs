@@ -138,6 +138,17 @@ pub struct WorkloadSpecToml {
     pub test_time: Option<Spanned<DurationValue>>,
     pub requests: Option<Spanned<u64>>,
     pub preload: Option<PreloadSpec>,
+    /// A command line to run instead of the bench vocabulary (a command workload).
+    pub run: Option<Spanned<String>>,
+    /// Run `run` with `sh -c` (default: split into words, no shell).
+    pub shell: Option<Spanned<bool>>,
+    /// Limit of one run of `run` (default 10 minutes).
+    pub timeout: Option<Spanned<DurationValue>>,
+    /// Working directory of `run`.
+    pub cwd: Option<Spanned<String>>,
+    /// How to read the output of `run`: `auto`, `redis-benchmark`, `memtier`, `gobench`,
+    /// `resplab`, `numbers`; absent: only wall and CPU time.
+    pub format: Option<Spanned<String>>,
 }
 
 /// `"set,get"` or `["set", "get"]`.

@@ -110,6 +110,11 @@ pub struct Observation {
     pub command: String,
     pub metric: String,
     pub value: f64,
+    /// The unit stored with the value (`None` for rows written before the metric list
+    /// was open: [`crate::source::metric_of`] knows those by name).
+    pub unit: Option<String>,
+    /// `"higher_is_better"`, `"lower_is_better"` or `"unknown"`, stored with the value.
+    pub direction: Option<String>,
 }
 
 /// Computes the state of each round `0..rounds` from the stored trials.
@@ -356,17 +361,26 @@ impl Store {
         let counted = self.counted_trials(&info)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT command, name, value FROM metrics WHERE trial_id = ?1 ORDER BY rowid")
+            .prepare(
+                "SELECT command, name, value, unit, direction FROM metrics
+                 WHERE trial_id = ?1 ORDER BY rowid",
+            )
             .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         for t in &counted {
             let rows = stmt
                 .query_map(params![t.id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
                 })
                 .map_err(|e| self.err(e))?;
             for row in rows {
-                let (command, metric, value) = row.map_err(|e| self.err(e))?;
+                let (command, metric, value, unit, direction) = row.map_err(|e| self.err(e))?;
                 out.push(Observation {
                     trial_id: t.id,
                     workload: t.workload.clone(),
@@ -376,10 +390,39 @@ impl Store {
                     command,
                     metric,
                     value,
+                    unit,
+                    direction,
                 });
             }
         }
         Ok(out)
+    }
+
+    /// The command line, exit status and output stored with a command workload's trial
+    /// (`None` for a trial of the bench vocabulary).
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn trial_output(
+        &self,
+        trial_id: i64,
+    ) -> Result<Option<crate::write::CommandTrial>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT command, exit_code, stdout, stderr FROM trial_outputs WHERE trial_id = ?1",
+                [trial_id],
+                |r| {
+                    Ok(crate::write::CommandTrial {
+                        metrics: Vec::new(),
+                        command: r.get(0)?,
+                        exit_code: r.get(1)?,
+                        stdout: r.get(2)?,
+                        stderr: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// The server facts stored with trial `trial_id` (`INFO` sections, `config` from
@@ -424,6 +467,17 @@ impl Store {
                 m.insert("metrics".into(), serde_json::Value::Object(metrics));
                 m.insert("server_info".into(), info);
                 m.insert("run".into(), run);
+                if let Some(c) = self.trial_output(t.id)? {
+                    m.insert(
+                        "command_output".into(),
+                        serde_json::json!({
+                            "command": c.command,
+                            "exit_code": c.exit_code,
+                            "stdout": String::from_utf8_lossy(&c.stdout),
+                            "stderr": String::from_utf8_lossy(&c.stderr),
+                        }),
+                    );
+                }
             }
             trials.push(v);
         }

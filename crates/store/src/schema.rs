@@ -116,6 +116,22 @@ CREATE TABLE calibrations (
 CREATE INDEX calibrations_lookup ON calibrations (hostname, workload_key, metric, created_at_unix_ms);
 "#,
     },
+    Migration {
+        version: 3,
+        description: "open metric list: each metric row may carry its unit and direction; \
+                      command workloads keep their command line, exit status and output",
+        sql: r#"
+ALTER TABLE metrics ADD COLUMN unit TEXT;
+ALTER TABLE metrics ADD COLUMN direction TEXT;
+CREATE TABLE trial_outputs (
+    trial_id  INTEGER PRIMARY KEY REFERENCES trials(id),
+    command   TEXT NOT NULL,
+    exit_code INTEGER,
+    stdout    BLOB NOT NULL,
+    stderr    BLOB NOT NULL
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -67,6 +67,35 @@ pub struct NewTrial {
     pub server_cpu_sec: Option<f64>,
     pub checks: Vec<Check>,
     pub host: HostInfo,
+    /// A command workload's trial: its metrics as its output carried them (stored
+    /// instead of the figures derived from `run`) and the command's output.
+    pub command: Option<CommandTrial>,
+}
+
+/// What a command workload's trial produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandTrial {
+    /// The metrics read from the command's output, and its wall and CPU time.
+    pub metrics: Vec<MetricRow>,
+    /// The command line as run.
+    pub command: String,
+    /// The exit status; `None` when it was killed (timeout, signal) or never started.
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// One metric of an open list: named, with its unit and direction as the importer that
+/// read it says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    /// Benchmark, test or command name; [`crate::ALL_COMMANDS`] for trial-level figures.
+    pub command: String,
+    pub name: String,
+    pub unit: String,
+    /// `"higher_is_better"`, `"lower_is_better"` or `"unknown"`.
+    pub direction: String,
+    pub value: f64,
 }
 
 impl NewTrial {
@@ -254,12 +283,46 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare(
-                    "INSERT INTO metrics (trial_id, command, name, value) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO metrics (trial_id, command, name, value, unit, direction)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(err)?;
-            for (command, name, value) in metrics::trial_rows(&trial.run, trial.server_cpu_sec) {
-                stmt.execute(params![trial_id, command, name, value])
+            match &trial.command {
+                None => {
+                    for (command, name, value) in
+                        metrics::trial_rows(&trial.run, trial.server_cpu_sec)
+                    {
+                        let m = crate::source::metric_of(name);
+                        stmt.execute(params![
+                            trial_id,
+                            command,
+                            name,
+                            value,
+                            m.unit,
+                            m.direction.as_str()
+                        ])
+                        .map_err(err)?;
+                    }
+                }
+                Some(c) => {
+                    for m in c.metrics.iter().filter(|m| m.value.is_finite()) {
+                        stmt.execute(params![
+                            trial_id,
+                            m.command,
+                            m.name,
+                            m.value,
+                            m.unit,
+                            m.direction
+                        ])
+                        .map_err(err)?;
+                    }
+                    tx.execute(
+                        "INSERT INTO trial_outputs (trial_id, command, exit_code, stdout, stderr)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![trial_id, c.command, c.exit_code, c.stdout, c.stderr],
+                    )
                     .map_err(err)?;
+                }
             }
             let mut hist = tx
                 .prepare(

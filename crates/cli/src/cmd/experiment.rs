@@ -414,6 +414,13 @@ fn execute(
         );
     }
     config_check(store, exp, status.info.id);
+    // A metric read from a command's output carries its direction in the store.
+    let higher = store
+        .observations(&exp.name)?
+        .iter()
+        .find(|o| o.metric == exp.primary_metric)
+        .and_then(|o| o.direction.as_deref())
+        .map_or(higher, |d| d == "higher_is_better");
     out!("verdict ({}, paired by round):", exp.primary_metric);
     for s in final_standing(store, exp)? {
         out!("  {}", verdict_line(&s, higher, margin));
@@ -482,32 +489,7 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
 
 fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
     let obs = store.observations(&exp.name)?;
-    let base = &exp.baseline().name;
-    let mut out = Vec::new();
-    for w in &exp.workloads {
-        for v in exp.variants.iter().skip(1) {
-            let find = |variant: &str, round: u32| {
-                obs.iter()
-                    .find(|o| {
-                        o.workload == w.name
-                            && o.variant == variant
-                            && o.round == round
-                            && o.command == resplab_store::ALL_COMMANDS
-                            && o.metric == exp.primary_metric
-                    })
-                    .map(|o| o.value)
-            };
-            let pairs = (0..exp.rounds)
-                .filter_map(|r| Some((r, find(base, r)?, find(&v.name, r)?)))
-                .collect();
-            out.push(Standing {
-                workload: w.name.clone(),
-                variant: v.name.clone(),
-                pairs,
-            });
-        }
-    }
-    Ok(out)
+    Ok(resplab_experiment::runner::standings(exp, &obs))
 }
 
 /// One verdict line for a (workload, variant) pair, computed by the statistics crate's

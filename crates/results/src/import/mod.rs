@@ -329,6 +329,44 @@ pub fn import_bytes(
     Ok(imported)
 }
 
+/// Imports `bytes` that are expected to be in `format` (a command workload's declared
+/// output format). The content still decides between the variants of one tool's output
+/// (redis-benchmark CSV, `-q` or full text), so the same bytes give the same values as
+/// when `compare` reads them from a file.
+///
+/// # Errors
+/// [`ImportError::File`] when the content is of another format (naming the one it looks
+/// like), or the importer's own error.
+pub fn import_as(
+    bytes: &[u8],
+    ctx: &mut Ctx<'_>,
+    format: Format,
+    plain: &PlainOptions,
+) -> Result<Imported, ImportError> {
+    if format == Format::Plain {
+        let forced = PlainOptions {
+            force: true,
+            ..plain.clone()
+        };
+        return import_bytes(bytes, ctx, &forced);
+    }
+    let found = detect(bytes);
+    let family = |f: Format| match f {
+        Format::RedisBenchmarkCsv | Format::RedisBenchmarkQuiet | Format::RedisBenchmarkText => {
+            Format::RedisBenchmarkText
+        }
+        other => other,
+    };
+    if family(found) != family(format) {
+        return Err(ctx.file_error(format!(
+            "expected {} output, found what looks like {}",
+            format.name(),
+            found.name()
+        )));
+    }
+    import_bytes(bytes, ctx, plain)
+}
+
 /// Everything read from all inputs of one comparison.
 #[derive(Clone, Debug, Default)]
 pub struct Loaded {
