@@ -44,6 +44,9 @@ pub enum ServerSource {
     Spawn { command: Vec<String> },
     /// Managed elsewhere; only checked with `PING`.
     Address { host: String, port: u16 },
+    /// No server (`server = "none"`): the variant is its environment, working
+    /// directory and hooks (a client build, a toolchain); only command workloads run.
+    None,
     /// A hot-toggle variant: runs inside the server execution of variant `of`.
     Toggle {
         of: String,

@@ -262,6 +262,7 @@ impl Runner<'_> {
                 })?;
                 (host.clone(), *port)
             }
+            ServerSource::None => (String::new(), 0),
             ServerSource::Toggle { .. } => {
                 return Err(RunError::Workload(format!(
                     "variant `{}` is a toggle and has no server of its own",
@@ -269,8 +270,13 @@ impl Runner<'_> {
                 )))
             }
         };
-        let mut ctl = self.control(base, &host, port)?;
-        config_set(&mut ctl, base, &base.config)?;
+        let mut ctl = match &base.server {
+            ServerSource::None => None,
+            _ => Some(self.control(base, &host, port)?),
+        };
+        if let Some(c) = ctl.as_mut() {
+            config_set(c, base, &base.config)?;
+        }
         for slot in &exec.trials {
             if self.stop.is_stopped() {
                 outcome.interrupted = true;
@@ -285,7 +291,7 @@ impl Runner<'_> {
                 stored,
             });
             let Some(trial) =
-                self.run_trial(slot, base, &host, port, &mut ctl, process.as_ref())?
+                self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref())?
             else {
                 outcome.interrupted = true;
                 break;
@@ -390,7 +396,7 @@ impl Runner<'_> {
         base: &Variant,
         host: &str,
         port: u16,
-        ctl: &mut Client,
+        ctl: Option<&mut Client>,
         process: Option<&ServerProcess>,
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
@@ -424,18 +430,26 @@ impl Runner<'_> {
         base: &Variant,
         host: &str,
         port: u16,
-        ctl: &mut Client,
+        ctl: Option<&mut Client>,
         env: &[(String, String)],
         process: Option<&ServerProcess>,
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
         let timeout = variant.hooks.timeout;
+        let mut ctl = ctl;
+        let no_server = || {
+            RunError::Workload(format!(
+                "variant `{}` has no server (server = \"none\"); workload `{}` needs one",
+                variant.name, workload.name
+            ))
+        };
         if let Some(cmd) = &variant.hooks.before_trial {
             launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
         }
         let mut restore = Vec::new();
         if let ServerSource::Toggle { on, guard, .. } = &variant.server {
+            let ctl = ctl.as_deref_mut().ok_or_else(no_server)?;
             for (k, _) in &variant.config {
                 let old = ctl
                     .call(&["CONFIG", "GET", k])
@@ -453,12 +467,18 @@ impl Runner<'_> {
             std::thread::sleep(*guard);
         }
         if let Some(p) = &workload.preload {
-            preload(ctl, variant, workload, p)?;
+            preload(
+                ctl.as_deref_mut().ok_or_else(no_server)?,
+                variant,
+                workload,
+                p,
+            )?;
         }
         if let Some(run) = &workload.run {
             return self
                 .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
         }
+        let ctl = ctl.ok_or_else(no_server)?;
         let cpu_before = server_cpu(ctl);
         let spec = crate::workload::to_spec(workload, trial_seed(exp.seed, slot))
             .map_err(RunError::Workload)?;
@@ -512,7 +532,7 @@ impl Runner<'_> {
         }
         let cpu_after = server_cpu(ctl);
         let info = server_facts(ctl, process);
-        after_trial(variant, ctl, env, restore)?;
+        after_trial(variant, Some(ctl), env, restore)?;
         let _ = base;
         run.config = serde_json::json!({
             "engine": run.config,
@@ -579,7 +599,7 @@ impl Runner<'_> {
         run: &crate::model::CommandRun,
         host: &str,
         port: u16,
-        ctl: &mut Client,
+        mut ctl: Option<&mut Client>,
         env: &[(String, String)],
         process: Option<&ServerProcess>,
         restore: Vec<(String, String)>,
@@ -604,14 +624,17 @@ impl Runner<'_> {
             ],
         )
         .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))?;
-        let cpu_before = server_cpu(ctl);
+        let cpu_before = ctl.as_deref_mut().and_then(server_cpu);
         let started = resplab_store::write::now_unix_ms();
         let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
         if finished.interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
-        let cpu_after = server_cpu(ctl);
-        let mut info = server_facts(ctl, process);
+        let cpu_after = ctl.as_deref_mut().and_then(server_cpu);
+        let mut info = ctl
+            .as_deref_mut()
+            .map(|c| server_facts(c, process))
+            .unwrap_or_default();
         info.entry("resplab".into())
             .or_default()
             .insert("command".into(), filled.display.clone());
@@ -1000,7 +1023,7 @@ fn server_facts(ctl: &mut Client, process: Option<&ServerProcess>) -> ServerInfo
 /// `toggle_off` command, the `CONFIG SET` values of `restore`, the guard time).
 fn after_trial(
     variant: &Variant,
-    ctl: &mut Client,
+    ctl: Option<&mut Client>,
     env: &[(String, String)],
     restore: Vec<(String, String)>,
 ) -> Result<(), RunError> {
@@ -1012,7 +1035,9 @@ fn after_trial(
         if let Some(cmd) = off {
             launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
         }
-        config_set(ctl, variant, &restore)?;
+        if let Some(ctl) = ctl {
+            config_set(ctl, variant, &restore)?;
+        }
         std::thread::sleep(*guard);
     }
     Ok(())

@@ -366,9 +366,9 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let target = match &base.baseline().server {
         ServerSource::Spawn { command } => shell_join(command),
         ServerSource::Address { host, port } => format!("{host}:{port}"),
-        ServerSource::Toggle { .. } => bail!(
-            "--experiment: the baseline variant `{}` is a hot toggle; calibrate needs a server \
-             command or an address (give --server or --address)",
+        ServerSource::Toggle { .. } | ServerSource::None => bail!(
+            "--experiment: the baseline variant `{}` is a hot toggle or has no server; \
+             calibrate needs a server command or an address (give --server or --address)",
             base.baseline().name
         ),
     };
