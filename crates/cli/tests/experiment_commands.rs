@@ -278,3 +278,126 @@ fn client_library_example_runs_three_builds_in_interleaved_rounds() {
     assert!(def.contains("gobench:Set"), "{def}");
     assert!(def.contains("allocs/op"), "{def}");
 }
+
+/// A redis-server on `port` started by the test: one "boot" of examples/kernels-phased.
+fn boot(port: u16, extra: &[&str]) -> std::process::Child {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let mut child = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("redis-server on port {port} did not start");
+}
+
+/// examples/kernels-phased.toml in two phases, the reboot faked by starting another
+/// server on the same address between them: the first phase leaves every round
+/// incomplete and `status` names the missing cells; the second fills them; the verdict
+/// pairs by round and says the variants were not interleaved, and `compare` shows the
+/// per-phase run order.
+#[test]
+fn phased_variants_store_resume_and_report_not_interleaved() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let spec = std::fs::read_to_string(repo_root().join("examples/kernels-phased.toml"))
+        .unwrap()
+        .replace("127.0.0.1:6379", &format!("127.0.0.1:{port}"))
+        .replace("requests = 20000", "requests = 3000");
+    let file = dir.path().join("kernels.toml");
+    std::fs::write(&file, spec).unwrap();
+    let (file, db) = (
+        file.to_string_lossy().into_owned(),
+        dir.path().join("k.db").to_string_lossy().into_owned(),
+    );
+    let mut a = boot(port, &[]);
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file,
+        "--db",
+        &db,
+        "-q",
+        "--variants",
+        "kernel-a",
+    ]);
+    let _ = a.kill();
+    let _ = a.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "kernels-phased",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("missing (round, variant) cells: 6"), "{st}");
+    assert!(st.contains("missing: round 1 kernel-b"), "{st}");
+    assert!(!st.contains("missing: round 1 kernel-a"), "{st}");
+    // The second boot: another server (append-only, fsync always) at the same address.
+    let mut b = boot(port, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file,
+        "--db",
+        &db,
+        "-q",
+        "--variants",
+        "kernel-b",
+    ]);
+    let _ = b.kill();
+    let _ = b.wait();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("set-get / kernel-b vs baseline:") && all.contains("[NOT INTERLEAVED"),
+        "{all}"
+    );
+    assert!(all.contains("n = 6"), "{all}");
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "kernels-phased",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("rounds valid: 6/6"), "{st}");
+    assert!(!st.contains("missing"), "{st}");
+    let cmp = text(&resplab(&["compare", "db:kernels-phased", "--db", &db]));
+    assert!(cmp.contains("6 pairs"), "{cmp}");
+    assert!(
+        cmp.contains("kernel-b vs kernel-a: NOT INTERLEAVED"),
+        "{cmp}"
+    );
+    assert!(
+        cmp.contains("phase 1 (kernel-a): run order r1:kernel-a/set-get"),
+        "{cmp}"
+    );
+    assert!(
+        cmp.contains("phase 2 (kernel-b): run order r1:kernel-b/set-get"),
+        "{cmp}"
+    );
+    assert!(cmp.contains("before_phase: Linux"), "{cmp}");
+}

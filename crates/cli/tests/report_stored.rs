@@ -212,6 +212,7 @@ fn build_store(db: &Path) {
                             }],
                             host: HostInfo::default(),
                             command: None,
+                            phase: None,
                         })
                         .unwrap();
                     position += 1;

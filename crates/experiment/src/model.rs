@@ -211,6 +211,10 @@ pub struct Experiment {
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// Shell command run before each phase (`experiment run --variants`); what it prints
+    /// (`uname -a`, the scheduler in use) is stored with the phase's trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_phase: Option<String>,
     /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<Generator>,

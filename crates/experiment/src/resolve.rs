@@ -389,6 +389,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         ready_timeout,
         variants,
         workloads,
+        before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),
         generators,
     };
     if let Some(r) = overrides.rounds {

@@ -144,6 +144,10 @@ struct Runner<'a> {
     original_cpus: Option<String>,
     host: resplab_results::HostInfo,
     cores: usize,
+    /// Variants this run is limited to (a phase); empty: every variant.
+    only: BTreeSet<usize>,
+    /// The stored phase of this run, when limited.
+    phase: Option<i64>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -158,7 +162,46 @@ pub fn run(
     stop: &StopToken,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Outcome, RunError> {
+    run_phase(exp, spec_text, store, stop, &[], on_event)
+}
+
+/// Runs only the trials of the variants named in `only` (all when empty): one phase of
+/// an experiment whose variants cannot be live together (a kernel per boot). The
+/// experiment's `before_phase` hook runs first and what it prints is stored with the
+/// phase; later calls with the other variants fill in the rest of every round.
+///
+/// # Errors
+/// [`RunError`]: an unknown variant name, a failing `before_phase` hook, or any error
+/// of [`run`]; trials stored before the error stay stored.
+pub fn run_phase(
+    exp: &Experiment,
+    spec_text: &str,
+    store: &mut Store,
+    stop: &StopToken,
+    only: &[String],
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Outcome, RunError> {
+    let mut selected = BTreeSet::new();
+    for name in only {
+        let i = exp.variant_index(name).ok_or_else(|| {
+            RunError::Workload(format!(
+                "--variants: no variant named `{name}`; variants are: {}",
+                exp.variants
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        selected.insert(i);
+    }
     let id = register(store, exp, spec_text)?;
+    let phase = if selected.is_empty() {
+        None
+    } else {
+        let record = before_phase(exp, stop)?;
+        Some(store.begin_phase(id, only, &record)?)
+    };
     store.set_state(id, "running")?;
     let stored = store.trials(id)?.len();
     let planned = plan::full_plan(exp).iter().map(|e| e.trials.len()).sum();
@@ -177,6 +220,8 @@ pub fn run(
         original_cpus: launch::own_cpu_list(),
         host: resplab_engine::host::detect(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        only: selected,
+        phase,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -209,7 +254,7 @@ impl Runner<'_> {
                 return Ok(());
             }
             let stored = self.store.trials(self.id)?;
-            match plan::next_execution(self.exp, &stored) {
+            match plan::next_execution_of(self.exp, &stored, &self.only) {
                 Next::Done { given_up } => {
                     outcome.given_up = given_up;
                     return Ok(());
@@ -585,6 +630,7 @@ impl Runner<'_> {
             server_cpu_sec,
             checks,
             command: None,
+            phase: self.phase,
         }))
     }
 
@@ -720,6 +766,7 @@ impl Runner<'_> {
             server_info: info,
             server_cpu_sec,
             checks: vec![check],
+            phase: self.phase,
             command: Some(resplab_store::CommandTrial {
                 metrics,
                 command: filled.display,
@@ -984,6 +1031,32 @@ pub fn standings(exp: &Experiment, obs: &[resplab_store::Observation]) -> Vec<St
         }
     }
     out
+}
+
+/// Runs the experiment's `before_phase` hook (if any) and returns what it printed.
+fn before_phase(exp: &Experiment, stop: &StopToken) -> Result<String, RunError> {
+    let Some(cmd) = &exp.before_phase else {
+        return Ok(String::new());
+    };
+    let filled = crate::command::Filled {
+        display: cmd.clone(),
+        argv: vec!["sh".into(), "-c".into(), cmd.clone()],
+        cwd: None,
+    };
+    let env = [("RESPLAB_EXPERIMENT".to_string(), exp.name.clone())];
+    let done = crate::command::execute(&filled, &env, Duration::from_secs(60), stop);
+    if let Some(f) = done.failure {
+        return Err(RunError::Launch(LaunchError::Hook {
+            variant: "(every variant of this phase)".into(),
+            hook: "before_phase".into(),
+            command: cmd.clone(),
+            reason: f,
+            output: crate::command::last_lines(&done.stderr, 5),
+        }));
+    }
+    let mut record = String::from_utf8_lossy(&done.stdout).into_owned();
+    record.push_str(&String::from_utf8_lossy(&done.stderr));
+    Ok(record)
 }
 
 /// What the server was after a trial: `INFO` sections, `CONFIG GET *`, and the pid and

@@ -72,6 +72,8 @@ pub struct ExperimentSpec {
     pub send_lag_limit: Option<Spanned<DurationValue>>,
     pub ready_timeout: Option<Spanned<DurationValue>>,
     pub baseline: Option<Spanned<String>>,
+    /// Shell command run before each phase; its output is stored with the phase.
+    pub before_phase: Option<String>,
 }
 
 /// `[variant.hooks]`: shell commands around the variant's trials.

@@ -119,7 +119,8 @@ CREATE INDEX calibrations_lookup ON calibrations (hostname, workload_key, metric
     Migration {
         version: 3,
         description: "open metric list: each metric row may carry its unit and direction; \
-                      command workloads keep their command line, exit status and output",
+                      command workloads keep their command line, exit status and output; \
+                      phases: which variants ran together, on what",
         sql: r#"
 ALTER TABLE metrics ADD COLUMN unit TEXT;
 ALTER TABLE metrics ADD COLUMN direction TEXT;
@@ -130,6 +131,15 @@ CREATE TABLE trial_outputs (
     stdout    BLOB NOT NULL,
     stderr    BLOB NOT NULL
 );
+CREATE TABLE phases (
+    id                 INTEGER PRIMARY KEY,
+    experiment_id      INTEGER NOT NULL REFERENCES experiments(id),
+    ordinal            INTEGER NOT NULL,
+    variants_json      TEXT NOT NULL,
+    started_at_unix_ms INTEGER NOT NULL,
+    record             TEXT NOT NULL
+);
+ALTER TABLE trials ADD COLUMN phase_id INTEGER REFERENCES phases(id);
 "#,
     },
 ];

@@ -70,6 +70,9 @@ pub struct NewTrial {
     /// A command workload's trial: its metrics as its output carried them (stored
     /// instead of the figures derived from `run`) and the command's output.
     pub command: Option<CommandTrial>,
+    /// The phase this trial ran in ([`Store::begin_phase`]); `None` for a run of every
+    /// variant together.
+    pub phase: Option<i64>,
 }
 
 /// What a command workload's trial produced.
@@ -205,6 +208,43 @@ impl Store {
         Ok(())
     }
 
+    /// Registers a phase: a run of only some variants (`experiment run --variants`),
+    /// with what its `before_phase` hook recorded of the machine. Returns its id.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn begin_phase(
+        &mut self,
+        experiment_id: i64,
+        variants: &[String],
+        record: &str,
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let err = |e| crate::sqlite_err(&path, e);
+        let ordinal: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM phases WHERE experiment_id = ?1",
+                [experiment_id],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        self.conn
+            .execute(
+                "INSERT INTO phases (experiment_id, ordinal, variants_json, started_at_unix_ms, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    experiment_id,
+                    ordinal,
+                    serde_json::to_string(variants).unwrap_or_default(),
+                    now_unix_ms() as i64,
+                    record
+                ],
+            )
+            .map_err(err)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     /// Stores one finished trial with its metrics, histograms and environment, in one
     /// transaction. Returns the trial id.
     ///
@@ -245,8 +285,8 @@ impl Store {
         let inserted = tx.execute(
             "INSERT INTO trials (experiment_id, variant_id, workload_id, round, attempt, position,
                  started_at_unix_ms, finished_at_unix_ms, valid, checks_json, run_json,
-                 server_info_json, client_cpu_sec, server_cpu_sec, environment_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 server_info_json, client_cpu_sec, server_cpu_sec, environment_id, phase_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 trial.experiment_id,
                 variant_id,
@@ -263,6 +303,7 @@ impl Store {
                 trial.run.client_cpu.total_sec(),
                 trial.server_cpu_sec,
                 env_id,
+                trial.phase,
             ],
         );
         match inserted {

@@ -110,6 +110,7 @@ fn trial(exp: i64, variant: &str, round: u32, attempt: u32, ok: bool, ops: f64) 
             ..HostInfo::default()
         },
         command: None,
+        phase: None,
     }
 }
 
@@ -147,7 +148,8 @@ fn a_schema_2_database_is_migrated_and_stays_readable() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "ALTER TABLE metrics DROP COLUMN unit; ALTER TABLE metrics DROP COLUMN direction;
-         DROP TABLE trial_outputs; DELETE FROM schema_migrations WHERE version = 3;
+         DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases;
+         DELETE FROM schema_migrations WHERE version = 3;
          PRAGMA user_version = 2;",
     )
     .unwrap();

@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// Only print a line per trial (no per-second progress).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run only these variants' trials now (comma-separated): a phase, for variants
+    /// that cannot be live together (one kernel per boot). Later calls add the others.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
 }
 
 /// `experiment resume`.
@@ -201,7 +205,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = open_store(&a.db.db)?;
-    execute(&exp, &text, &mut store, a.quiet)
+    execute(&exp, &text, &mut store, a.quiet, &a.variants)
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
@@ -220,7 +224,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
     };
     let (text, json) = store.experiment_spec(info.id)?;
     let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
-    execute(&exp, &text, &mut store, a.quiet)
+    execute(&exp, &text, &mut store, a.quiet, &[])
 }
 
 fn print_plan(exp: &Experiment) {
@@ -269,6 +273,7 @@ fn execute(
     text: &str,
     store: &mut Store,
     quiet: bool,
+    only: &[String],
 ) -> anyhow::Result<ExitCode> {
     let stop = StopToken::new();
     {
@@ -377,7 +382,7 @@ fn execute(
             );
         }
     };
-    let outcome = runner::run(exp, text, store, &stop, &mut on_event);
+    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut on_event);
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -422,8 +427,27 @@ fn execute(
         .and_then(|o| o.direction.as_deref())
         .map_or(higher, |d| d == "higher_is_better");
     out!("verdict ({}, paired by round):", exp.primary_metric);
+    let trials = store.trials(status.info.id)?;
     for s in final_standing(store, exp)? {
-        out!("  {}", verdict_line(&s, higher, margin));
+        let mut line = verdict_line(&s, higher, margin);
+        if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
+            line.push_str(
+                " [NOT INTERLEAVED: run in different phases; drift between them is \
+                 confounded with the change]",
+            );
+        }
+        out!("  {line}");
+    }
+    for n in store.phase_notes(&exp.name)? {
+        out!("  note: {n}");
+    }
+    let missing = missing_cells(store, exp)?;
+    if !missing.is_empty() {
+        out!(
+            "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
+            missing.len(),
+            exp.name
+        );
     }
     out!(
         "stored as `{}` in {}; details: resplab compare db:{} --db {}",
@@ -485,6 +509,35 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
             show(&d.baseline_value)
         );
     }
+}
+
+/// The (round, variant, workload) cells of each round's current attempt not yet stored:
+/// what later phases still have to run.
+fn missing_cells(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<(u32, String, String)>> {
+    let st = store.status(&exp.name)?;
+    let trials = store.trials(st.info.id)?;
+    let mut out = Vec::new();
+    for (round, state) in st.rounds.iter().enumerate() {
+        let attempt = match state {
+            resplab_store::RoundState::NotStarted => 0,
+            resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
+            _ => continue,
+        };
+        for v in &st.info.variants {
+            for w in &st.info.workloads {
+                let stored = trials.iter().any(|t| {
+                    t.round == round as u32
+                        && t.attempt == attempt
+                        && &t.variant == v
+                        && &t.workload == w
+                });
+                if !stored {
+                    out.push((round as u32, v.clone(), w.clone()));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
@@ -632,6 +685,41 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
             c.name,
             c.detail
         );
+    }
+    let exp_name = st.info.name.clone();
+    let missing = {
+        let mut cells: Vec<(u32, String)> = Vec::new();
+        let trials = store.trials(st.info.id)?;
+        for (round, state) in st.rounds.iter().enumerate() {
+            let attempt = match state {
+                resplab_store::RoundState::NotStarted => 0,
+                resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
+                _ => continue,
+            };
+            for v in &st.info.variants {
+                let done = st.info.workloads.iter().all(|w| {
+                    trials.iter().any(|t| {
+                        t.round == round as u32
+                            && t.attempt == attempt
+                            && &t.variant == v
+                            && &t.workload == w
+                    })
+                });
+                if !done {
+                    cells.push((round as u32, v.clone()));
+                }
+            }
+        }
+        cells
+    };
+    if !missing.is_empty() {
+        out!("missing (round, variant) cells: {}", missing.len());
+        for (round, v) in &missing {
+            out!("  missing: round {} {v}", round + 1);
+        }
+    }
+    for n in store.phase_notes(&exp_name)? {
+        out!("  note: {n}");
     }
     Ok(ExitCode::SUCCESS)
 }
