@@ -401,3 +401,39 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
     );
     assert!(cmp.contains("before_phase: Linux"), "{cmp}");
 }
+
+/// examples/external-memtier.toml, smoke-run where memtier_benchmark is installed (it
+/// is not on the machine this was written on: the memtier format path is tested above
+/// with a real memtier output file).
+#[test]
+fn external_memtier_example_smoke_runs_where_memtier_is_installed() {
+    if std::process::Command::new("memtier_benchmark")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: memtier_benchmark is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db").to_string_lossy().into_owned();
+    let file = repo_root().join("examples/external-memtier.toml");
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file.to_string_lossy(),
+        "--smoke",
+        "-q",
+        "--db",
+        &db,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "external-memtier-smoke",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("rounds valid: 2/2"), "{st}");
+}
