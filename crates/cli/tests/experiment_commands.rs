@@ -400,6 +400,22 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         "{cmp}"
     );
     assert!(cmp.contains("before_phase: Linux"), "{cmp}");
+    let md = dir.path().join("k.md");
+    let out = resplab(&[
+        "report",
+        "db:kernels-phased",
+        "--db",
+        &db,
+        "-o",
+        &md.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        report.contains("kernel-b vs kernel-a: NOT INTERLEAVED"),
+        "{report}"
+    );
+    assert!(report.contains("phase 2 (kernel-b): run order"), "{report}");
 }
 
 /// examples/external-memtier.toml, smoke-run where memtier_benchmark is installed (it

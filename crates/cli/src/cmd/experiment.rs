@@ -441,7 +441,7 @@ fn execute(
     for n in store.phase_notes(&exp.name)? {
         out!("  note: {n}");
     }
-    let missing = missing_cells(store, exp)?;
+    let missing = missing_cells(store, &store.status(&exp.name)?)?;
     if !missing.is_empty() {
         out!(
             "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
@@ -513,8 +513,10 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
 
 /// The (round, variant, workload) cells of each round's current attempt not yet stored:
 /// what later phases still have to run.
-fn missing_cells(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<(u32, String, String)>> {
-    let st = store.status(&exp.name)?;
+fn missing_cells(
+    store: &Store,
+    st: &resplab_store::ExperimentStatus,
+) -> anyhow::Result<Vec<(u32, String, String)>> {
     let trials = store.trials(st.info.id)?;
     let mut out = Vec::new();
     for (round, state) in st.rounds.iter().enumerate() {
@@ -687,31 +689,12 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let exp_name = st.info.name.clone();
-    let missing = {
-        let mut cells: Vec<(u32, String)> = Vec::new();
-        let trials = store.trials(st.info.id)?;
-        for (round, state) in st.rounds.iter().enumerate() {
-            let attempt = match state {
-                resplab_store::RoundState::NotStarted => 0,
-                resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
-                _ => continue,
-            };
-            for v in &st.info.variants {
-                let done = st.info.workloads.iter().all(|w| {
-                    trials.iter().any(|t| {
-                        t.round == round as u32
-                            && t.attempt == attempt
-                            && &t.variant == v
-                            && &t.workload == w
-                    })
-                });
-                if !done {
-                    cells.push((round as u32, v.clone()));
-                }
-            }
+    let mut missing: Vec<(u32, String)> = Vec::new();
+    for (round, v, _) in missing_cells(&store, &st)? {
+        if !missing.contains(&(round, v.clone())) {
+            missing.push((round, v));
         }
-        cells
-    };
+    }
     if !missing.is_empty() {
         out!("missing (round, variant) cells: {}", missing.len());
         for (round, v) in &missing {
