@@ -453,3 +453,64 @@ fn external_memtier_example_smoke_runs_where_memtier_is_installed() {
     ]));
     assert!(st.contains("rounds valid: 2/2"), "{st}");
 }
+
+/// Variants without a server of their own target the `[server]` section's: with
+/// `per = "round"` every variant of a round talks to one server (a counter there counts
+/// both), with the default `per = "trial"` each trial has a fresh one.
+#[test]
+fn variants_without_a_server_share_the_server_section() {
+    let dir = tempfile::tempdir().unwrap();
+    for (per, expected) in [("round", vec![1.0, 2.0]), ("trial", vec![1.0, 1.0])] {
+        let file = dir.path().join(format!("{per}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                r#"
+[experiment]
+name = "shared-{per}"
+rounds = 2
+primary_metric = "value"
+
+[server]
+per = "{per}"
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "incr"
+run = "redis-cli -h {{host}} -p {{port}} INCR counter"
+format = "numbers"
+"#
+            ),
+        )
+        .unwrap();
+        let db = dir.path().join(format!("{per}.db"));
+        let out = resplab(&[
+            "experiment",
+            "run",
+            &file.to_string_lossy(),
+            "--db",
+            &db.to_string_lossy(),
+            "-q",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let trials = export(&db, &format!("shared-{per}"));
+        for round in 0..2 {
+            let mut values: Vec<f64> = ["a", "b"]
+                .iter()
+                .map(|v| {
+                    trials[&(v.to_string(), "incr".into(), round)].0
+                        [&("all".into(), "value".into())]
+                })
+                .collect();
+            values.sort_by(f64::total_cmp);
+            assert_eq!(values, expected, "per {per}, round {round}");
+        }
+    }
+}

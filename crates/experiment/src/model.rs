@@ -211,6 +211,9 @@ pub struct Experiment {
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// The server shared by variants without one (`[server]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_server: Option<SharedServer>,
     /// Shell command run before each phase (`experiment run --variants`); what it prints
     /// (`uname -a`, the scheduler in use) is stored with the phase's trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +221,17 @@ pub struct Experiment {
     /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<Generator>,
+}
+
+/// `[server]`: a server started for the variants with `server = "none"`, which every
+/// such variant's command workload targets (`{host}`, `{port}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedServer {
+    /// Words with `{port}` and `{dir}` still to fill in.
+    pub command: Vec<String>,
+    /// One server per round (every variant of the round targets it) instead of a fresh
+    /// one per trial.
+    pub per_round: bool,
 }
 
 /// One `[[generator]]` entry: a launcher and the hosts it reaches, one shard per host.

@@ -324,6 +324,10 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             });
         }
     }
+    let shared_server = match &spec.server {
+        None => None,
+        Some(s) => Some(resolve_shared_server(&cx, s, &variants)?),
+    };
     let mut workloads = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let wl = resolve_workload(&cx, i, w, budget)?;
@@ -390,6 +394,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         variants,
         workloads,
         before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),
+        shared_server,
         generators,
     };
     if let Some(r) = overrides.rounds {
@@ -841,6 +846,60 @@ fn resolve_workload(
         preload,
         run: None,
     })
+}
+
+/// `[server]`: its command (default: the default server) and how often it starts. Only
+/// variants with `server = "none"` use it, so a file without one is refused.
+fn resolve_shared_server(
+    cx: &Ctx<'_>,
+    s: &SharedServerSpec,
+    variants: &[Variant],
+) -> Result<SharedServer, SpecError> {
+    let command = match &s.command {
+        None => words::split_words(DEFAULT_SERVER).unwrap_or_default(),
+        Some(c) => {
+            let words = words::split_words(c.get_ref())
+                .map_err(|m| cx.err_key(c.span(), "server.command".into(), m))?;
+            if !words.iter().any(|w| w.contains("{port}")) {
+                return Err(cx.err_key(
+                    c.span(),
+                    "server.command".into(),
+                    format!(
+                        "the command must listen on {{port}} (the runner picks a free port), found \"{}\"",
+                        c.get_ref()
+                    ),
+                ));
+            }
+            words
+        }
+    };
+    let per_round = match s.per.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+        None | Some(("trial", _)) => false,
+        Some(("round", _)) => true,
+        Some((other, span)) => {
+            return Err(cx.err_key(
+                span,
+                "server.per".into(),
+                format!("expected \"trial\" or \"round\", found \"{other}\""),
+            ))
+        }
+    };
+    if !variants
+        .iter()
+        .any(|v| matches!(v.server, ServerSource::None))
+    {
+        let span = s
+            .command
+            .as_ref()
+            .or(s.per.as_ref())
+            .map_or(0..0, |x| x.span());
+        return Err(cx.err_key(
+            span,
+            "server".into(),
+            "[server] is the server of the variants with server = \"none\"; no variant has it",
+        ));
+    }
+    Ok(SharedServer { command, per_round })
 }
 
 /// Placeholders a command workload's `run` and `cwd` may use.

@@ -148,6 +148,8 @@ struct Runner<'a> {
     only: BTreeSet<usize>,
     /// The stored phase of this run, when limited.
     phase: Option<i64>,
+    /// The `[server]` of this round (round, attempt, process) when it runs per round.
+    shared: Option<(u32, u32, ServerProcess)>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -222,6 +224,7 @@ pub fn run_phase(
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         only: selected,
         phase,
+        shared: None,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -231,6 +234,9 @@ pub fn run_phase(
         interrupted: false,
     };
     let result = r.run_all(&mut outcome);
+    if let Some((_, _, mut p)) = r.shared.take() {
+        p.stop();
+    }
     r.teardown();
     if let Some(c) = &r.original_cpus {
         let _ = launch::pin_self(c);
@@ -307,7 +313,39 @@ impl Runner<'_> {
                 })?;
                 (host.clone(), *port)
             }
-            ServerSource::None => (String::new(), 0),
+            ServerSource::None => match &exp.shared_server {
+                None => (String::new(), 0),
+                Some(sh) if !sh.per_round => {
+                    let p = ServerProcess::start(
+                        "[server]",
+                        &sh.command,
+                        &[],
+                        None,
+                        exp.ready_timeout,
+                    )?;
+                    let port = p.port;
+                    process = Some(p);
+                    ("127.0.0.1".to_string(), port)
+                }
+                Some(sh) => {
+                    let key = (exec.round, exec.attempt);
+                    if self.shared.as_ref().map(|s| (s.0, s.1)) != Some(key) {
+                        if let Some((_, _, mut old)) = self.shared.take() {
+                            old.stop();
+                        }
+                        let p = ServerProcess::start(
+                            "[server]",
+                            &sh.command,
+                            &[],
+                            None,
+                            exp.ready_timeout,
+                        )?;
+                        self.shared = Some((key.0, key.1, p));
+                    }
+                    let port = self.shared.as_ref().map_or(0, |s| s.2.port);
+                    ("127.0.0.1".to_string(), port)
+                }
+            },
             ServerSource::Toggle { .. } => {
                 return Err(RunError::Workload(format!(
                     "variant `{}` is a toggle and has no server of its own",
@@ -316,7 +354,7 @@ impl Runner<'_> {
             }
         };
         let mut ctl = match &base.server {
-            ServerSource::None => None,
+            ServerSource::None if port == 0 => None,
             _ => Some(self.control(base, &host, port)?),
         };
         if let Some(c) = ctl.as_mut() {

@@ -22,9 +22,22 @@ pub struct FileSpec {
     /// Load generators: every trial runs one shard on each host of each entry.
     #[serde(default, rename = "generator")]
     pub generators: Vec<GeneratorSpec>,
+    /// A server shared by the variants without one (`server = "none"`).
+    #[serde(default)]
+    pub server: Option<SharedServerSpec>,
     /// Parameter matrix: name → values, substituted as `{name}` into variants.
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<Vec<toml::Value>>>,
+}
+
+/// `[server]`: one server that every variant with `server = "none"` targets.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedServerSpec {
+    /// The command (with `{port}`, `{dir}`); default: redis-server without persistence.
+    pub command: Option<Spanned<String>>,
+    /// `"trial"` (default): a fresh server for each trial; `"round"`: one per round.
+    pub per: Option<Spanned<String>>,
 }
 
 /// A duration: a number of seconds or a string such as `"500ms"`, `"5s"`, `"2m"`.
