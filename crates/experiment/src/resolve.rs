@@ -285,45 +285,6 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             message: "expected at least one [[workload]] table".into(),
         });
     }
-    // A variant without a server runs command workloads only, has nothing to CONFIG
-    // SET, and nothing can be toggled inside it.
-    for v in &variants {
-        let problem = if !matches!(v.server, ServerSource::None) {
-            None
-        } else if !v.config.is_empty() {
-            Some((
-                "config",
-                "a variant with server = \"none\" has no server to CONFIG SET",
-            ))
-        } else if let Some(w) = spec.workloads.iter().find(|w| w.run.is_none()) {
-            let _ = w;
-            Some((
-                "server",
-                "a variant with server = \"none\" can only run command workloads (`run = \"…\"`); \
-                 a workload in the bench vocabulary needs a server",
-            ))
-        } else if let Some(t) = variants
-            .iter()
-            .find(|t| matches!(&t.server, ServerSource::Toggle { of, .. } if *of == v.name))
-        {
-            let _ = t;
-            Some((
-                "toggle_of",
-                "a toggle variant needs a variant that runs a server",
-            ))
-        } else {
-            None
-        };
-        if let Some((k, message)) = problem {
-            return Err(SpecError {
-                file: file.into(),
-                line: None,
-                column: None,
-                key: Some(format!("variant \"{}\".{k}", v.name)),
-                message: message.into(),
-            });
-        }
-    }
     let shared_server = match &spec.server {
         None => None,
         Some(s) => Some(resolve_shared_server(&cx, s, &variants)?),
@@ -378,6 +339,45 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             server_host: g.server_host.as_ref().map(|r| r.get_ref().clone()),
             start_lead,
         });
+    }
+    // A variant without a server runs command workloads only, has nothing to CONFIG
+    // SET, and nothing can be toggled inside it.
+    for v in &variants {
+        let problem = if !matches!(v.server, ServerSource::None) {
+            None
+        } else if !v.config.is_empty() {
+            Some((
+                "config",
+                "a variant with server = \"none\" has no server to CONFIG SET",
+            ))
+        } else if let Some(w) = workloads.iter().find(|w: &&Workload| w.run.is_none()) {
+            let _ = w;
+            Some((
+                "server",
+                "a variant with server = \"none\" can only run command workloads (`run = \"…\"`); \
+                 a workload in the bench vocabulary needs a server",
+            ))
+        } else if let Some(t) = variants
+            .iter()
+            .find(|t| matches!(&t.server, ServerSource::Toggle { of, .. } if *of == v.name))
+        {
+            let _ = t;
+            Some((
+                "toggle_of",
+                "a toggle variant needs a variant that runs a server",
+            ))
+        } else {
+            None
+        };
+        if let Some((k, message)) = problem {
+            return Err(SpecError {
+                file: file.into(),
+                line: None,
+                column: None,
+                key: Some(format!("variant \"{}\".{k}", v.name)),
+                message: message.into(),
+            });
+        }
     }
     let mut exp = Experiment {
         name,
