@@ -274,6 +274,7 @@ fn client_library_example_runs_three_builds_in_interleaved_rounds() {
     ] {
         assert!(bs.contains(needle), "{needle} missing:\n{bs}");
     }
+    same_as_real_benchstat(&trials, &bs, dir.path());
     let def = text(&resplab(&["compare", "db:client-library", "--db", &db_s]));
     assert!(def.contains("gobench:Set"), "{def}");
     assert!(def.contains("allocs/op"), "{def}");
@@ -513,4 +514,55 @@ format = "numbers"
             assert_eq!(values, expected, "per {per}, round {round}");
         }
     }
+}
+
+/// Where the real benchstat is installed: its tables of the trials' outputs (one file
+/// per variant, in round order) hold the same numbers, row by row, as resplab's
+/// benchstat style of the stored experiment (whose rows are named `workload:benchmark`).
+fn same_as_real_benchstat(trials: &Exported, ours: &str, dir: &Path) {
+    let mut files = Vec::new();
+    for v in ["baseline", "hook-active", "hook-dormant"] {
+        let mut out = String::new();
+        for round in 0..6 {
+            out.push_str(&trials[&(v.to_string(), "gobench".to_string(), round)].1);
+        }
+        let f = dir.join(v);
+        std::fs::write(&f, out).unwrap();
+        files.push(f);
+    }
+    let Ok(real) = std::process::Command::new("benchstat")
+        .args(&files)
+        .current_dir(dir)
+        .output()
+    else {
+        eprintln!("benchstat is not installed: the cross-check is skipped");
+        return;
+    };
+    let real = String::from_utf8_lossy(&real.stdout);
+    let cells = |line: &str| {
+        line.split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut checked = 0;
+    for line in real.lines() {
+        let Some(name) = line.split_whitespace().next() else {
+            continue;
+        };
+        if !(name.starts_with("Set-")
+            || name.starts_with("Get-")
+            || name.starts_with("PipelineGet16-"))
+        {
+            continue;
+        }
+        let theirs = cells(line);
+        let found = ours
+            .lines()
+            .filter(|l| l.starts_with(&format!("gobench:{name} ")))
+            .any(|l| cells(l) == theirs);
+        assert!(found, "benchstat row `{line}` not in\n{ours}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{real}");
 }

@@ -119,8 +119,7 @@ CREATE INDEX calibrations_lookup ON calibrations (hostname, workload_key, metric
     Migration {
         version: 3,
         description: "open metric list: each metric row may carry its unit and direction; \
-                      command workloads keep their command line, exit status and output; \
-                      phases: which variants ran together, on what",
+                      command workloads keep their command line, exit status and output",
         sql: r#"
 ALTER TABLE metrics ADD COLUMN unit TEXT;
 ALTER TABLE metrics ADD COLUMN direction TEXT;
@@ -131,6 +130,12 @@ CREATE TABLE trial_outputs (
     stdout    BLOB NOT NULL,
     stderr    BLOB NOT NULL
 );
+"#,
+    },
+    Migration {
+        version: 4,
+        description: "phases: which variants ran together (experiment run --variants), on what",
+        sql: r#"
 CREATE TABLE phases (
     id                 INTEGER PRIMARY KEY,
     experiment_id      INTEGER NOT NULL REFERENCES experiments(id),
