@@ -232,6 +232,7 @@ pub fn read_metrics(
         OutputFormat::Gobench => import::import_as(bytes, &mut ctx, Format::GoBench, &plain),
         OutputFormat::Resplab => import::import_as(bytes, &mut ctx, Format::Resplab, &plain),
         OutputFormat::Numbers => import::import_as(bytes, &mut ctx, Format::Plain, &plain),
+        OutputFormat::Hyperfine => import::import_as(bytes, &mut ctx, Format::Hyperfine, &plain),
     }
     .map_err(|e| e.to_string())?;
     // (command, metric name) → (unit, direction, sum, count), in first-seen order.

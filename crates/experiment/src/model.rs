@@ -158,6 +158,7 @@ pub enum OutputFormat {
     Gobench,
     Resplab,
     Numbers,
+    Hyperfine,
 }
 
 impl OutputFormat {
@@ -169,6 +170,7 @@ impl OutputFormat {
         "gobench",
         "resplab",
         "numbers",
+        "hyperfine",
     ];
 
     /// The format of a name from [`OutputFormat::NAMES`].
@@ -180,6 +182,7 @@ impl OutputFormat {
             "gobench" => OutputFormat::Gobench,
             "resplab" => OutputFormat::Resplab,
             "numbers" => OutputFormat::Numbers,
+            "hyperfine" => OutputFormat::Hyperfine,
             _ => return None,
         })
     }
