@@ -385,6 +385,35 @@ mod tests {
     }
 
     #[test]
+    fn the_command_runs_in_its_cwd_with_the_given_environment() {
+        let dir = std::env::temp_dir();
+        let mut r = run("echo $PWD $RESPLAB_X", true, Some(OutputFormat::Auto));
+        r.cwd = Some("{dir}".into());
+        let f = fill(&r, &[("dir", &dir.display().to_string())]).unwrap();
+        let done = execute(
+            &f,
+            &[("RESPLAB_X".into(), "7".into())],
+            Duration::from_secs(10),
+            &StopToken::new(),
+        );
+        let out = String::from_utf8_lossy(&done.stdout).into_owned();
+        let canonical = dir.canonicalize().unwrap();
+        assert!(
+            out.starts_with(&*dir.display().to_string())
+                || out.starts_with(&*canonical.display().to_string()),
+            "{out}"
+        );
+        assert!(out.trim_end().ends_with(" 7"), "{out}");
+        let missing = execute(
+            &fill(&r, &[("dir", "/no/such/dir-xyz")]).unwrap(),
+            &[],
+            Duration::from_secs(10),
+            &StopToken::new(),
+        );
+        assert!(missing.failure.unwrap().contains("in /no/such/dir-xyz"));
+    }
+
+    #[test]
     fn cpu_time_of_the_process_tree_is_counted() {
         let f = execute(
             &fill(
