@@ -354,6 +354,7 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         &db,
     ]));
     assert!(st.contains("missing (round, variant) cells: 6"), "{st}");
+    assert!(st.contains("experiment kernels-phased (phased)"), "{st}");
     assert!(st.contains("missing: round 1 kernel-b"), "{st}");
     assert!(!st.contains("missing: round 1 kernel-a"), "{st}");
     // The second boot: another server (append-only, fsync always) at the same address.
@@ -385,6 +386,7 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         &db,
     ]));
     assert!(st.contains("rounds valid: 6/6"), "{st}");
+    assert!(st.contains("experiment kernels-phased (finished)"), "{st}");
     assert!(!st.contains("missing"), "{st}");
     let cmp = text(&resplab(&["compare", "db:kernels-phased", "--db", &db]));
     assert!(cmp.contains("6 pairs"), "{cmp}");

@@ -242,6 +242,10 @@ pub fn run_phase(
         let _ = launch::pin_self(c);
     }
     match &result {
+        // A phase that leaves other variants' cells to later phases is not the end.
+        Ok(()) if !outcome.interrupted && r.phase.is_some() && has_missing_cells(r.store, exp)? => {
+            r.store.set_state(id, "phased")?
+        }
         Ok(()) if !outcome.interrupted => r.store.set_state(id, "finished")?,
         Ok(()) => {}
         Err(_) => {
@@ -1069,6 +1073,17 @@ pub fn standings(exp: &Experiment, obs: &[resplab_store::Observation]) -> Vec<St
         }
     }
     out
+}
+
+/// True when some round's current attempt still lacks a trial (a later phase's).
+fn has_missing_cells(store: &Store, exp: &Experiment) -> Result<bool, RunError> {
+    let status = store.status(&exp.name)?;
+    Ok(status.rounds.iter().any(|r| {
+        matches!(
+            r,
+            resplab_store::RoundState::NotStarted | resplab_store::RoundState::Incomplete { .. }
+        )
+    }))
 }
 
 /// Runs the experiment's `before_phase` hook (if any) and returns what it printed.

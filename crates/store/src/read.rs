@@ -28,7 +28,8 @@ pub struct ExperimentInfo {
     pub order_kind: String,
     pub primary_metric: String,
     pub margin: Option<f64>,
-    /// `"running"` (also: interrupted), `"finished"` or `"failed"`.
+    /// `"running"` (also: interrupted), `"phased"` (a phase ended with other variants'
+    /// trials still to run), `"finished"` or `"failed"`.
     pub state: String,
     pub definition_hash: String,
     /// Variant names, baseline first.
