@@ -358,11 +358,12 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
     assert!(st.contains("missing: round 1 kernel-b"), "{st}");
     assert!(!st.contains("missing: round 1 kernel-a"), "{st}");
     // The second boot: another server (append-only, fsync always) at the same address.
+    // `resume` from the stored definition, limited to this boot's variant.
     let mut b = boot(port, &["--appendonly", "yes", "--appendfsync", "always"]);
     let out = resplab(&[
         "experiment",
-        "run",
-        &file,
+        "resume",
+        "kernels-phased",
         "--db",
         &db,
         "-q",

@@ -103,6 +103,9 @@ pub struct ResumeArgs {
     pub db: DbArg,
     #[arg(long, short)]
     pub quiet: bool,
+    /// Resume only these variants' trials (comma-separated): the phase of this boot.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
 }
 
 /// `experiment status`.
@@ -224,7 +227,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
     };
     let (text, json) = store.experiment_spec(info.id)?;
     let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
-    execute(&exp, &text, &mut store, a.quiet, &[])
+    execute(&exp, &text, &mut store, a.quiet, &a.variants)
 }
 
 fn print_plan(exp: &Experiment) {
