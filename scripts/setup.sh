@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
 # when it is already there: redis-server and redis-tools (the server under test and
-# redis-benchmark), openssh (the scale-out test's ssh generators), ministat and benchstat
+# redis-benchmark), go (the client-library example), openssh (the scale-out test's ssh
+# generators), ministat and benchstat
 # (the tools `compare` is cross-checked against), Debian's chromium (the headless
 # browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0 skips it), and a Rust
 # toolchain check. Safe to run again.
@@ -11,6 +12,8 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
+# go: examples/client-library.toml builds a Go benchmark (and benchstat, below, is one)
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # sshd and ssh: the scale-out test runs generators through ssh to this machine.
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)

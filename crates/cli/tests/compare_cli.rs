@@ -125,6 +125,8 @@ fn store_experiment(path: &Path, name: &str, ratio: f64) {
                             detail: "0 errors".into(),
                         }],
                         host: HostInfo::default(),
+                        command: None,
+                        phase: None,
                     })
                     .unwrap();
             }

@@ -29,6 +29,7 @@ fn every_example_smoke_runs() {
         ("redis-benchmark-suite", vec!["--requests", "300"]),
         ("memtier-patterns", vec![]),
         ("demo", vec![]),
+        ("external-redis-benchmark", vec![]),
     ] {
         let file = examples_dir().join(format!("{name}.toml"));
         let file = file.to_string_lossy().into_owned();

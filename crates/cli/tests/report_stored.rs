@@ -211,6 +211,8 @@ fn build_store(db: &Path) {
                                 },
                             }],
                             host: HostInfo::default(),
+                            command: None,
+                            phase: None,
                         })
                         .unwrap();
                     position += 1;

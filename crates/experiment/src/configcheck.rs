@@ -55,7 +55,7 @@ pub fn declared(exp: &Experiment, variant: &Variant) -> BTreeSet<String> {
                     _ => None,
                 })
         }
-        ServerSource::Address { .. } => None,
+        ServerSource::Address { .. } | ServerSource::None => None,
     };
     for word in command.into_iter().flatten() {
         if let Some(name) = word.strip_prefix("--") {

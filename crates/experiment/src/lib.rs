@@ -19,6 +19,7 @@
 
 pub mod client;
 pub mod cluster;
+pub mod command;
 pub mod configcheck;
 pub mod error;
 pub mod generators;

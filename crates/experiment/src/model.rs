@@ -51,6 +51,9 @@ pub enum ServerSource {
         masters: u32,
         replicas: u32,
     },
+    /// No server (`server = "none"`): the variant is its environment, working
+    /// directory and hooks (a client build, a toolchain); only command workloads run.
+    None,
     /// A hot-toggle variant: runs inside the server execution of variant `of`.
     Toggle {
         of: String,
@@ -165,6 +168,68 @@ pub struct Workload {
     pub arrivals: String,
     pub budget: TrialBudget,
     pub preload: Option<Preload>,
+    /// A command workload (`run = "…"`): the trial runs this command instead of
+    /// resplab's own load; the bench fields above are then unused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<CommandRun>,
+}
+
+/// A command workload: any benchmark program, its output read by `compare`'s importers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The command line as written; `{host}`, `{port}`, `{uri}`, `{dir}`, `{seed}`,
+    /// `{round}` and `{variant}` are filled in for each trial.
+    pub line: String,
+    /// Run with `sh -c` instead of being split into words.
+    pub shell: bool,
+    /// Limit of one run; a command over it is killed and its trial is invalid.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// Working directory (placeholders filled in as in `line`); `None`: resplab's own.
+    pub cwd: Option<String>,
+    /// How to read its standard output; `None`: only its wall and CPU time are kept.
+    pub format: Option<OutputFormat>,
+}
+
+/// The output formats a command workload may declare (`format = "…"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// Detected from the content, as `compare` does.
+    Auto,
+    RedisBenchmark,
+    Memtier,
+    Gobench,
+    Resplab,
+    Numbers,
+    Hyperfine,
+}
+
+impl OutputFormat {
+    /// Every name a file may give, in the order the docs list them.
+    pub const NAMES: &'static [&'static str] = &[
+        "auto",
+        "redis-benchmark",
+        "memtier",
+        "gobench",
+        "resplab",
+        "numbers",
+        "hyperfine",
+    ];
+
+    /// The format of a name from [`OutputFormat::NAMES`].
+    pub fn from_name(name: &str) -> Option<OutputFormat> {
+        Some(match name {
+            "auto" => OutputFormat::Auto,
+            "redis-benchmark" => OutputFormat::RedisBenchmark,
+            "memtier" => OutputFormat::Memtier,
+            "gobench" => OutputFormat::Gobench,
+            "resplab" => OutputFormat::Resplab,
+            "numbers" => OutputFormat::Numbers,
+            "hyperfine" => OutputFormat::Hyperfine,
+            _ => return None,
+        })
+    }
 }
 
 /// A whole validated experiment.
@@ -193,9 +258,27 @@ pub struct Experiment {
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
+    /// The server shared by variants without one (`[server]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_server: Option<SharedServer>,
+    /// Shell command run before each phase (`experiment run --variants`); what it prints
+    /// (`uname -a`, the scheduler in use) is stored with the phase's trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_phase: Option<String>,
     /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<Generator>,
+}
+
+/// `[server]`: a server started for the variants with `server = "none"`, which every
+/// such variant's command workload targets (`{host}`, `{port}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedServer {
+    /// Words with `{port}` and `{dir}` still to fill in.
+    pub command: Vec<String>,
+    /// One server per round (every variant of the round targets it) instead of a fresh
+    /// one per trial.
+    pub per_round: bool,
 }
 
 /// One `[[generator]]` entry: a launcher and the hosts it reaches, one shard per host.

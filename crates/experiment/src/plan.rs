@@ -164,6 +164,17 @@ pub enum Next {
 /// a rerun of each round whose latest attempt holds an invalid trial (up to
 /// `max_reruns` per round).
 pub fn next_execution(exp: &Experiment, stored: &[TrialRow]) -> Next {
+    next_execution_of(exp, stored, &std::collections::BTreeSet::new())
+}
+
+/// [`next_execution`] limited to the trials of the variants in `only` (every variant
+/// when empty): a phase. Rounds stay incomplete until every phase has run, and a rerun
+/// of an invalid round is run, phase by phase, by the calls that name its variants.
+pub fn next_execution_of(
+    exp: &Experiment,
+    stored: &[TrialRow],
+    only: &std::collections::BTreeSet<usize>,
+) -> Next {
     let have: HashSet<(u32, u32, &str, &str)> = stored
         .iter()
         .map(|t| (t.round, t.attempt, t.variant.as_str(), t.workload.as_str()))
@@ -175,12 +186,13 @@ pub fn next_execution(exp: &Experiment, stored: &[TrialRow]) -> Next {
             .into_iter()
             .find_map(|mut e| {
                 e.trials.retain(|s| {
-                    !have.contains(&(
-                        s.round,
-                        s.attempt,
-                        exp.variants[s.variant].name.as_str(),
-                        exp.workloads[s.workload].name.as_str(),
-                    ))
+                    (only.is_empty() || only.contains(&s.variant))
+                        && !have.contains(&(
+                            s.round,
+                            s.attempt,
+                            exp.variants[s.variant].name.as_str(),
+                            exp.workloads[s.workload].name.as_str(),
+                        ))
                 });
                 (!e.trials.is_empty()).then_some(e)
             })

@@ -112,7 +112,16 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             ))
         }
     };
+    // Command workloads measure whatever their output carries, so with one of them any
+    // metric name may be primary (a name no trial stores gives no verdict, and `compare`
+    // still compares every metric).
+    let any_command = spec.workloads.iter().any(|w| w.run.is_some());
+    let all_commands = !spec.workloads.is_empty() && spec.workloads.iter().all(|w| w.run.is_some());
     let primary_metric = match &e.primary_metric {
+        Some(m) if m.get_ref().trim().is_empty() => {
+            return Err(cx.err(m.span(), "expected a metric name, found nothing"));
+        }
+        Some(m) if any_command => m.get_ref().clone(),
         Some(m) if !resplab_store::metrics::is_known_metric(m.get_ref()) => {
             let names: Vec<&str> = resplab_store::metrics::SUMMARY_METRICS
                 .iter()
@@ -129,6 +138,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             ));
         }
         Some(m) => m.get_ref().clone(),
+        None if all_commands => crate::command::WALL_METRIC.to_string(),
         None => "ops_per_sec".to_string(),
     };
     let margin = match &e.margin {
@@ -275,6 +285,10 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             message: "expected at least one [[workload]] table".into(),
         });
     }
+    let shared_server = match &spec.server {
+        None => None,
+        Some(s) => Some(resolve_shared_server(&cx, s, &variants)?),
+    };
     let mut workloads = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let wl = resolve_workload(&cx, i, w, budget)?;
@@ -326,6 +340,45 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             start_lead,
         });
     }
+    // A variant without a server runs command workloads only, has nothing to CONFIG
+    // SET, and nothing can be toggled inside it.
+    for v in &variants {
+        let problem = if !matches!(v.server, ServerSource::None) {
+            None
+        } else if !v.config.is_empty() {
+            Some((
+                "config",
+                "a variant with server = \"none\" has no server to CONFIG SET",
+            ))
+        } else if let Some(w) = workloads.iter().find(|w: &&Workload| w.run.is_none()) {
+            let _ = w;
+            Some((
+                "server",
+                "a variant with server = \"none\" can only run command workloads (`run = \"…\"`); \
+                 a workload in the bench vocabulary needs a server",
+            ))
+        } else if let Some(t) = variants
+            .iter()
+            .find(|t| matches!(&t.server, ServerSource::Toggle { of, .. } if *of == v.name))
+        {
+            let _ = t;
+            Some((
+                "toggle_of",
+                "a toggle variant needs a variant that runs a server",
+            ))
+        } else {
+            None
+        };
+        if let Some((k, message)) = problem {
+            return Err(SpecError {
+                file: file.into(),
+                line: None,
+                column: None,
+                key: Some(format!("variant \"{}\".{k}", v.name)),
+                message: message.into(),
+            });
+        }
+    }
     let mut exp = Experiment {
         name,
         rounds,
@@ -340,6 +393,8 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         ready_timeout,
         variants,
         workloads,
+        before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),
+        shared_server,
         generators,
     };
     if let Some(r) = overrides.rounds {
@@ -705,6 +760,7 @@ fn resolve_variant(
                 },
             }
         }
+        (Some(s), None, None) if s.get_ref().trim() == "none" => ServerSource::None,
         (Some(s), None, None) => {
             let command = words::split_words(&sub(s.get_ref()))
                 .map_err(|m| cx.err_key(s.span(), key("server"), m))?;
@@ -795,6 +851,22 @@ fn resolve_workload(
     let name = w.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(cx.err_key(w.name.span(), key("name"), "expected a non-empty name"));
+    }
+    if w.run.is_some() {
+        return resolve_command_workload(cx, index, w, name, default_budget);
+    }
+    let command_keys = [
+        ("shell", w.shell.as_ref().map(|v| v.span())),
+        ("timeout", w.timeout.as_ref().map(|v| v.span())),
+        ("cwd", w.cwd.as_ref().map(|v| v.span())),
+        ("format", w.format.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = command_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` belongs to a command workload; give `run = \"…\"` too"),
+        ));
     }
     let tests: Vec<String> = w
         .tests
@@ -973,5 +1045,191 @@ fn resolve_workload(
         arrivals,
         budget,
         preload,
+        run: None,
+    })
+}
+
+/// `[server]`: its command (default: the default server) and how often it starts. Only
+/// variants with `server = "none"` use it, so a file without one is refused.
+fn resolve_shared_server(
+    cx: &Ctx<'_>,
+    s: &SharedServerSpec,
+    variants: &[Variant],
+) -> Result<SharedServer, SpecError> {
+    let command = match &s.command {
+        None => words::split_words(DEFAULT_SERVER).unwrap_or_default(),
+        Some(c) => {
+            let words = words::split_words(c.get_ref())
+                .map_err(|m| cx.err_key(c.span(), "server.command".into(), m))?;
+            if !words.iter().any(|w| w.contains("{port}")) {
+                return Err(cx.err_key(
+                    c.span(),
+                    "server.command".into(),
+                    format!(
+                        "the command must listen on {{port}} (the runner picks a free port), found \"{}\"",
+                        c.get_ref()
+                    ),
+                ));
+            }
+            words
+        }
+    };
+    let per_round = match s.per.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+        None | Some(("trial", _)) => false,
+        Some(("round", _)) => true,
+        Some((other, span)) => {
+            return Err(cx.err_key(
+                span,
+                "server.per".into(),
+                format!("expected \"trial\" or \"round\", found \"{other}\""),
+            ))
+        }
+    };
+    if !variants
+        .iter()
+        .any(|v| matches!(v.server, ServerSource::None))
+    {
+        let span = s
+            .command
+            .as_ref()
+            .or(s.per.as_ref())
+            .map_or(0..0, |x| x.span());
+        return Err(cx.err_key(
+            span,
+            "server".into(),
+            "[server] is the server of the variants with server = \"none\"; no variant has it",
+        ));
+    }
+    Ok(SharedServer { command, per_round })
+}
+
+/// Placeholders a command workload's `run` and `cwd` may use.
+const COMMAND_PLACEHOLDERS: &[&str] = &["host", "port", "uri", "dir", "seed", "round", "variant"];
+
+/// A `[[workload]]` with `run = "…"`: a command line and how to read its output. The
+/// bench vocabulary does not apply to it, so its keys are refused here.
+fn resolve_command_workload(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    name: String,
+    default_budget: TrialBudget,
+) -> Result<Workload, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let bench_keys = [
+        ("tests", w.tests.as_ref().map(|v| v.span())),
+        ("command", w.command.as_ref().map(|v| v.span())),
+        ("ratio", w.ratio.as_ref().map(|v| v.span())),
+        ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
+        ("keyspace", w.keyspace.as_ref().map(|v| v.span())),
+        ("data_size", w.data_size.as_ref().map(|v| v.span())),
+        (
+            "data_size_range",
+            w.data_size_range.as_ref().map(|v| v.span()),
+        ),
+        (
+            "data_size_list",
+            w.data_size_list.as_ref().map(|v| v.span()),
+        ),
+        ("pipeline", w.pipeline.as_ref().map(|v| v.span())),
+        ("clients", w.clients.as_ref().map(|v| v.span())),
+        ("threads", w.threads.as_ref().map(|v| v.span())),
+        ("rate", w.rate.as_ref().map(|v| v.span())),
+        ("arrivals", w.arrivals.as_ref().map(|v| v.span())),
+        ("test_time", w.test_time.as_ref().map(|v| v.span())),
+        ("requests", w.requests.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = bench_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` is bench vocabulary; a workload with `run` sets its load in its own command line"),
+        ));
+    }
+    let run = w.run.as_ref().expect("called for workloads with run");
+    if w.preload.is_some() {
+        return Err(cx.err_key(
+            run.span(),
+            key("preload"),
+            "`preload` is bench vocabulary; load data in the command or a hook instead",
+        ));
+    }
+    let line = run.get_ref().trim().to_string();
+    if line.is_empty() {
+        return Err(cx.err_key(
+            run.span(),
+            key("run"),
+            "expected a command line, found nothing",
+        ));
+    }
+    let shell = w.shell.as_ref().is_some_and(|s| *s.get_ref());
+    if !shell {
+        crate::words::split_words(&line).map_err(|e| cx.err_key(run.span(), key("run"), e))?;
+    }
+    let mut texts = vec![(run.span(), "run", line.clone())];
+    if let Some(c) = &w.cwd {
+        texts.push((c.span(), "cwd", c.get_ref().clone()));
+    }
+    for (span, k, text) in &texts {
+        if let Some(p) = crate::words::placeholders(text)
+            .into_iter()
+            .find(|p| !COMMAND_PLACEHOLDERS.contains(&p.as_str()))
+        {
+            return Err(cx.err_key(
+                span.clone(),
+                key(k),
+                format!(
+                    "unknown placeholder {{{p}}}; a command may use {}",
+                    COMMAND_PLACEHOLDERS
+                        .iter()
+                        .map(|p| format!("{{{p}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    let timeout = match &w.timeout {
+        Some(t) => nonzero(cx, t)?,
+        None => Duration::from_secs(600),
+    };
+    let format = match &w.format {
+        None => None,
+        Some(f) => Some(OutputFormat::from_name(f.get_ref()).ok_or_else(|| {
+            let hint = match error::closest(f.get_ref(), OutputFormat::NAMES) {
+                Some(c) => format!("; did you mean \"{c}\"?"),
+                None => format!("; expected one of {}", OutputFormat::NAMES.join(", ")),
+            };
+            cx.err_key(
+                f.span(),
+                key("format"),
+                format!("unknown format \"{}\"{hint}", f.get_ref()),
+            )
+        })?),
+    };
+    Ok(Workload {
+        name,
+        tests: Vec::new(),
+        commands: Vec::new(),
+        ratio: None,
+        key_pattern: None,
+        keyspace: None,
+        data_size: None,
+        data_size_range: None,
+        data_size_list: None,
+        pipeline: 1,
+        clients: 1,
+        threads: 1,
+        rate: None,
+        arrivals: "poisson".into(),
+        budget: default_budget,
+        preload: None,
+        run: Some(CommandRun {
+            line,
+            shell,
+            timeout,
+            cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
+            format,
+        }),
     })
 }

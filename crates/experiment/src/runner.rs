@@ -144,6 +144,12 @@ struct Runner<'a> {
     original_cpus: Option<String>,
     host: resplab_results::HostInfo,
     cores: usize,
+    /// Variants this run is limited to (a phase); empty: every variant.
+    only: BTreeSet<usize>,
+    /// The stored phase of this run, when limited.
+    phase: Option<i64>,
+    /// The `[server]` of this round (round, attempt, process) when it runs per round.
+    shared: Option<(u32, u32, ServerProcess)>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -158,7 +164,46 @@ pub fn run(
     stop: &StopToken,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Outcome, RunError> {
+    run_phase(exp, spec_text, store, stop, &[], on_event)
+}
+
+/// Runs only the trials of the variants named in `only` (all when empty): one phase of
+/// an experiment whose variants cannot be live together (a kernel per boot). The
+/// experiment's `before_phase` hook runs first and what it prints is stored with the
+/// phase; later calls with the other variants fill in the rest of every round.
+///
+/// # Errors
+/// [`RunError`]: an unknown variant name, a failing `before_phase` hook, or any error
+/// of [`run`]; trials stored before the error stay stored.
+pub fn run_phase(
+    exp: &Experiment,
+    spec_text: &str,
+    store: &mut Store,
+    stop: &StopToken,
+    only: &[String],
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Outcome, RunError> {
+    let mut selected = BTreeSet::new();
+    for name in only {
+        let i = exp.variant_index(name).ok_or_else(|| {
+            RunError::Workload(format!(
+                "--variants: no variant named `{name}`; variants are: {}",
+                exp.variants
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        selected.insert(i);
+    }
     let id = register(store, exp, spec_text)?;
+    let phase = if selected.is_empty() {
+        None
+    } else {
+        let record = before_phase(exp, stop)?;
+        Some(store.begin_phase(id, only, &record)?)
+    };
     store.set_state(id, "running")?;
     let stored = store.trials(id)?.len();
     let planned = plan::full_plan(exp).iter().map(|e| e.trials.len()).sum();
@@ -177,6 +222,9 @@ pub fn run(
         original_cpus: launch::own_cpu_list(),
         host: resplab_engine::host::detect(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        only: selected,
+        phase,
+        shared: None,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -186,11 +234,18 @@ pub fn run(
         interrupted: false,
     };
     let result = r.run_all(&mut outcome);
+    if let Some((_, _, mut p)) = r.shared.take() {
+        p.stop();
+    }
     r.teardown();
     if let Some(c) = &r.original_cpus {
         let _ = launch::pin_self(c);
     }
     match &result {
+        // A phase that leaves other variants' cells to later phases is not the end.
+        Ok(()) if !outcome.interrupted && r.phase.is_some() && has_missing_cells(r.store, exp)? => {
+            r.store.set_state(id, "phased")?
+        }
         Ok(()) if !outcome.interrupted => r.store.set_state(id, "finished")?,
         Ok(()) => {}
         Err(_) => {
@@ -209,7 +264,7 @@ impl Runner<'_> {
                 return Ok(());
             }
             let stored = self.store.trials(self.id)?;
-            match plan::next_execution(self.exp, &stored) {
+            match plan::next_execution_of(self.exp, &stored, &self.only) {
                 Next::Done { given_up } => {
                     outcome.given_up = given_up;
                     return Ok(());
@@ -287,6 +342,39 @@ impl Runner<'_> {
                 })?;
                 (host.clone(), *port)
             }
+            ServerSource::None => match &exp.shared_server {
+                None => (String::new(), 0),
+                Some(sh) if !sh.per_round => {
+                    let p = ServerProcess::start(
+                        "[server]",
+                        &sh.command,
+                        &[],
+                        None,
+                        exp.ready_timeout,
+                    )?;
+                    let port = p.port;
+                    process = Some(p);
+                    ("127.0.0.1".to_string(), port)
+                }
+                Some(sh) => {
+                    let key = (exec.round, exec.attempt);
+                    if self.shared.as_ref().map(|s| (s.0, s.1)) != Some(key) {
+                        if let Some((_, _, mut old)) = self.shared.take() {
+                            old.stop();
+                        }
+                        let p = ServerProcess::start(
+                            "[server]",
+                            &sh.command,
+                            &[],
+                            None,
+                            exp.ready_timeout,
+                        )?;
+                        self.shared = Some((key.0, key.1, p));
+                    }
+                    let port = self.shared.as_ref().map_or(0, |s| s.2.port);
+                    ("127.0.0.1".to_string(), port)
+                }
+            },
             ServerSource::Toggle { .. } => {
                 return Err(RunError::Workload(format!(
                     "variant `{}` is a toggle and has no server of its own",
@@ -294,8 +382,13 @@ impl Runner<'_> {
                 )))
             }
         };
-        let mut ctl = self.control(base, &host, port)?;
-        config_set(&mut ctl, base, &base.config)?;
+        let mut ctl = match &base.server {
+            ServerSource::None if port == 0 => None,
+            _ => Some(self.control(base, &host, port)?),
+        };
+        if let Some(c) = ctl.as_mut() {
+            config_set(c, base, &base.config)?;
+        }
         for slot in &exec.trials {
             if self.stop.is_stopped() {
                 outcome.interrupted = true;
@@ -310,14 +403,21 @@ impl Runner<'_> {
                 stored,
             });
             let Some(trial) =
-                self.run_trial(slot, base, &host, port, &mut ctl, process.as_ref())?
+                self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref())?
             else {
                 outcome.interrupted = true;
                 break;
             };
             let valid = trial.is_valid();
             let failed: Vec<Check> = trial.checks.iter().filter(|c| !c.passed).cloned().collect();
-            let primary = primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec);
+            let primary = match &trial.command {
+                Some(c) => c
+                    .metrics
+                    .iter()
+                    .find(|m| m.name == exp.primary_metric)
+                    .map(|m| m.value),
+                None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
+            };
             let trial_id = self.store.insert_trial(&trial)?;
             stored += 1;
             outcome.trials_run += 1;
@@ -369,6 +469,9 @@ impl Runner<'_> {
         env.push(("RESPLAB_PORT".into(), port.to_string()));
         env.push(("RESPLAB_VARIANT".into(), v.name.clone()));
         env.push(("RESPLAB_EXPERIMENT".into(), self.exp.name.clone()));
+        if self.exp.workloads.iter().any(|w| w.run.is_some()) {
+            env.push(("RESPLAB_DIR".into(), self.work_dir(v)));
+        }
         env
     }
 
@@ -415,7 +518,7 @@ impl Runner<'_> {
         base: &Variant,
         host: &str,
         port: u16,
-        ctl: &mut Client,
+        ctl: Option<&mut Client>,
         process: Option<&ServerProcess>,
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
@@ -449,18 +552,26 @@ impl Runner<'_> {
         base: &Variant,
         host: &str,
         port: u16,
-        ctl: &mut Client,
+        ctl: Option<&mut Client>,
         env: &[(String, String)],
         process: Option<&ServerProcess>,
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
         let timeout = variant.hooks.timeout;
+        let mut ctl = ctl;
+        let no_server = || {
+            RunError::Workload(format!(
+                "variant `{}` has no server (server = \"none\"); workload `{}` needs one",
+                variant.name, workload.name
+            ))
+        };
         if let Some(cmd) = &variant.hooks.before_trial {
             launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
         }
         let mut restore = Vec::new();
         if let ServerSource::Toggle { on, guard, .. } = &variant.server {
+            let ctl = ctl.as_deref_mut().ok_or_else(no_server)?;
             for (k, _) in &variant.config {
                 let old = ctl
                     .call(&["CONFIG", "GET", k])
@@ -478,8 +589,18 @@ impl Runner<'_> {
             std::thread::sleep(*guard);
         }
         if let Some(p) = &workload.preload {
-            preload(ctl, variant, workload, p)?;
+            preload(
+                ctl.as_deref_mut().ok_or_else(no_server)?,
+                variant,
+                workload,
+                p,
+            )?;
         }
+        if let Some(run) = &workload.run {
+            return self
+                .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
+        }
+        let ctl = ctl.ok_or_else(no_server)?;
         let cpu_before = server_cpu(ctl);
         let spec = crate::workload::to_spec(workload, trial_seed(exp.seed, slot))
             .map_err(RunError::Workload)?;
@@ -535,43 +656,8 @@ impl Runner<'_> {
             return Ok(None);
         }
         let cpu_after = server_cpu(ctl);
-        let mut info = ServerInfo::new();
-        for section in ["server", "memory", "stats", "cpu"] {
-            if let Ok(r) = ctl.call(&["INFO", section]) {
-                info.extend(parse_info(&r.text()));
-            }
-        }
-        // The configuration as measured, for the check that variants differ only in
-        // what they declare (servers without CONFIG GET simply have none).
-        if let Ok(crate::client::Reply::Array(Some(items))) = ctl.call(&["CONFIG", "GET", "*"]) {
-            let config: BTreeMap<String, String> = items
-                .chunks_exact(2)
-                .map(|kv| (kv[0].text(), kv[1].text()))
-                .collect();
-            if !config.is_empty() {
-                info.insert("config".into(), config);
-            }
-        }
-        if let Some(p) = process {
-            if let Some(pid) = p.pid() {
-                info.entry("resplab".into())
-                    .or_default()
-                    .insert("server_pid".into(), pid.to_string());
-            }
-            info.entry("resplab".into())
-                .or_default()
-                .insert("server_command".into(), p.command.clone());
-        }
-        if let Some(cmd) = &variant.hooks.after_trial {
-            launch::run_hook(&variant.name, "after_trial", cmd, env, timeout)?;
-        }
-        if let ServerSource::Toggle { off, guard, .. } = &variant.server {
-            if let Some(cmd) = off {
-                launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
-            }
-            config_set(ctl, variant, &restore)?;
-            std::thread::sleep(*guard);
-        }
+        let info = server_facts(ctl, process);
+        after_trial(variant, Some(ctl), env, restore)?;
         let _ = base;
         run.config = serde_json::json!({
             "engine": run.config,
@@ -623,7 +709,174 @@ impl Runner<'_> {
             server_info: info,
             server_cpu_sec,
             checks,
+            command: None,
+            phase: self.phase,
         }))
+    }
+
+    /// A command workload's trial: the command runs against the server the execution
+    /// started (or the variant's address), its output is read into metrics, and any
+    /// failure makes the trial invalid with the reason, naming variant, round and command.
+    #[allow(clippy::too_many_arguments)]
+    fn measure_command(
+        &mut self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        run: &crate::model::CommandRun,
+        host: &str,
+        port: u16,
+        mut ctl: Option<&mut Client>,
+        env: &[(String, String)],
+        process: Option<&ServerProcess>,
+        restore: Vec<(String, String)>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let seed = trial_seed(exp.seed, slot).to_string();
+        let round = slot.round.to_string();
+        let port_text = port.to_string();
+        let uri = format!("redis://{host}:{port}");
+        let dir = self.work_dir(variant);
+        let filled = crate::command::fill(
+            run,
+            &[
+                ("host", host),
+                ("port", &port_text),
+                ("uri", &uri),
+                ("dir", &dir),
+                ("seed", &seed),
+                ("round", &round),
+                ("variant", &variant.name),
+            ],
+        )
+        .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))?;
+        let cpu_before = ctl.as_deref_mut().and_then(server_cpu);
+        let started = resplab_store::write::now_unix_ms();
+        let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
+        if finished.interrupted || self.stop.is_stopped() {
+            return Ok(None);
+        }
+        let cpu_after = ctl.as_deref_mut().and_then(server_cpu);
+        let mut info = ctl
+            .as_deref_mut()
+            .map(|c| server_facts(c, process))
+            .unwrap_or_default();
+        info.entry("resplab".into())
+            .or_default()
+            .insert("command".into(), filled.display.clone());
+        after_trial(variant, ctl, env, restore)?;
+        let read = match &finished.failure {
+            Some(f) => Err(f.clone()),
+            None => crate::command::read_metrics(run.format, &finished),
+        };
+        let (metrics, check) = match read {
+            Ok(rows) => {
+                let detail = format!(
+                    "`{}` exited 0 in {:.2} s; {} metrics read",
+                    filled.display,
+                    finished.wall.as_secs_f64(),
+                    rows.len()
+                );
+                (
+                    rows,
+                    Check {
+                        name: "command".into(),
+                        passed: true,
+                        detail,
+                    },
+                )
+            }
+            Err(reason) => {
+                let tail = crate::command::last_lines(&finished.stderr, 3);
+                let tail = if tail.is_empty() {
+                    crate::command::last_lines(&finished.stdout, 3)
+                } else {
+                    tail
+                };
+                let detail = format!(
+                    "variant `{}`, round {}: command `{}` {reason}{}",
+                    variant.name,
+                    slot.round + 1,
+                    filled.display,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; its output ends: {tail}")
+                    }
+                );
+                (
+                    crate::command::read_metrics(None, &finished).unwrap_or_default(),
+                    Check {
+                        name: "command".into(),
+                        passed: false,
+                        detail,
+                    },
+                )
+            }
+        };
+        let mut record = empty_record();
+        record.started_at_unix_ms = started;
+        record.duration_sec = finished.wall.as_secs_f64();
+        record.host = self.host.clone();
+        record.config = serde_json::json!({
+            "command": filled.display,
+            "workload": run,
+            "experiment": exp.name,
+            "variant": variant.name,
+            "workload_name": workload.name,
+            "round": slot.round,
+            "attempt": slot.attempt,
+            "position": slot.position,
+        });
+        let server_cpu_sec = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        Ok(Some(NewTrial {
+            experiment_id: self.id,
+            variant: variant.name.clone(),
+            workload: workload.name.clone(),
+            round: slot.round,
+            attempt: slot.attempt,
+            position: slot.position,
+            started_at_unix_ms: started,
+            finished_at_unix_ms: resplab_store::write::now_unix_ms(),
+            host: self.host.clone(),
+            run: record,
+            server_info: info,
+            server_cpu_sec,
+            checks: vec![check],
+            phase: self.phase,
+            command: Some(resplab_store::CommandTrial {
+                metrics,
+                command: filled.display,
+                exit_code: finished.exit_code,
+                stdout: finished.stdout,
+                stderr: finished.stderr,
+            }),
+        }))
+    }
+
+    /// The variant's own working directory for command workloads (`{dir}`, and
+    /// `RESPLAB_DIR` in its hooks): the same for every trial of a run, so a `setup` hook
+    /// can build into it what the command then runs.
+    fn work_dir(&self, v: &Variant) -> String {
+        let dir = std::env::temp_dir().join(format!(
+            "resplab-work-{}-{}",
+            self.exp.name,
+            v.name
+                .chars()
+                .map(
+                    |c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                )
+                .collect::<String>()
+        ));
+        let _ = std::fs::create_dir_all(&dir);
+        dir.display().to_string()
     }
 
     /// The trial's load from the `[[generator]]` hosts: one shard each, started together,
@@ -834,36 +1087,158 @@ impl Runner<'_> {
 
     fn standing(&self) -> Result<Vec<Standing>, RunError> {
         let obs = self.store.observations(&self.exp.name)?;
-        let metric = &self.exp.primary_metric;
-        let base = &self.exp.baseline().name;
-        let mut out = Vec::new();
-        for w in &self.exp.workloads {
+        Ok(standings(self.exp, &obs))
+    }
+}
+
+/// The primary metric's per-round pairs of every (workload, variant), from the counted
+/// observations: the run totals for resplab's own load, and for a command workload whose
+/// output carries the metric per benchmark or test, one standing for each of those
+/// (named `workload:COMMAND`).
+pub fn standings(exp: &Experiment, obs: &[resplab_store::Observation]) -> Vec<Standing> {
+    let metric = &exp.primary_metric;
+    let base = &exp.baseline().name;
+    let mut out = Vec::new();
+    for w in &exp.workloads {
+        // The totals carry the metric for resplab's own load; a command workload's
+        // output may carry it per benchmark or test only: one standing for each.
+        let mut commands: Vec<&str> = Vec::new();
+        for o in obs
+            .iter()
+            .filter(|o| o.workload == w.name && &o.metric == metric)
+        {
+            if !commands.contains(&o.command.as_str()) {
+                commands.push(&o.command);
+            }
+        }
+        if commands.contains(&ALL_COMMANDS) || commands.is_empty() {
+            commands = vec![ALL_COMMANDS];
+        }
+        for command in commands {
             let value = |variant: &str, round: u32| {
                 obs.iter()
                     .find(|o| {
                         o.workload == w.name
                             && o.variant == variant
                             && o.round == round
-                            && o.command == ALL_COMMANDS
+                            && o.command == command
                             && &o.metric == metric
                     })
                     .map(|o| o.value)
             };
             let rounds: BTreeSet<u32> = obs.iter().map(|o| o.round).collect();
-            for v in self.exp.variants.iter().skip(1) {
+            for v in exp.variants.iter().skip(1) {
                 let pairs = rounds
                     .iter()
                     .filter_map(|&r| Some((r, value(base, r)?, value(&v.name, r)?)))
                     .collect();
                 out.push(Standing {
-                    workload: w.name.clone(),
+                    workload: if command == ALL_COMMANDS {
+                        w.name.clone()
+                    } else {
+                        format!("{}:{command}", w.name)
+                    },
                     variant: v.name.clone(),
                     pairs,
                 });
             }
         }
-        Ok(out)
     }
+    out
+}
+
+/// True when some round's current attempt still lacks a trial (a later phase's).
+fn has_missing_cells(store: &Store, exp: &Experiment) -> Result<bool, RunError> {
+    let status = store.status(&exp.name)?;
+    Ok(status.rounds.iter().any(|r| {
+        matches!(
+            r,
+            resplab_store::RoundState::NotStarted | resplab_store::RoundState::Incomplete { .. }
+        )
+    }))
+}
+
+/// Runs the experiment's `before_phase` hook (if any) and returns what it printed.
+fn before_phase(exp: &Experiment, stop: &StopToken) -> Result<String, RunError> {
+    let Some(cmd) = &exp.before_phase else {
+        return Ok(String::new());
+    };
+    let filled = crate::command::Filled {
+        display: cmd.clone(),
+        argv: vec!["sh".into(), "-c".into(), cmd.clone()],
+        cwd: None,
+    };
+    let env = [("RESPLAB_EXPERIMENT".to_string(), exp.name.clone())];
+    let done = crate::command::execute(&filled, &env, Duration::from_secs(60), stop);
+    if let Some(f) = done.failure {
+        return Err(RunError::Launch(LaunchError::Hook {
+            variant: "(every variant of this phase)".into(),
+            hook: "before_phase".into(),
+            command: cmd.clone(),
+            reason: f,
+            output: crate::command::last_lines(&done.stderr, 5),
+        }));
+    }
+    let mut record = String::from_utf8_lossy(&done.stdout).into_owned();
+    record.push_str(&String::from_utf8_lossy(&done.stderr));
+    Ok(record)
+}
+
+/// What the server was after a trial: `INFO` sections, `CONFIG GET *`, and the pid and
+/// command of a server this run started.
+fn server_facts(ctl: &mut Client, process: Option<&ServerProcess>) -> ServerInfo {
+    let mut info = ServerInfo::new();
+    for section in ["server", "memory", "stats", "cpu"] {
+        if let Ok(r) = ctl.call(&["INFO", section]) {
+            info.extend(parse_info(&r.text()));
+        }
+    }
+    // The configuration as measured, for the check that variants differ only in
+    // what they declare (servers without CONFIG GET simply have none).
+    if let Ok(crate::client::Reply::Array(Some(items))) = ctl.call(&["CONFIG", "GET", "*"]) {
+        let config: BTreeMap<String, String> = items
+            .chunks_exact(2)
+            .map(|kv| (kv[0].text(), kv[1].text()))
+            .collect();
+        if !config.is_empty() {
+            info.insert("config".into(), config);
+        }
+    }
+    if let Some(p) = process {
+        if let Some(pid) = p.pid() {
+            info.entry("resplab".into())
+                .or_default()
+                .insert("server_pid".into(), pid.to_string());
+        }
+        info.entry("resplab".into())
+            .or_default()
+            .insert("server_command".into(), p.command.clone());
+    }
+    info
+}
+
+/// The variant's `after_trial` hook, and for a hot-toggle variant its switch-off (the
+/// `toggle_off` command, the `CONFIG SET` values of `restore`, the guard time).
+fn after_trial(
+    variant: &Variant,
+    ctl: Option<&mut Client>,
+    env: &[(String, String)],
+    restore: Vec<(String, String)>,
+) -> Result<(), RunError> {
+    let timeout = variant.hooks.timeout;
+    if let Some(cmd) = &variant.hooks.after_trial {
+        launch::run_hook(&variant.name, "after_trial", cmd, env, timeout)?;
+    }
+    if let ServerSource::Toggle { off, guard, .. } = &variant.server {
+        if let Some(cmd) = off {
+            launch::run_hook(&variant.name, "toggle_off", cmd, env, timeout)?;
+        }
+        if let Some(ctl) = ctl {
+            config_set(ctl, variant, &restore)?;
+        }
+        std::thread::sleep(*guard);
+    }
+    Ok(())
 }
 
 fn control_err(v: &Variant, what: &str, e: std::io::Error) -> RunError {

@@ -22,9 +22,22 @@ pub struct FileSpec {
     /// Load generators: every trial runs one shard on each host of each entry.
     #[serde(default, rename = "generator")]
     pub generators: Vec<GeneratorSpec>,
+    /// A server shared by the variants without one (`server = "none"`).
+    #[serde(default)]
+    pub server: Option<SharedServerSpec>,
     /// Parameter matrix: name → values, substituted as `{name}` into variants.
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<Vec<toml::Value>>>,
+}
+
+/// `[server]`: one server that every variant with `server = "none"` targets.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedServerSpec {
+    /// The command (with `{port}`, `{dir}`); default: redis-server without persistence.
+    pub command: Option<Spanned<String>>,
+    /// `"trial"` (default): a fresh server for each trial; `"round"`: one per round.
+    pub per: Option<Spanned<String>>,
 }
 
 /// A duration: a number of seconds or a string such as `"500ms"`, `"5s"`, `"2m"`.
@@ -72,6 +85,8 @@ pub struct ExperimentSpec {
     pub send_lag_limit: Option<Spanned<DurationValue>>,
     pub ready_timeout: Option<Spanned<DurationValue>>,
     pub baseline: Option<Spanned<String>>,
+    /// Shell command run before each phase; its output is stored with the phase.
+    pub before_phase: Option<String>,
 }
 
 /// `[variant.hooks]`: shell commands around the variant's trials.
@@ -163,6 +178,17 @@ pub struct WorkloadSpecToml {
     pub test_time: Option<Spanned<DurationValue>>,
     pub requests: Option<Spanned<u64>>,
     pub preload: Option<PreloadSpec>,
+    /// A command line to run instead of the bench vocabulary (a command workload).
+    pub run: Option<Spanned<String>>,
+    /// Run `run` with `sh -c` (default: split into words, no shell).
+    pub shell: Option<Spanned<bool>>,
+    /// Limit of one run of `run` (default 10 minutes).
+    pub timeout: Option<Spanned<DurationValue>>,
+    /// Working directory of `run`.
+    pub cwd: Option<Spanned<String>>,
+    /// How to read the output of `run`: `auto`, `redis-benchmark`, `memtier`, `gobench`,
+    /// `resplab`, `numbers`; absent: only wall and CPU time.
+    pub format: Option<Spanned<String>>,
 }
 
 /// `"set,get"` or `["set", "get"]`.

@@ -235,3 +235,98 @@ fn next_execution_starts_at_round_zero() {
     assert_eq!(plan::full_plan(&e).len(), 8);
     assert!(plan::estimate_total(&e).as_secs_f64() > 0.0);
 }
+
+const COMMAND: &str = r#"
+[experiment]
+name = "cmd"
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "w"
+run = "./bench -h {host} -p {port}"
+"#;
+
+#[test]
+fn command_workloads_resolve_and_default_to_wall_time() {
+    let e = parse(COMMAND).unwrap();
+    let run = e.workloads[0].run.as_ref().unwrap();
+    assert_eq!(run.line, "./bench -h {host} -p {port}");
+    assert!(!run.shell);
+    assert_eq!(run.format, None);
+    assert_eq!(run.timeout.as_secs(), 600);
+    assert_eq!(e.primary_metric, "wall_sec");
+    assert!(matches!(
+        e.variants[0].server,
+        resplab_experiment::ServerSource::None
+    ));
+    // Any metric name may be primary when a workload is a command.
+    let e = parse(&COMMAND.replace(
+        "name = \"cmd\"",
+        "name = \"cmd\"\nprimary_metric = \"ns/op\"",
+    ))
+    .unwrap();
+    assert_eq!(e.primary_metric, "ns/op");
+}
+
+#[test]
+fn command_workload_mistakes_name_line_and_key() {
+    let cases = [
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "run = \"./bench\"\nformat = \"gobenc\"",
+            "unknown format \"gobenc\"; did you mean \"gobench\"?",
+        ),
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "run = \"./bench\"\nclients = 4",
+            "`clients` is bench vocabulary",
+        ),
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "run = \"./bench {hots}\"",
+            "unknown placeholder {hots}",
+        ),
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "tests = \"set\"\nformat = \"auto\"",
+            "`format` belongs to a command workload",
+        ),
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "run = \"./bench 'unclosed\"",
+            "workload[0].run",
+        ),
+        (
+            "run = \"./bench -h {host} -p {port}\"",
+            "tests = \"set\"",
+            "can only run command workloads",
+        ),
+    ];
+    for (from, to, needle) in cases {
+        let err = parse(&COMMAND.replace(from, to)).unwrap_err().to_string();
+        assert!(err.contains(needle), "{to}: {err}");
+        assert!(err.starts_with("exp.toml"), "{err}");
+    }
+    let err = parse(&format!("{COMMAND}\n[server]\nper = \"boot\"\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("expected \"trial\" or \"round\", found \"boot\""),
+        "{err}"
+    );
+    let err = parse(
+        &COMMAND
+            .replace("server = \"none\"", "")
+            .replace("[[workload]]", "[server]\nper = \"round\"\n\n[[workload]]"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("no variant has it"), "{err}");
+}

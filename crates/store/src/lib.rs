@@ -36,9 +36,10 @@ use std::path::{Path, PathBuf};
 
 pub use calibration::{CalibrationRow, NewCalibration};
 pub use read::{
-    round_states, ExperimentInfo, ExperimentStatus, Observation, RoundState, TrialRow, ALL_COMMANDS,
+    not_interleaved, round_states, ExperimentInfo, ExperimentStatus, Observation, PhaseRow,
+    RoundState, TrialRow, ALL_COMMANDS,
 };
-pub use write::{Check, NewExperiment, NewTrial, ServerInfo};
+pub use write::{Check, CommandTrial, MetricRow, NewExperiment, NewTrial, ServerInfo};
 
 /// Default file name of the store, relative to the working directory.
 pub const DEFAULT_DB: &str = "resplab.db";

@@ -60,9 +60,14 @@ pub fn is_known_metric(name: &str) -> bool {
 pub const RAW_SECONDS_METRICS: &[&str] = &["client_cpu_sec", "server_cpu_sec"];
 
 /// True when larger values of `name` are better (throughput); false for latencies,
-/// CPU costs and error counts.
+/// CPU costs and error counts. A name from a command's output that is itself a unit
+/// (`rps`, `MB/s`) says so; otherwise the direction stored with the rows decides
+/// ([`crate::Observation::direction`]).
 pub fn higher_is_better(name: &str) -> bool {
-    name == "ops_per_sec" || name == "requests"
+    name == "ops_per_sec"
+        || name == "requests"
+        || resplab_results::sample::Direction::for_unit(name)
+            == resplab_results::sample::Direction::HigherIsBetter
 }
 
 pub(crate) fn summary_rows(summary: &Summary) -> [(&'static str, f64); 9] {

@@ -28,7 +28,8 @@ pub struct ExperimentInfo {
     pub order_kind: String,
     pub primary_metric: String,
     pub margin: Option<f64>,
-    /// `"running"` (also: interrupted), `"finished"` or `"failed"`.
+    /// `"running"` (also: interrupted), `"phased"` (a phase ended with other variants'
+    /// trials still to run), `"finished"` or `"failed"`.
     pub state: String,
     pub definition_hash: String,
     /// Variant names, baseline first.
@@ -59,6 +60,34 @@ pub struct TrialRow {
     pub checks: Vec<Check>,
     pub client_cpu_sec: f64,
     pub server_cpu_sec: Option<f64>,
+    /// The phase the trial ran in (`None`: a run of every variant together).
+    pub phase: Option<i64>,
+}
+
+/// One phase of an experiment: a run of only some of its variants.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PhaseRow {
+    pub id: i64,
+    /// 0-based, in the order the phases were run.
+    pub ordinal: u32,
+    pub variants: Vec<String>,
+    pub started_at_unix_ms: i64,
+    /// What the `before_phase` hook printed (the kernel, the scheduler in use, …).
+    pub record: String,
+}
+
+/// Variants whose trials were never run in one phase together: drift between the
+/// phases (a reboot, another kernel) is confounded with their difference.
+pub fn not_interleaved(trials: &[TrialRow], a: &str, b: &str) -> bool {
+    let phases = |v: &str| -> std::collections::BTreeSet<Option<i64>> {
+        trials
+            .iter()
+            .filter(|t| t.variant == v)
+            .map(|t| t.phase)
+            .collect()
+    };
+    let (pa, pb) = (phases(a), phases(b));
+    !pa.is_empty() && !pb.is_empty() && pa.is_disjoint(&pb)
 }
 
 /// Where one round stands.
@@ -110,6 +139,11 @@ pub struct Observation {
     pub command: String,
     pub metric: String,
     pub value: f64,
+    /// The unit stored with the value (`None` for rows written before the metric list
+    /// was open: [`crate::source::metric_of`] knows those by name).
+    pub unit: Option<String>,
+    /// `"higher_is_better"`, `"lower_is_better"` or `"unknown"`, stored with the value.
+    pub direction: Option<String>,
 }
 
 /// Computes the state of each round `0..rounds` from the stored trials.
@@ -262,7 +296,7 @@ impl Store {
             .prepare(
                 "SELECT t.id, v.name, w.name, t.round, t.attempt, t.position,
                         t.started_at_unix_ms, t.finished_at_unix_ms, t.valid, t.checks_json,
-                        t.client_cpu_sec, t.server_cpu_sec
+                        t.client_cpu_sec, t.server_cpu_sec, t.phase_id
                  FROM trials t JOIN variants v ON v.id = t.variant_id
                                JOIN workloads w ON w.id = t.workload_id
                  WHERE t.experiment_id = ?1
@@ -285,6 +319,7 @@ impl Store {
                         checks: Vec::new(),
                         client_cpu_sec: r.get(10)?,
                         server_cpu_sec: r.get(11)?,
+                        phase: r.get(12)?,
                     },
                     r.get::<_, String>(9)?,
                 ))
@@ -356,17 +391,26 @@ impl Store {
         let counted = self.counted_trials(&info)?;
         let mut stmt = self
             .conn
-            .prepare("SELECT command, name, value FROM metrics WHERE trial_id = ?1 ORDER BY rowid")
+            .prepare(
+                "SELECT command, name, value, unit, direction FROM metrics
+                 WHERE trial_id = ?1 ORDER BY rowid",
+            )
             .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
         for t in &counted {
             let rows = stmt
                 .query_map(params![t.id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
                 })
                 .map_err(|e| self.err(e))?;
             for row in rows {
-                let (command, metric, value) = row.map_err(|e| self.err(e))?;
+                let (command, metric, value, unit, direction) = row.map_err(|e| self.err(e))?;
                 out.push(Observation {
                     trial_id: t.id,
                     workload: t.workload.clone(),
@@ -376,10 +420,116 @@ impl Store {
                     command,
                     metric,
                     value,
+                    unit,
+                    direction,
                 });
             }
         }
         Ok(out)
+    }
+
+    /// What a reader of a phased experiment must know: each variant that never ran in
+    /// a phase with the baseline (so drift between the phases is confounded with the
+    /// change), and each phase's variants, run order and `before_phase` record. Empty
+    /// for an experiment run with every variant together.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] or [`StoreError::Sqlite`].
+    pub fn phase_notes(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let info = self.experiment(name)?;
+        let phases = self.phases(info.id)?;
+        if phases.is_empty() {
+            return Ok(Vec::new());
+        }
+        let trials = self.trials(info.id)?;
+        let mut notes = Vec::new();
+        let base = info.variants.first().cloned().unwrap_or_default();
+        for v in info.variants.iter().skip(1) {
+            if not_interleaved(&trials, &base, v) {
+                notes.push(format!(
+                    "{v} vs {base}: NOT INTERLEAVED: they ran in different phases, so drift \
+                     between the phases (a reboot, another kernel) is confounded with the \
+                     change; trials are paired by round number only"
+                ));
+            }
+        }
+        for p in &phases {
+            let order: Vec<String> = trials
+                .iter()
+                .filter(|t| t.phase == Some(p.id))
+                .map(|t| format!("r{}:{}/{}", t.round + 1, t.variant, t.workload))
+                .collect();
+            let record = p.record.lines().next().unwrap_or("").trim();
+            notes.push(format!(
+                "phase {} ({}): run order {}{}",
+                p.ordinal + 1,
+                p.variants.join(", "),
+                if order.is_empty() {
+                    "(no trials)".to_string()
+                } else {
+                    order.join(" ")
+                },
+                if record.is_empty() {
+                    String::new()
+                } else {
+                    format!("; before_phase: {record}")
+                }
+            ));
+        }
+        Ok(notes)
+    }
+
+    /// The phases of an experiment, in the order they ran.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn phases(&self, experiment_id: i64) -> Result<Vec<PhaseRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, ordinal, variants_json, started_at_unix_ms, record FROM phases
+                 WHERE experiment_id = ?1 ORDER BY ordinal",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([experiment_id], |r| {
+                Ok(PhaseRow {
+                    id: r.get(0)?,
+                    ordinal: r.get(1)?,
+                    variants: serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default(),
+                    started_at_unix_ms: r.get(3)?,
+                    record: r.get(4)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The command line, exit status and output stored with a command workload's trial
+    /// (`None` for a trial of the bench vocabulary).
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn trial_output(
+        &self,
+        trial_id: i64,
+    ) -> Result<Option<crate::write::CommandTrial>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT command, exit_code, stdout, stderr FROM trial_outputs WHERE trial_id = ?1",
+                [trial_id],
+                |r| {
+                    Ok(crate::write::CommandTrial {
+                        metrics: Vec::new(),
+                        command: r.get(0)?,
+                        exit_code: r.get(1)?,
+                        stdout: r.get(2)?,
+                        stderr: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// The server facts stored with trial `trial_id` (`INFO` sections, `config` from
@@ -424,6 +574,17 @@ impl Store {
                 m.insert("metrics".into(), serde_json::Value::Object(metrics));
                 m.insert("server_info".into(), info);
                 m.insert("run".into(), run);
+                if let Some(c) = self.trial_output(t.id)? {
+                    m.insert(
+                        "command_output".into(),
+                        serde_json::json!({
+                            "command": c.command,
+                            "exit_code": c.exit_code,
+                            "stdout": String::from_utf8_lossy(&c.stdout),
+                            "stderr": String::from_utf8_lossy(&c.stderr),
+                        }),
+                    );
+                }
             }
             trials.push(v);
         }

@@ -116,6 +116,37 @@ CREATE TABLE calibrations (
 CREATE INDEX calibrations_lookup ON calibrations (hostname, workload_key, metric, created_at_unix_ms);
 "#,
     },
+    Migration {
+        version: 3,
+        description: "open metric list: each metric row may carry its unit and direction; \
+                      command workloads keep their command line, exit status and output",
+        sql: r#"
+ALTER TABLE metrics ADD COLUMN unit TEXT;
+ALTER TABLE metrics ADD COLUMN direction TEXT;
+CREATE TABLE trial_outputs (
+    trial_id  INTEGER PRIMARY KEY REFERENCES trials(id),
+    command   TEXT NOT NULL,
+    exit_code INTEGER,
+    stdout    BLOB NOT NULL,
+    stderr    BLOB NOT NULL
+);
+"#,
+    },
+    Migration {
+        version: 4,
+        description: "phases: which variants ran together (experiment run --variants), on what",
+        sql: r#"
+CREATE TABLE phases (
+    id                 INTEGER PRIMARY KEY,
+    experiment_id      INTEGER NOT NULL REFERENCES experiments(id),
+    ordinal            INTEGER NOT NULL,
+    variants_json      TEXT NOT NULL,
+    started_at_unix_ms INTEGER NOT NULL,
+    record             TEXT NOT NULL
+);
+ALTER TABLE trials ADD COLUMN phase_id INTEGER REFERENCES phases(id);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -28,6 +28,26 @@ pub fn metric_of(name: &str) -> Metric {
     Metric::new(name, unit, direction)
 }
 
+/// The metric of a stored row: its own unit and direction when it carries them (every
+/// row since the metric list became open), else what [`metric_of`] knows of its name.
+fn stored_metric(o: &crate::Observation) -> Metric {
+    match (&o.unit, &o.direction) {
+        (Some(unit), Some(direction)) => {
+            Metric::new(o.metric.clone(), unit.clone(), direction_of(direction))
+        }
+        _ => metric_of(&o.metric),
+    }
+}
+
+/// The direction named by [`Direction::as_str`].
+pub fn direction_of(name: &str) -> Direction {
+    match name {
+        "higher_is_better" => Direction::HigherIsBetter,
+        "lower_is_better" => Direction::LowerIsBetter,
+        _ => Direction::Unknown,
+    }
+}
+
 impl StoredSource for Store {
     fn load(&mut self, name: &str, label: Option<&str>) -> Result<Vec<Observation>, ImportError> {
         let arg = format!("db:{name}");
@@ -49,14 +69,19 @@ impl StoredSource for Store {
                 || !(crate::metrics::RAW_SECONDS_METRICS.contains(&o.metric.as_str())
                     || (o.metric == "requests" && timed.contains(&o.workload)))
         });
-        // Per-command rows only where a workload has more than one command.
+        // Per-command rows where a workload has more than one command, or where its
+        // totals do not restate them (a command workload's benchmark has no `all` row
+        // of its metrics).
         let mut commands: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+        let mut totals: std::collections::HashSet<(String, String)> = Default::default();
         for o in &obs {
             if o.command != ALL_COMMANDS {
                 commands
                     .entry(o.workload.clone())
                     .or_default()
                     .insert(o.command.clone());
+            } else {
+                totals.insert((o.workload.clone(), o.metric.clone()));
             }
         }
         let single_variant = info.variants.len() == 1;
@@ -67,7 +92,8 @@ impl StoredSource for Store {
                 .or_insert_with(|| Arc::from(s))
                 .clone()
         };
-        let mut metric_cache: HashMap<String, Arc<Metric>> = HashMap::new();
+        let mut metric_cache: HashMap<(String, Option<String>, Option<String>), Arc<Metric>> =
+            HashMap::new();
         let mut counters: BTreeMap<(Arc<str>, Arc<str>, String), u32> = BTreeMap::new();
         let mut out = Vec::with_capacity(obs.len());
         for o in obs {
@@ -76,6 +102,7 @@ impl StoredSource for Store {
             } else if commands
                 .get(o.workload.as_str())
                 .is_some_and(|c| c.len() > 1)
+                || !totals.contains(&(o.workload.clone(), o.metric.clone()))
             {
                 format!("{}:{}", o.workload, o.command)
             } else {
@@ -89,8 +116,8 @@ impl StoredSource for Store {
             let label = intern(label);
             let workload = intern(workload);
             let metric = metric_cache
-                .entry(o.metric.clone())
-                .or_insert_with(|| Arc::new(metric_of(&o.metric)))
+                .entry((o.metric.clone(), o.unit.clone(), o.direction.clone()))
+                .or_insert_with(|| Arc::new(stored_metric(&o)))
                 .clone();
             let counter = counters
                 .entry((label.clone(), workload.clone(), o.metric.clone()))

@@ -67,6 +67,38 @@ pub struct NewTrial {
     pub server_cpu_sec: Option<f64>,
     pub checks: Vec<Check>,
     pub host: HostInfo,
+    /// A command workload's trial: its metrics as its output carried them (stored
+    /// instead of the figures derived from `run`) and the command's output.
+    pub command: Option<CommandTrial>,
+    /// The phase this trial ran in ([`Store::begin_phase`]); `None` for a run of every
+    /// variant together.
+    pub phase: Option<i64>,
+}
+
+/// What a command workload's trial produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandTrial {
+    /// The metrics read from the command's output, and its wall and CPU time.
+    pub metrics: Vec<MetricRow>,
+    /// The command line as run.
+    pub command: String,
+    /// The exit status; `None` when it was killed (timeout, signal) or never started.
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// One metric of an open list: named, with its unit and direction as the importer that
+/// read it says.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    /// Benchmark, test or command name; [`crate::ALL_COMMANDS`] for trial-level figures.
+    pub command: String,
+    pub name: String,
+    pub unit: String,
+    /// `"higher_is_better"`, `"lower_is_better"` or `"unknown"`.
+    pub direction: String,
+    pub value: f64,
 }
 
 impl NewTrial {
@@ -176,6 +208,43 @@ impl Store {
         Ok(())
     }
 
+    /// Registers a phase: a run of only some variants (`experiment run --variants`),
+    /// with what its `before_phase` hook recorded of the machine. Returns its id.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn begin_phase(
+        &mut self,
+        experiment_id: i64,
+        variants: &[String],
+        record: &str,
+    ) -> Result<i64, StoreError> {
+        let path = self.path.clone();
+        let err = |e| crate::sqlite_err(&path, e);
+        let ordinal: i64 = self
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM phases WHERE experiment_id = ?1",
+                [experiment_id],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        self.conn
+            .execute(
+                "INSERT INTO phases (experiment_id, ordinal, variants_json, started_at_unix_ms, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    experiment_id,
+                    ordinal,
+                    serde_json::to_string(variants).unwrap_or_default(),
+                    now_unix_ms() as i64,
+                    record
+                ],
+            )
+            .map_err(err)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     /// Stores one finished trial with its metrics, histograms and environment, in one
     /// transaction. Returns the trial id.
     ///
@@ -216,8 +285,8 @@ impl Store {
         let inserted = tx.execute(
             "INSERT INTO trials (experiment_id, variant_id, workload_id, round, attempt, position,
                  started_at_unix_ms, finished_at_unix_ms, valid, checks_json, run_json,
-                 server_info_json, client_cpu_sec, server_cpu_sec, environment_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 server_info_json, client_cpu_sec, server_cpu_sec, environment_id, phase_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 trial.experiment_id,
                 variant_id,
@@ -234,6 +303,7 @@ impl Store {
                 trial.run.client_cpu.total_sec(),
                 trial.server_cpu_sec,
                 env_id,
+                trial.phase,
             ],
         );
         match inserted {
@@ -254,12 +324,46 @@ impl Store {
         {
             let mut stmt = tx
                 .prepare(
-                    "INSERT INTO metrics (trial_id, command, name, value) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO metrics (trial_id, command, name, value, unit, direction)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(err)?;
-            for (command, name, value) in metrics::trial_rows(&trial.run, trial.server_cpu_sec) {
-                stmt.execute(params![trial_id, command, name, value])
+            match &trial.command {
+                None => {
+                    for (command, name, value) in
+                        metrics::trial_rows(&trial.run, trial.server_cpu_sec)
+                    {
+                        let m = crate::source::metric_of(name);
+                        stmt.execute(params![
+                            trial_id,
+                            command,
+                            name,
+                            value,
+                            m.unit,
+                            m.direction.as_str()
+                        ])
+                        .map_err(err)?;
+                    }
+                }
+                Some(c) => {
+                    for m in c.metrics.iter().filter(|m| m.value.is_finite()) {
+                        stmt.execute(params![
+                            trial_id,
+                            m.command,
+                            m.name,
+                            m.value,
+                            m.unit,
+                            m.direction
+                        ])
+                        .map_err(err)?;
+                    }
+                    tx.execute(
+                        "INSERT INTO trial_outputs (trial_id, command, exit_code, stdout, stderr)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![trial_id, c.command, c.exit_code, c.stdout, c.stderr],
+                    )
                     .map_err(err)?;
+                }
             }
             let mut hist = tx
                 .prepare(

@@ -109,6 +109,8 @@ fn trial(exp: i64, variant: &str, round: u32, attempt: u32, ok: bool, ops: f64) 
             hostname: "h".into(),
             ..HostInfo::default()
         },
+        command: None,
+        phase: None,
     }
 }
 
@@ -123,7 +125,92 @@ fn migrations_set_user_version_and_reopen_is_idempotent() {
     );
     drop(store);
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 4);
+}
+
+/// A database written before the metric list was open (schema 2: no unit or direction
+/// per row, no command outputs) is migrated in place and its metrics read as before.
+#[test]
+fn a_schema_2_database_is_migrated_and_stays_readable() {
+    use resplab_results::import::StoredSource as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let mut store = Store::open(&path).unwrap();
+    let id = store.register_experiment(&experiment("old", "h")).unwrap();
+    for round in 0..2 {
+        for (v, ops) in [("a", 100.0), ("b", 110.0)] {
+            let mut t = trial(id, v, round, 0, true, ops);
+            t.position = u32::from(v == "b");
+            store.insert_trial(&t).unwrap();
+        }
+    }
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE metrics DROP COLUMN unit; ALTER TABLE metrics DROP COLUMN direction;
+         DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases;
+         DELETE FROM schema_migrations WHERE version >= 3;
+         PRAGMA user_version = 2;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 4);
+    let obs = store.observations("old").unwrap();
+    assert!(obs
+        .iter()
+        .all(|o| o.unit.is_none() && o.direction.is_none()));
+    let loaded = store.load("old", None).unwrap();
+    let ops = loaded
+        .iter()
+        .find(|o| o.metric.name == "ops_per_sec" && &*o.label == "b")
+        .unwrap();
+    assert_eq!(ops.metric.unit, "ops/s");
+    assert_eq!(
+        ops.metric.direction,
+        resplab_results::sample::Direction::HigherIsBetter
+    );
+    assert_eq!(ops.value, 110.0);
+}
+
+/// A command workload's trial keeps the metrics its output carried, each with its own
+/// unit and direction, and the command's output.
+#[test]
+fn command_trials_store_open_metrics_and_output() {
+    use resplab_results::import::StoredSource as _;
+    let mut store = Store::open_in_memory().unwrap();
+    let id = store.register_experiment(&experiment("cmd", "h")).unwrap();
+    for (v, ns) in [("a", 1500.0), ("b", 1200.0)] {
+        let mut t = trial(id, v, 0, 0, true, 0.0);
+        t.position = u32::from(v == "b");
+        t.command = Some(resplab_store::CommandTrial {
+            metrics: vec![resplab_store::MetricRow {
+                command: "Get-2".into(),
+                name: "ns/op".into(),
+                unit: "ns/op".into(),
+                direction: "lower_is_better".into(),
+                value: ns,
+            }],
+            command: "./bench.test -test.bench .".into(),
+            exit_code: Some(0),
+            stdout: b"BenchmarkGet-2 10 1500 ns/op\n".to_vec(),
+            stderr: Vec::new(),
+        });
+        let tid = store.insert_trial(&t).unwrap();
+        let out = store.trial_output(tid).unwrap().unwrap();
+        assert_eq!(out.command, "./bench.test -test.bench .");
+        assert_eq!(out.exit_code, Some(0));
+    }
+    let loaded = store.load("cmd", None).unwrap();
+    // Only the command's own rows: nothing derived from the (empty) run record.
+    assert_eq!(loaded.len(), 2, "{loaded:?}");
+    let o = &loaded[0];
+    assert_eq!(&*o.workload, "w:Get-2");
+    assert_eq!(o.metric.name, "ns/op");
+    assert_eq!(
+        o.metric.direction,
+        resplab_results::sample::Direction::LowerIsBetter
+    );
 }
 
 #[test]

@@ -374,9 +374,9 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
             "a fresh cluster of {masters} masters with {replicas} replicas each: {}",
             shell_join(command)
         ),
-        ServerSource::Toggle { .. } => bail!(
-            "--experiment: the baseline variant `{}` is a hot toggle; calibrate needs a server \
-             command or an address (give --server or --address)",
+        ServerSource::Toggle { .. } | ServerSource::None => bail!(
+            "--experiment: the baseline variant `{}` is a hot toggle or has no server; \
+             calibrate needs a server command or an address (give --server or --address)",
             base.baseline().name
         ),
     };

@@ -170,6 +170,15 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         store: None,
     };
     let mut loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
+    // A phased experiment says that its variants were not interleaved, and in what
+    // order each phase ran.
+    for s in &specs {
+        if let (Location::Stored(name), Some(st)) = (&s.location, store.store.as_ref()) {
+            for n in st.phase_notes(name)? {
+                loaded.notes.push(format!("db:{name}: {n}"));
+            }
+        }
+    }
     // benchstat's layout works on the observations themselves; the samples are built
     // for every other style and for the regression gate.
     let set = if args.style != Style::Benchstat || args.fail_on_regression.is_some() {

@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// Only print a line per trial (no per-second progress).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run only these variants' trials now (comma-separated): a phase, for variants
+    /// that cannot be live together (one kernel per boot). Later calls add the others.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
 }
 
 /// `experiment resume`.
@@ -99,6 +103,9 @@ pub struct ResumeArgs {
     pub db: DbArg,
     #[arg(long, short)]
     pub quiet: bool,
+    /// Resume only these variants' trials (comma-separated): the phase of this boot.
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
 }
 
 /// `experiment status`.
@@ -201,7 +208,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = open_store(&a.db.db)?;
-    execute(&exp, &text, &mut store, a.quiet)
+    execute(&exp, &text, &mut store, a.quiet, &a.variants)
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
@@ -220,7 +227,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
     };
     let (text, json) = store.experiment_spec(info.id)?;
     let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
-    execute(&exp, &text, &mut store, a.quiet)
+    execute(&exp, &text, &mut store, a.quiet, &a.variants)
 }
 
 fn print_plan(exp: &Experiment) {
@@ -269,6 +276,7 @@ fn execute(
     text: &str,
     store: &mut Store,
     quiet: bool,
+    only: &[String],
 ) -> anyhow::Result<ExitCode> {
     let stop = StopToken::new();
     {
@@ -377,7 +385,7 @@ fn execute(
             );
         }
     };
-    let outcome = runner::run(exp, text, store, &stop, &mut on_event);
+    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut on_event);
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -414,9 +422,35 @@ fn execute(
         );
     }
     config_check(store, exp, status.info.id);
+    // A metric read from a command's output carries its direction in the store.
+    let higher = store
+        .observations(&exp.name)?
+        .iter()
+        .find(|o| o.metric == exp.primary_metric)
+        .and_then(|o| o.direction.as_deref())
+        .map_or(higher, |d| d == "higher_is_better");
     out!("verdict ({}, paired by round):", exp.primary_metric);
+    let trials = store.trials(status.info.id)?;
     for s in final_standing(store, exp)? {
-        out!("  {}", verdict_line(&s, higher, margin));
+        let mut line = verdict_line(&s, higher, margin);
+        if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
+            line.push_str(
+                " [NOT INTERLEAVED: run in different phases; drift between them is \
+                 confounded with the change]",
+            );
+        }
+        out!("  {line}");
+    }
+    for n in store.phase_notes(&exp.name)? {
+        out!("  note: {n}");
+    }
+    let missing = missing_cells(store, &store.status(&exp.name)?)?;
+    if !missing.is_empty() {
+        out!(
+            "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
+            missing.len(),
+            exp.name
+        );
     }
     out!(
         "stored as `{}` in {}; details: resplab compare db:{} --db {}",
@@ -480,34 +514,40 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
     }
 }
 
-fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
-    let obs = store.observations(&exp.name)?;
-    let base = &exp.baseline().name;
+/// The (round, variant, workload) cells of each round's current attempt not yet stored:
+/// what later phases still have to run.
+fn missing_cells(
+    store: &Store,
+    st: &resplab_store::ExperimentStatus,
+) -> anyhow::Result<Vec<(u32, String, String)>> {
+    let trials = store.trials(st.info.id)?;
     let mut out = Vec::new();
-    for w in &exp.workloads {
-        for v in exp.variants.iter().skip(1) {
-            let find = |variant: &str, round: u32| {
-                obs.iter()
-                    .find(|o| {
-                        o.workload == w.name
-                            && o.variant == variant
-                            && o.round == round
-                            && o.command == resplab_store::ALL_COMMANDS
-                            && o.metric == exp.primary_metric
-                    })
-                    .map(|o| o.value)
-            };
-            let pairs = (0..exp.rounds)
-                .filter_map(|r| Some((r, find(base, r)?, find(&v.name, r)?)))
-                .collect();
-            out.push(Standing {
-                workload: w.name.clone(),
-                variant: v.name.clone(),
-                pairs,
-            });
+    for (round, state) in st.rounds.iter().enumerate() {
+        let attempt = match state {
+            resplab_store::RoundState::NotStarted => 0,
+            resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
+            _ => continue,
+        };
+        for v in &st.info.variants {
+            for w in &st.info.workloads {
+                let stored = trials.iter().any(|t| {
+                    t.round == round as u32
+                        && t.attempt == attempt
+                        && &t.variant == v
+                        && &t.workload == w
+                });
+                if !stored {
+                    out.push((round as u32, v.clone(), w.clone()));
+                }
+            }
         }
     }
     Ok(out)
+}
+
+fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
+    let obs = store.observations(&exp.name)?;
+    Ok(resplab_experiment::runner::standings(exp, &obs))
 }
 
 /// One verdict line for a (workload, variant) pair, computed by the statistics crate's
@@ -650,6 +690,22 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
             c.name,
             c.detail
         );
+    }
+    let exp_name = st.info.name.clone();
+    let mut missing: Vec<(u32, String)> = Vec::new();
+    for (round, v, _) in missing_cells(&store, &st)? {
+        if !missing.contains(&(round, v.clone())) {
+            missing.push((round, v));
+        }
+    }
+    if !missing.is_empty() {
+        out!("missing (round, variant) cells: {}", missing.len());
+        for (round, v) in &missing {
+            out!("  missing: round {} {v}", round + 1);
+        }
+    }
+    for n in store.phase_notes(&exp_name)? {
+        out!("  note: {n}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -289,7 +289,9 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
             Some((v.clone(), serde_json::to_string_pretty(def).ok()?))
         })
         .collect();
-    let mut notes = Vec::new();
+    // A phased experiment's variants were not interleaved: said first, with each
+    // phase's run order.
+    let mut notes = store.phase_notes(name)?;
     let planned = info.rounds as usize;
     let valid = status.valid_rounds();
     if valid < planned {

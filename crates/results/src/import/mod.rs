@@ -10,6 +10,7 @@
 //! | content | importer |
 //! |---|---|
 //! | a JSON object with `schema_version` and `commands` | [`resplab`] (`resplab bench --json`) |
+//! | a JSON object with `"results"` entries holding `"command"` and `"mean"` | [`hyperfine`] (`--export-json`) |
 //! | a JSON object with `"run information"` or `"ALL STATS"` / `"RUN #k RESULTS"` | [`memtier`] (`--json-out-file`) |
 //! | a line `"test","rps",…` | [`redis_benchmark`] `--csv` |
 //! | lines `NAME: N requests per second…` or `====== NAME ======` sections | [`redis_benchmark`] `-q` / full text |
@@ -21,6 +22,7 @@
 //! comparison does not care where its [`Observations`] came from.
 
 pub mod gobench;
+pub mod hyperfine;
 pub mod memtier;
 pub mod plain;
 pub mod redis_benchmark;
@@ -76,6 +78,8 @@ pub enum Format {
     GoBench,
     /// One number per line (ministat).
     Plain,
+    /// hyperfine `--export-json`.
+    Hyperfine,
 }
 
 impl Format {
@@ -89,6 +93,7 @@ impl Format {
             Format::RedisBenchmarkText => "redis-benchmark text report",
             Format::GoBench => "go test -bench output",
             Format::Plain => "plain numbers",
+            Format::Hyperfine => "hyperfine JSON",
         }
     }
 }
@@ -274,6 +279,9 @@ pub fn detect(bytes: &[u8]) -> Format {
         if trimmed.contains("\"schema_version\"") && trimmed.contains("\"commands\"") {
             return Format::Resplab;
         }
+        if hyperfine::looks_like(trimmed) {
+            return Format::Hyperfine;
+        }
         return Format::Memtier;
     }
     let mut saw_bench = false;
@@ -324,9 +332,48 @@ pub fn import_bytes(
         }
         Format::GoBench => gobench::import(bytes, ctx)?,
         Format::Plain => plain::import(bytes, ctx, plain)?,
+        Format::Hyperfine => hyperfine::import(bytes, ctx)?,
     };
     imported.format = Some(format);
     Ok(imported)
+}
+
+/// Imports `bytes` that are expected to be in `format` (a command workload's declared
+/// output format). The content still decides between the variants of one tool's output
+/// (redis-benchmark CSV, `-q` or full text), so the same bytes give the same values as
+/// when `compare` reads them from a file.
+///
+/// # Errors
+/// [`ImportError::File`] when the content is of another format (naming the one it looks
+/// like), or the importer's own error.
+pub fn import_as(
+    bytes: &[u8],
+    ctx: &mut Ctx<'_>,
+    format: Format,
+    plain: &PlainOptions,
+) -> Result<Imported, ImportError> {
+    if format == Format::Plain {
+        let forced = PlainOptions {
+            force: true,
+            ..plain.clone()
+        };
+        return import_bytes(bytes, ctx, &forced);
+    }
+    let found = detect(bytes);
+    let family = |f: Format| match f {
+        Format::RedisBenchmarkCsv | Format::RedisBenchmarkQuiet | Format::RedisBenchmarkText => {
+            Format::RedisBenchmarkText
+        }
+        other => other,
+    };
+    if family(found) != family(format) {
+        return Err(ctx.file_error(format!(
+            "expected {} output, found what looks like {}",
+            format.name(),
+            found.name()
+        )));
+    }
+    import_bytes(bytes, ctx, plain)
 }
 
 /// Everything read from all inputs of one comparison.

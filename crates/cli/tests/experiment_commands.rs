@@ -1,0 +1,571 @@
+//! Command workloads (`run = "…"`): external load generators and benchmarks run as
+//! trials, their output read by `compare`'s importers, their failures kept as invalid
+//! trials with a reason; and examples/client-library.toml, three Go client builds in
+//! interleaved rounds.
+
+mod common;
+
+use common::{resplab, text};
+use resplab_results::import::{import_bytes, Ctx, Interner, PlainOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// `(command, metric) → value` of every trial in the export of `name`, with the trial's
+/// standard output, keyed by `(variant, workload, round)`.
+type Exported = BTreeMap<(String, String, u64), (BTreeMap<(String, String), f64>, String)>;
+
+fn export(db: &Path, name: &str) -> Exported {
+    let out = resplab(&[
+        "experiment",
+        "export",
+        name,
+        "--db",
+        &db.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut map = Exported::new();
+    for t in v["trials"].as_array().unwrap() {
+        let mut metrics = BTreeMap::new();
+        for (command, m) in t["metrics"].as_object().unwrap() {
+            for (name, value) in m.as_object().unwrap() {
+                metrics.insert((command.clone(), name.clone()), value.as_f64().unwrap());
+            }
+        }
+        let stdout = t["command_output"]["stdout"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        map.insert(
+            (
+                t["variant"].as_str().unwrap().to_string(),
+                t["workload"].as_str().unwrap().to_string(),
+                t["round"].as_u64().unwrap(),
+            ),
+            (metrics, stdout),
+        );
+    }
+    map
+}
+
+/// What `compare` reads from the same bytes as a file: `(workload, metric) → value`.
+fn imported(bytes: &[u8]) -> BTreeMap<(String, String), f64> {
+    let mut interner = Interner::default();
+    let mut ctx = Ctx {
+        label: Arc::from("x"),
+        file: Arc::from("file"),
+        interner: &mut interner,
+    };
+    let got = import_bytes(bytes, &mut ctx, &PlainOptions::default()).unwrap();
+    got.observations
+        .iter()
+        .filter(|o| o.flag.is_none())
+        .map(|o| ((o.workload.to_string(), o.metric.name.clone()), o.value))
+        .collect()
+}
+
+/// redis-benchmark run by the experiment and memtier's JSON (a real memtier_benchmark
+/// output file from the test fixtures, replayed by `cat`: memtier_benchmark is not
+/// installed here) give, per command, exactly the metrics `compare` reads from the
+/// same output as a file; wall and CPU time come on top.
+#[test]
+fn external_tools_store_what_compare_reads_from_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let memtier = repo_root().join("crates/results/tests/fixtures/memtier/single.json");
+    let file = dir.path().join("ext.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "ext"
+rounds = 2
+primary_metric = "rps"
+
+[[variant]]
+name = "plain"
+
+[[variant]]
+name = "aof"
+server = "redis-server --port {{port}} --bind 127.0.0.1 --save '' --appendonly yes --dir {{dir}}"
+
+[[workload]]
+name = "rb"
+run = "redis-benchmark -h {{host}} -p {{port}} -t set,get -n 2000 --csv"
+format = "redis-benchmark"
+timeout = "60s"
+
+[[workload]]
+name = "mt"
+run = "cat '{}'"
+format = "memtier"
+"#,
+            memtier.display()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("ext.db");
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file.to_string_lossy(),
+        "--db",
+        &db.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("rb:SET / aof vs baseline"), "{all}");
+    let trials = export(&db, "ext");
+    assert_eq!(trials.len(), 8);
+    for ((variant, workload, round), (metrics, stdout)) in &trials {
+        let expected = imported(stdout.as_bytes());
+        assert!(!expected.is_empty(), "{variant} {workload} {round}");
+        let mut stored = metrics.clone();
+        assert!(stored.remove(&("all".into(), "wall_sec".into())).unwrap() > 0.0);
+        stored.remove(&("all".into(), "cpu_sec".into()));
+        assert_eq!(stored, expected, "{variant} {workload} round {round}");
+    }
+    // redis-benchmark's per-test rows are there for both tests.
+    let (rb, _) = &trials[&("aof".into(), "rb".into(), 0)];
+    assert!(rb.contains_key(&("SET".into(), "rps".into())), "{rb:?}");
+    assert!(rb.contains_key(&("GET".into(), "rps".into())), "{rb:?}");
+}
+
+/// A command that is not found, exits non-zero, times out, prints nothing or prints
+/// something its format does not describe: each trial is stored as invalid with a
+/// reason naming the variant, the round and the command, and the run goes on.
+#[test]
+fn failing_commands_are_invalid_trials_with_their_reasons() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        r#"
+[experiment]
+name = "bad"
+rounds = 1
+max_reruns = 0
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "missing"
+run = "no-such-benchmark-xyz --fast"
+
+[[workload]]
+name = "exits"
+run = "sh -c 'echo failing >&2; exit 3'"
+
+[[workload]]
+name = "slow"
+run = "sleep 20"
+timeout = "300ms"
+
+[[workload]]
+name = "silent"
+run = "true"
+format = "auto"
+
+[[workload]]
+name = "wrong"
+run = "echo BenchmarkX-2 10 5 ns/op"
+format = "memtier"
+
+[[workload]]
+name = "fine"
+run = "echo 42"
+format = "numbers"
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("bad.db");
+    let db_s = db.to_string_lossy().into_owned();
+    let out = resplab(&["experiment", "run", &file.to_string_lossy(), "--db", &db_s]);
+    assert!(out.status.success(), "{}", text(&out));
+    let status = resplab(&["experiment", "status", "bad", "--db", &db_s]);
+    let s = text(&status);
+    for needle in [
+        "variant `a`, round 1: command `no-such-benchmark-xyz --fast` cannot start `no-such-benchmark-xyz`",
+        "command `sh -c 'echo failing >&2; exit 3'` exited with status 3; its output ends: failing",
+        "command `sleep 20` timed out after",
+        "command `true` printed nothing on standard output",
+        "command `echo BenchmarkX-2 10 5 ns/op` standard output: expected memtier JSON output, found what looks like go test -bench output",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+    assert!(s.contains("trials stored: 12 (2 valid, 10 invalid)"), "{s}");
+    // The good workload's trials are stored with their value.
+    let trials = export(&db, "bad");
+    let (fine, _) = &trials[&("b".into(), "fine".into(), 0)];
+    assert_eq!(fine[&("all".to_string(), "value".to_string())], 42.0);
+}
+
+/// examples/client-library.toml: three builds of a Go benchmark over go-redis, six
+/// RMIT rounds against a fresh redis-server each, every go test -bench metric stored;
+/// `compare --style benchstat` prints benchstat's tables of them and the default style
+/// a paired verdict per benchmark and metric.
+#[test]
+fn client_library_example_runs_three_builds_in_interleaved_rounds() {
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `go` is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let db_s = db.to_string_lossy().into_owned();
+    let out = std::process::Command::new(common::BIN)
+        .args([
+            "experiment",
+            "run",
+            "examples/client-library.toml",
+            "--db",
+            &db_s,
+        ])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("18 trials run"), "{all}");
+    assert!(all.contains("6 of 6 rounds valid"), "{all}");
+    assert!(all.contains("gobench:Get"), "{all}");
+    // RMIT: the order of the variants is not the same in every round.
+    let trials = export(&db, "client-library");
+    assert_eq!(trials.len(), 18);
+    for ((_, _, _), (metrics, _)) in &trials {
+        let names: Vec<&str> = metrics.keys().map(|(_, n)| n.as_str()).collect();
+        for n in ["ns/op", "B/op", "allocs/op", "ns/key", "wall_sec"] {
+            assert!(names.contains(&n), "{n} missing: {names:?}");
+        }
+    }
+    let bs = resplab(&[
+        "compare",
+        "db:client-library",
+        "--db",
+        &db_s,
+        "--style",
+        "benchstat",
+    ]);
+    let bs = text(&bs);
+    for needle in [
+        "sec/op",
+        "B/op",
+        "allocs/op",
+        "vs base",
+        "hook-active",
+        "geomean",
+    ] {
+        assert!(bs.contains(needle), "{needle} missing:\n{bs}");
+    }
+    same_as_real_benchstat(&trials, &bs, dir.path());
+    let def = text(&resplab(&["compare", "db:client-library", "--db", &db_s]));
+    assert!(def.contains("gobench:Set"), "{def}");
+    assert!(def.contains("allocs/op"), "{def}");
+}
+
+/// A redis-server on `port` started by the test: one "boot" of examples/kernels-phased.
+fn boot(port: u16, extra: &[&str]) -> std::process::Child {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let mut child = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("redis-server on port {port} did not start");
+}
+
+/// examples/kernels-phased.toml in two phases, the reboot faked by starting another
+/// server on the same address between them: the first phase leaves every round
+/// incomplete and `status` names the missing cells; the second fills them; the verdict
+/// pairs by round and says the variants were not interleaved, and `compare` shows the
+/// per-phase run order.
+#[test]
+fn phased_variants_store_resume_and_report_not_interleaved() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let spec = std::fs::read_to_string(repo_root().join("examples/kernels-phased.toml"))
+        .unwrap()
+        .replace("127.0.0.1:6379", &format!("127.0.0.1:{port}"))
+        .replace("requests = 20000", "requests = 3000");
+    let file = dir.path().join("kernels.toml");
+    std::fs::write(&file, spec).unwrap();
+    let (file, db) = (
+        file.to_string_lossy().into_owned(),
+        dir.path().join("k.db").to_string_lossy().into_owned(),
+    );
+    let mut a = boot(port, &[]);
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file,
+        "--db",
+        &db,
+        "-q",
+        "--variants",
+        "kernel-a",
+    ]);
+    let _ = a.kill();
+    let _ = a.wait();
+    assert!(out.status.success(), "{}", text(&out));
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "kernels-phased",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("missing (round, variant) cells: 6"), "{st}");
+    assert!(st.contains("experiment kernels-phased (phased)"), "{st}");
+    assert!(st.contains("missing: round 1 kernel-b"), "{st}");
+    assert!(!st.contains("missing: round 1 kernel-a"), "{st}");
+    // The second boot: another server (append-only, fsync always) at the same address.
+    // `resume` from the stored definition, limited to this boot's variant.
+    let mut b = boot(port, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let out = resplab(&[
+        "experiment",
+        "resume",
+        "kernels-phased",
+        "--db",
+        &db,
+        "-q",
+        "--variants",
+        "kernel-b",
+    ]);
+    let _ = b.kill();
+    let _ = b.wait();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("set-get / kernel-b vs baseline:") && all.contains("[NOT INTERLEAVED"),
+        "{all}"
+    );
+    assert!(all.contains("n = 6"), "{all}");
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "kernels-phased",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("rounds valid: 6/6"), "{st}");
+    assert!(st.contains("experiment kernels-phased (finished)"), "{st}");
+    assert!(!st.contains("missing"), "{st}");
+    let cmp = text(&resplab(&["compare", "db:kernels-phased", "--db", &db]));
+    assert!(cmp.contains("6 pairs"), "{cmp}");
+    assert!(
+        cmp.contains("kernel-b vs kernel-a: NOT INTERLEAVED"),
+        "{cmp}"
+    );
+    assert!(
+        cmp.contains("phase 1 (kernel-a): run order r1:kernel-a/set-get"),
+        "{cmp}"
+    );
+    assert!(
+        cmp.contains("phase 2 (kernel-b): run order r1:kernel-b/set-get"),
+        "{cmp}"
+    );
+    assert!(cmp.contains("before_phase: Linux"), "{cmp}");
+    let md = dir.path().join("k.md");
+    let out = resplab(&[
+        "report",
+        "db:kernels-phased",
+        "--db",
+        &db,
+        "-o",
+        &md.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        report.contains("kernel-b vs kernel-a: NOT INTERLEAVED"),
+        "{report}"
+    );
+    assert!(report.contains("phase 2 (kernel-b): run order"), "{report}");
+}
+
+/// examples/external-memtier.toml, smoke-run where memtier_benchmark is installed (it
+/// is not on the machine this was written on: the memtier format path is tested above
+/// with a real memtier output file).
+#[test]
+fn external_memtier_example_smoke_runs_where_memtier_is_installed() {
+    if std::process::Command::new("memtier_benchmark")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: memtier_benchmark is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db").to_string_lossy().into_owned();
+    let file = repo_root().join("examples/external-memtier.toml");
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file.to_string_lossy(),
+        "--smoke",
+        "-q",
+        "--db",
+        &db,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let st = text(&resplab(&[
+        "experiment",
+        "status",
+        "external-memtier-smoke",
+        "--db",
+        &db,
+    ]));
+    assert!(st.contains("rounds valid: 2/2"), "{st}");
+}
+
+/// Variants without a server of their own target the `[server]` section's: with
+/// `per = "round"` every variant of a round talks to one server (a counter there counts
+/// both), with the default `per = "trial"` each trial has a fresh one.
+#[test]
+fn variants_without_a_server_share_the_server_section() {
+    let dir = tempfile::tempdir().unwrap();
+    for (per, expected) in [("round", vec![1.0, 2.0]), ("trial", vec![1.0, 1.0])] {
+        let file = dir.path().join(format!("{per}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                r#"
+[experiment]
+name = "shared-{per}"
+rounds = 2
+primary_metric = "value"
+
+[server]
+per = "{per}"
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "incr"
+run = "redis-cli -h {{host}} -p {{port}} INCR counter"
+format = "numbers"
+"#
+            ),
+        )
+        .unwrap();
+        let db = dir.path().join(format!("{per}.db"));
+        let out = resplab(&[
+            "experiment",
+            "run",
+            &file.to_string_lossy(),
+            "--db",
+            &db.to_string_lossy(),
+            "-q",
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let trials = export(&db, &format!("shared-{per}"));
+        for round in 0..2 {
+            let mut values: Vec<f64> = ["a", "b"]
+                .iter()
+                .map(|v| {
+                    trials[&(v.to_string(), "incr".into(), round)].0
+                        [&("all".into(), "value".into())]
+                })
+                .collect();
+            values.sort_by(f64::total_cmp);
+            assert_eq!(values, expected, "per {per}, round {round}");
+        }
+    }
+}
+
+/// Where the real benchstat is installed: its tables of the trials' outputs (one file
+/// per variant, in round order) hold the same numbers, row by row, as resplab's
+/// benchstat style of the stored experiment (whose rows are named `workload:benchmark`).
+fn same_as_real_benchstat(trials: &Exported, ours: &str, dir: &Path) {
+    let mut files = Vec::new();
+    for v in ["baseline", "hook-active", "hook-dormant"] {
+        let mut out = String::new();
+        for round in 0..6 {
+            out.push_str(&trials[&(v.to_string(), "gobench".to_string(), round)].1);
+        }
+        let f = dir.join(v);
+        std::fs::write(&f, out).unwrap();
+        files.push(f);
+    }
+    let Ok(real) = std::process::Command::new("benchstat")
+        .args(&files)
+        .current_dir(dir)
+        .output()
+    else {
+        eprintln!("benchstat is not installed: the cross-check is skipped");
+        return;
+    };
+    let real = String::from_utf8_lossy(&real.stdout);
+    let cells = |line: &str| {
+        line.split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut checked = 0;
+    for line in real.lines() {
+        let Some(name) = line.split_whitespace().next() else {
+            continue;
+        };
+        if !(name.starts_with("Set-")
+            || name.starts_with("Get-")
+            || name.starts_with("PipelineGet16-"))
+        {
+            continue;
+        }
+        let theirs = cells(line);
+        let found = ours
+            .lines()
+            .filter(|l| l.starts_with(&format!("gobench:{name} ")))
+            .any(|l| cells(l) == theirs);
+        assert!(found, "benchstat row `{line}` not in\n{ours}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{real}");
+}
