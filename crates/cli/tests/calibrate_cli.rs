@@ -160,3 +160,73 @@ fn bad_flags_name_themselves() {
         "nothing is created"
     );
 }
+
+/// A deliberately biased A/A set-up: one `resplab serve` per round whose first 0.7 s run
+/// 100 % slower (`--cold-ms`), and `order = "fixed"`, so copy `a` always meets the cold
+/// server and `a-again` the warm one. The A/A comparison must claim a difference (the
+/// truth is about +100 % for `a-again`); with the order randomized or the server warm it
+/// would not, so this fails when either the knob or the fixed order stops working.
+#[test]
+fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
+    let bin = assert_cmd::cargo::cargo_bin("resplab");
+    let bin = bin.display();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("biased.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "biased-aa"
+rounds = 6
+order = "fixed"
+
+[server]
+command = "{bin} serve --port {{port}} --cold-ms 700 --cold-slowdown 100"
+per = "round"
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "a-again"
+server = "none"
+
+[[workload]]
+name = "set"
+run = "{bin} bench -p {{port}} -t set -c 20 --test-time 0.5 -q --json -"
+format = "resplab"
+"#
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    resplab()
+        .args(["experiment", "run"])
+        .arg(&file)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success();
+    let out = resplab()
+        .args(["compare", "db:biased-aa", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "ops_per_sec")
+        .unwrap_or_else(|| panic!("no ops_per_sec row: {v}"));
+    let (lo, effect) = (
+        row["ci_low_pct"].as_f64().unwrap(),
+        row["effect_pct"].as_f64().unwrap(),
+    );
+    assert!(
+        lo > 0.0 && effect > 30.0,
+        "the A/A comparison should find a-again faster (the order effect): {row}"
+    );
+}

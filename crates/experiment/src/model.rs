@@ -23,14 +23,18 @@ pub enum Order {
     Rmit,
     /// Counterbalanced: rounds alternate between file order and its reverse.
     Abba,
+    /// File order in every round: biased by design (whatever runs first always runs
+    /// first), for checking that an A/A experiment catches an order effect.
+    Fixed,
 }
 
 impl Order {
-    /// `"rmit"` or `"abba"`.
+    /// `"rmit"`, `"abba"` or `"fixed"`.
     pub fn name(self) -> &'static str {
         match self {
             Order::Rmit => "rmit",
             Order::Abba => "abba",
+            Order::Fixed => "fixed",
         }
     }
 }

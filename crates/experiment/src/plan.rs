@@ -8,6 +8,8 @@
 //! - `rmit`: shuffled afresh for every round and attempt, from the experiment seed, so
 //!   no variant always runs first (a fixed order is itself biased under a trend);
 //! - `abba`: file order on even rounds and its reverse on odd rounds (counterbalanced).
+//! - `fixed`: file order in every round; biased by design, for showing that an A/A
+//!   experiment catches an order effect.
 //!
 //! A unit of the order is an *execution*: one server process. Ordinary variants get one
 //! execution per trial (a fresh server each time). A hot-toggle variant shares the
@@ -113,7 +115,7 @@ pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> 
                 e.2.reverse();
             }
         }
-        Order::Abba => {}
+        Order::Abba | Order::Fixed => {}
     }
     let mut position = 0;
     execs

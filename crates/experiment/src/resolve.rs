@@ -105,10 +105,11 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
     let order = match e.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
         None | Some(("rmit", _)) => Order::Rmit,
         Some(("abba", _)) => Order::Abba,
+        Some(("fixed", _)) => Order::Fixed,
         Some((other, span)) => {
             return Err(cx.err(
                 span,
-                format!("expected \"rmit\" or \"abba\", found \"{other}\""),
+                format!("expected \"rmit\", \"abba\" or \"fixed\", found \"{other}\""),
             ))
         }
     };

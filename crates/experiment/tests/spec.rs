@@ -76,7 +76,7 @@ fn type_errors_and_bad_values_name_line_and_key() {
     let err = parse(&text).unwrap_err();
     assert!(
         err.to_string()
-            .contains("expected \"rmit\" or \"abba\", found \"abab\""),
+            .contains("expected \"rmit\", \"abba\" or \"fixed\", found \"abab\""),
         "{err}"
     );
     assert_eq!(err.line, Some(7));
@@ -220,6 +220,20 @@ fn abba_alternates() {
     assert_eq!(v(0), [0, 1]);
     assert_eq!(v(1), [1, 0]);
     assert_eq!(v(2), [0, 1]);
+}
+
+#[test]
+fn fixed_runs_file_order_in_every_round_and_attempt() {
+    let e = parse(&BASIC.replace("seed = 42", "seed = 42\norder = \"fixed\"")).unwrap();
+    for r in 0..6 {
+        for attempt in 0..2 {
+            let v: Vec<usize> = plan::round_plan(&e, r, attempt)
+                .iter()
+                .map(|x| x.trials[0].variant)
+                .collect();
+            assert_eq!(v, [0, 1], "round {r} attempt {attempt}");
+        }
+    }
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub struct Knobs {
     pub drop_every: AtomicU64,
     pub garbage_every: AtomicU64,
     pub delay_us: AtomicU64,
+    /// A cold start: for the first `cold_ms` milliseconds after the server started, every
+    /// batch of work spins a further `cold_slowdown_milli_pct`/1000 % of its time.
+    pub cold_ms: AtomicU64,
+    pub cold_slowdown_milli_pct: AtomicU64,
     /// Counters for `INFO stats`.
     pub commands: AtomicU64,
     pub connections: AtomicU64,
@@ -58,7 +62,7 @@ pub struct Knobs {
 }
 
 /// The knob names of `CONFIG GET/SET`.
-pub const KNOBS: [&str; 7] = [
+pub const KNOBS: [&str; 9] = [
     "work-ns",
     "slowdown",
     "stall-ms",
@@ -66,6 +70,8 @@ pub const KNOBS: [&str; 7] = [
     "drop-every",
     "garbage-every",
     "delay-us",
+    "cold-ms",
+    "cold-slowdown",
 ];
 
 impl Knobs {
@@ -79,6 +85,8 @@ impl Knobs {
             drop_every: AtomicU64::new(cfg.drop_every),
             garbage_every: AtomicU64::new(cfg.garbage_every),
             delay_us: AtomicU64::new(cfg.delay_us),
+            cold_ms: AtomicU64::new(cfg.cold_ms),
+            cold_slowdown_milli_pct: AtomicU64::new((cfg.cold_slowdown_pct * 1000.0).round() as u64),
             commands: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             threads: cfg.threads,
@@ -104,6 +112,11 @@ impl Knobs {
             ("drop-every".into(), r(&self.drop_every).to_string()),
             ("garbage-every".into(), r(&self.garbage_every).to_string()),
             ("delay-us".into(), r(&self.delay_us).to_string()),
+            ("cold-ms".into(), r(&self.cold_ms).to_string()),
+            (
+                "cold-slowdown".into(),
+                format!("{}", r(&self.cold_slowdown_milli_pct) as f64 / 1000.0),
+            ),
             ("maxclients".into(), "100000".into()),
         ]
     }
@@ -130,6 +143,8 @@ impl Knobs {
             "drop-every" => store(&self.drop_every, num()?),
             "garbage-every" => store(&self.garbage_every, num()?),
             "delay-us" => store(&self.delay_us, num()?),
+            "cold-ms" => store(&self.cold_ms, num()?),
+            "cold-slowdown" => store(&self.cold_slowdown_milli_pct, num()? * 1000.0),
             _ => {
                 return Err(format!(
                     "unknown knob, expected one of {}",
@@ -159,6 +174,10 @@ pub struct Config {
     pub drop_every: u64,
     pub garbage_every: u64,
     pub delay_us: u64,
+    /// A cold start: the first `cold_ms` milliseconds after start run a further
+    /// `cold_slowdown_pct` % slower (a known order effect for whatever is measured first).
+    pub cold_ms: u64,
+    pub cold_slowdown_pct: f64,
 }
 
 impl Default for Config {
@@ -176,6 +195,8 @@ impl Default for Config {
             drop_every: 0,
             garbage_every: 0,
             delay_us: 0,
+            cold_ms: 0,
+            cold_slowdown_pct: 0.0,
         }
     }
 }
@@ -696,7 +717,11 @@ fn worker(
             }
         }
         // A known slowdown: spin pct % of the time this batch took.
-        let pct = knobs.slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+        let mut pct = knobs.slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+        let cold_ms = knobs.cold_ms.load(Ordering::Relaxed);
+        if cold_ms > 0 && knobs.started.elapsed() < Duration::from_millis(cold_ms) {
+            pct += knobs.cold_slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+        }
         if pct > 0.0 {
             let busy = busy_from.elapsed();
             spin((busy.as_nanos() as f64 * pct / 100.0) as u64);

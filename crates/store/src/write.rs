@@ -23,7 +23,7 @@ pub struct NewExperiment {
     pub name: String,
     pub seed: u64,
     pub rounds: u32,
-    /// `"rmit"` or `"abba"`.
+    /// `"rmit"`, `"abba"` or `"fixed"`.
     pub order_kind: String,
     pub primary_metric: String,
     pub margin: Option<f64>,

@@ -49,6 +49,12 @@ pub struct ServeArgs {
     /// Hold every reply back this many microseconds.
     #[arg(long, value_name = "US", default_value_t = 0)]
     pub delay_us: u64,
+    /// A cold start: the first MS milliseconds after start run --cold-slowdown % slower.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub cold_ms: u64,
+    /// How much slower the --cold-ms start is, percent (as --slowdown).
+    #[arg(long, value_name = "PCT", default_value_t = 0.0)]
+    pub cold_slowdown: f64,
 }
 
 /// Runs `resplab serve` until Ctrl-C (or SIGTERM).
@@ -71,6 +77,15 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             a.stall_every
         );
     }
+    if !(a.cold_slowdown >= 0.0 && a.cold_slowdown.is_finite()) {
+        anyhow::bail!(
+            "--cold-slowdown: expected a percentage >= 0, found {}",
+            a.cold_slowdown
+        );
+    }
+    if (a.cold_ms > 0) != (a.cold_slowdown > 0.0) {
+        anyhow::bail!("--cold-ms and --cold-slowdown go together: give both, or neither");
+    }
     if (a.stall > 0) != (a.stall_every > 0.0) {
         anyhow::bail!("--stall and --stall-every go together: give both, or neither");
     }
@@ -87,6 +102,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         drop_every: a.drop_every,
         garbage_every: a.garbage_every,
         delay_us: a.delay_us,
+        cold_ms: a.cold_ms,
+        cold_slowdown_pct: a.cold_slowdown,
     };
     let server = resplab_serve::start(&cfg)
         .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
