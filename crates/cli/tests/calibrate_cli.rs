@@ -115,6 +115,57 @@ pipeline = 1
         err.contains("this plan cannot show equivalence within the margin of ±0.01%"),
         "{err}"
     );
+
+    // The calibration as its own report: HTML with the budget plot inline, Markdown with
+    // it beside; an unknown id names what is stored.
+    let html = dir.path().join("cal.html");
+    let out = resplab()
+        .args(["report", "calibration:latest", "-o"])
+        .arg(&html)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("predicted MDE"),
+        "{page}"
+    );
+    let plans = cal["table"].as_array().unwrap();
+    assert_eq!(page.matches("<tr><td>").count(), plans.len());
+    assert!(page.contains("A/A check"), "{page}");
+    let md = dir.path().join("cal.md");
+    let out = resplab()
+        .args(["report", "calibration:1", "-o"])
+        .arg(&md)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("](cal-plots/budget.svg)"), "{text}");
+    assert!(dir.path().join("cal-plots/budget.svg").is_file());
+    let out = resplab()
+        .args(["report", "calibration:99", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no such calibration") && err.contains("stored: 1"),
+        "{err}"
+    );
 }
 
 #[test]

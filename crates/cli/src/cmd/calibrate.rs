@@ -1436,3 +1436,183 @@ fn render_validation(v: &Validation) -> String {
     );
     o
 }
+
+/// `resplab report calibration:ID|latest`: a stored calibration as its own report — what
+/// `calibrate` printed (noise, budget table, the A/A verdict), the budget as a plot of
+/// predicted MDE against wall time (one line per trial length), and the budget table.
+/// Markdown with the plot as an SVG file beside it, or one HTML file with it inline.
+///
+/// # Errors
+/// No store at `db`, no such calibration (the message lists the stored ones), a stored
+/// result this build cannot read, or an output that cannot be written.
+pub fn report(
+    db: &std::path::Path,
+    which: &str,
+    format: Option<super::report::ReportFormat>,
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    use super::report::ReportFormat;
+    use std::fmt::Write as _;
+    if !db.exists() {
+        bail!(
+            "--db {}: no result store there (run resplab calibrate first, or give --db)",
+            db.display()
+        );
+    }
+    let store =
+        Store::open(db).with_context(|| format!("opening the result store {}", db.display()))?;
+    let all = store.calibrations()?;
+    let known = || {
+        let ids: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
+        if ids.is_empty() {
+            "the store has no calibration".to_string()
+        } else {
+            format!("stored: {}", ids.join(", "))
+        }
+    };
+    let row = if which == "latest" {
+        all.iter()
+            .max_by_key(|c| (c.created_at_unix_ms, c.id))
+            .cloned()
+    } else {
+        let id: i64 = which.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "calibration:{which}: expected calibration:ID (a number) or calibration:latest"
+            )
+        })?;
+        all.iter().find(|c| c.id == id).cloned()
+    };
+    let Some(row) = row else {
+        bail!(
+            "calibration:{which}: no such calibration in {} ({})",
+            db.display(),
+            known()
+        );
+    };
+    let cal: Calibration = serde_json::from_value(row.result.clone()).with_context(|| {
+        format!(
+            "calibration {} was stored by a resplab whose calibration format this build cannot read",
+            row.id
+        )
+    })?;
+    let format = format.unwrap_or(
+        match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+            Some("md" | "markdown") => ReportFormat::Md,
+            _ => ReportFormat::Html,
+        },
+    );
+    let output = output.map(std::path::Path::to_path_buf).unwrap_or_else(|| {
+        std::path::PathBuf::from(format!(
+            "calibration-{}-report.{}",
+            row.id,
+            if format == ReportFormat::Md {
+                "md"
+            } else {
+                "html"
+            }
+        ))
+    });
+    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    // One line per trial length: (wall time in minutes, predicted MDE %) of each plan.
+    let mut lengths: Vec<f64> = cal.table.iter().map(|r| r.trial_sec).collect();
+    lengths.sort_by(f64::total_cmp);
+    lengths.dedup();
+    let series: Vec<resplab_report::plot::Series> = lengths
+        .iter()
+        .enumerate()
+        .map(|(i, t)| resplab_report::plot::Series {
+            name: format!("trials of {}", secs_text(*t)),
+            index: i,
+            points: cal
+                .table
+                .iter()
+                .filter(|r| r.trial_sec == *t)
+                .map(|r| (r.wall_sec / 60.0, r.mde_pct))
+                .collect(),
+        })
+        .collect();
+    let svg = resplab_report::plot::timeline::lines(
+        "budget",
+        &series,
+        "expected wall time of the experiment (min)",
+        "predicted MDE at 80 % power (%)",
+    )?;
+    let title = format!(
+        "Calibration {}: {} on {}",
+        row.id, cal.workload, cal.hostname
+    );
+    let mut table = String::new();
+    let _ = writeln!(table, "| rounds | trial | predicted MDE | wall time |");
+    let _ = writeln!(table, "|---:|---:|---:|---:|");
+    for r in &cal.table {
+        let _ = writeln!(
+            table,
+            "| {} | {} | {:.2} % | {} |",
+            r.rounds,
+            secs_text(r.trial_sec),
+            r.mde_pct,
+            secs_text(r.wall_sec)
+        );
+    }
+    let text = render(&cal, row.id, db);
+    let verdict = match &cal.biased {
+        Some(why) => format!("**The A/A check failed: the set-up is biased.** {why}"),
+        None => "The A/A check passed: the two copies of the same variant were not told apart."
+            .to_string(),
+    };
+    match format {
+        ReportFormat::Md => {
+            let stem = output
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("calibration")
+                .to_string();
+            let plot_dir = format!("{stem}-plots");
+            let base = output.parent().unwrap_or(std::path::Path::new(""));
+            std::fs::create_dir_all(base.join(&plot_dir)).with_context(|| {
+                format!(
+                    "cannot create the plot folder {}",
+                    base.join(&plot_dir).display()
+                )
+            })?;
+            std::fs::write(base.join(&plot_dir).join("budget.svg"), &svg)
+                .with_context(|| format!("cannot write {}/budget.svg", plot_dir))?;
+            let md = format!(
+                "# {title}\n\n{verdict}\n\n## Budget\n\n![predicted MDE against wall time]({plot_dir}/budget.svg)\n\n{table}\n## What calibrate measured\n\n```text\n{text}```\n"
+            );
+            file.finish(md.as_bytes())?;
+            println!(
+                "wrote {} and {}/budget.svg",
+                output.display(),
+                base.join(&plot_dir).display()
+            );
+        }
+        ReportFormat::Html => {
+            let esc = |t: &str| {
+                t.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            };
+            let mut rows = String::new();
+            for r in &cal.table {
+                let _ = write!(
+                    rows,
+                    "<tr><td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td></tr>",
+                    r.rounds,
+                    secs_text(r.trial_sec),
+                    r.mde_pct,
+                    secs_text(r.wall_sec)
+                );
+            }
+            let html = format!(
+                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>{t}</title><style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .6em;text-align:right}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto}}</style></head><body>\n<h1>{t}</h1>\n<p>{v}</p>\n<h2>Budget</h2>\n{svg}\n<table><tr><th>rounds</th><th>trial</th><th>predicted MDE</th><th>wall time</th></tr>{rows}</table>\n<h2>What calibrate measured</h2>\n<pre>{pre}</pre>\n</body></html>\n",
+                t = esc(&title),
+                v = esc(&verdict).replace("**", ""),
+                pre = esc(&text),
+            );
+            file.finish(html.as_bytes())?;
+            println!("wrote {}", output.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

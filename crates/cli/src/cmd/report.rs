@@ -39,8 +39,9 @@ pub enum ReportFormat {
 /// Arguments of `resplab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A stored experiment (`NAME` or `db:NAME`), or result files as `compare` takes them
-    /// (`[label=]FILE`; files with the same label are trials of one variant).
+    /// A stored experiment (`NAME` or `db:NAME`), a stored calibration
+    /// (`calibration:ID` or `calibration:latest`), or result files as `compare` takes
+    /// them (`[label=]FILE`; files with the same label are trials of one variant).
     #[arg(required = true, value_name = "NAME|FILE")]
     pub inputs: Vec<String>,
     /// The result store holding stored experiments.
@@ -73,6 +74,11 @@ pub struct ReportArgs {
 /// Bad flags, an unknown experiment, unreadable inputs or an output that cannot be
 /// written; the message names the flag, file or experiment.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    if let [one] = args.inputs.as_slice() {
+        if let Some(which) = one.strip_prefix("calibration:") {
+            return super::calibrate::report(&args.db, which, args.format, args.output.as_deref());
+        }
+    }
     super::compare::check_confidence_and_margin(args.confidence, args.margin)?;
     let stored = stored_name(&args.inputs);
     let (mut input, default_stem) = match &stored {

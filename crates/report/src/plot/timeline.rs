@@ -22,6 +22,27 @@ pub struct Timeline<'a> {
 /// # Errors
 /// [`PlotError`] when no series has a point or drawing fails.
 pub fn render(p: &Timeline<'_>) -> Result<String, PlotError> {
+    lines(
+        "per-second series",
+        p.series,
+        "time since the measured part began (s)",
+        p.y_desc,
+    )
+}
+
+/// A line plot of named series over a common x axis starting at 0 (each series drawn
+/// with its variant's colour and markers): the per-second series, and a calibration's
+/// predicted MDE against wall time.
+///
+/// # Errors
+/// [`PlotError`] (named `plot`) when no series has a point or drawing fails.
+pub fn lines(
+    plot: &str,
+    series: &[Series],
+    x_desc: &str,
+    y_desc: &str,
+) -> Result<String, PlotError> {
+    let p = Timeline { series, y_desc };
     let pts = p
         .series
         .iter()
@@ -32,8 +53,8 @@ pub fn render(p: &Timeline<'_>) -> Result<String, PlotError> {
     let ymin = pts.map(|q| q.1).fold(f64::INFINITY, f64::min);
     if !tmax.is_finite() {
         return Err(PlotError::new(
-            "per-second series",
-            "expected at least one second, found none",
+            plot,
+            "expected at least one point, found none",
         ));
     }
     let (ylo, yhi) = padded(ymin, ymax, true);
@@ -43,7 +64,7 @@ pub fn render(p: &Timeline<'_>) -> Result<String, PlotError> {
         .filter(|s| !s.points.is_empty())
         .map(|s| (s.name.clone(), s.index))
         .collect();
-    render_svg("per-second series", &legend, |area| {
+    render_svg(plot, &legend, |area| {
         let mut chart = ChartBuilder::on(area)
             .margin_left(8)
             .margin_right(24)
@@ -53,7 +74,7 @@ pub fn render(p: &Timeline<'_>) -> Result<String, PlotError> {
             .build_cartesian_2d(0f64..(tmax.max(1.0) * 1.04), ylo..yhi)?;
         chart
             .configure_mesh()
-            .x_desc("time since the measured part began (s)")
+            .x_desc(x_desc)
             .y_desc(p.y_desc)
             .x_label_formatter(&|v| tick_number(*v))
             .y_label_formatter(&|v| tick_number(*v))
