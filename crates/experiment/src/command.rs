@@ -11,15 +11,14 @@
 //! prints nothing or prints something its format does not describe — becomes a reason
 //! that makes the trial invalid; nothing here aborts the run.
 
+use crate::launch::Captured;
 use crate::model::{CommandRun, OutputFormat};
 use crate::words::{split_words, substitute};
 use resplab_engine::StopToken;
 use resplab_results::import::{self, Ctx, Format, Interner, PlainOptions};
 use resplab_store::MetricRow;
 use std::collections::BTreeMap;
-use std::io::Read as _;
-use std::os::unix::process::CommandExt as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -93,17 +92,13 @@ pub fn execute(
     };
     let mut cmd = Command::new(program);
     cmd.args(args)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     if let Some(dir) = &filled.cwd {
         cmd.current_dir(dir);
     }
     let cpu_before = children_cpu_sec();
     let t0 = Instant::now();
-    let mut child = match cmd.spawn() {
+    let mut cap = match Captured::spawn(&mut cmd, STDOUT_LIMIT, STDERR_LIMIT) {
         Ok(c) => c,
         Err(e) => {
             let cwd = filled
@@ -115,25 +110,8 @@ pub fn execute(
             return out;
         }
     };
-    let reader = |s: Option<Box<dyn std::io::Read + Send>>, limit: u64| {
-        std::thread::spawn(move || {
-            let mut b = Vec::new();
-            if let Some(s) = s {
-                let _ = s.take(limit).read_to_end(&mut b);
-            }
-            b
-        })
-    };
-    let so = reader(
-        child.stdout.take().map(|s| Box::new(s) as Box<_>),
-        STDOUT_LIMIT,
-    );
-    let se = reader(
-        child.stderr.take().map(|s| Box::new(s) as Box<_>),
-        STDERR_LIMIT,
-    );
     let status = loop {
-        match child.try_wait() {
+        match cap.child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) => {}
             Err(e) => {
@@ -150,18 +128,14 @@ pub fn execute(
                     timeout.as_secs_f64()
                 ));
             }
-            crate::launch::kill_group(child.id());
-            let _ = child.kill();
-            let _ = child.wait();
             break None;
         }
         std::thread::sleep(Duration::from_millis(5));
     };
     out.wall = t0.elapsed();
-    // The group may have left processes holding the pipes open: kill it before reading.
-    crate::launch::kill_group(child.id());
-    out.stdout = so.join().unwrap_or_default();
-    out.stderr = se.join().unwrap_or_default();
+    let (stdout, stderr) = cap.finish();
+    out.stdout = stdout;
+    out.stderr = stderr;
     out.cpu_sec = match (cpu_before, children_cpu_sec()) {
         (Some(a), Some(b)) if b >= a => Some(b - a),
         _ => None,
@@ -289,13 +263,6 @@ fn children_cpu_sec() -> Option<f64> {
     let cutime: f64 = fields.get(13)?.parse().ok()?;
     let cstime: f64 = fields.get(14)?.parse().ok()?;
     Some((cutime + cstime) / 100.0)
-}
-
-/// The last `n` lines of `bytes`, for messages.
-pub fn last_lines(bytes: &[u8], n: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 #[cfg(test)]

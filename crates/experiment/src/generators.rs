@@ -9,13 +9,12 @@
 //! the runner stores the trial as invalid (with what the other shards measured) and runs
 //! the round again as for any invalid trial.
 
+use crate::launch::{last_lines, Captured};
 use crate::model::Generator;
 use crate::words::{split_words, substitute};
 use resplab_engine::StopToken;
 use resplab_results::RunRecord;
-use std::io::Read as _;
-use std::os::unix::process::CommandExt as _;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// One shard's command, as it will be run.
@@ -98,13 +97,8 @@ pub fn shard_commands(
     Ok(out)
 }
 
-/// A started shard: its command's index, the process, and the readers of its output.
-type Running = (
-    usize,
-    Child,
-    std::thread::JoinHandle<Vec<u8>>,
-    std::thread::JoinHandle<Vec<u8>>,
-);
+/// A started shard: its command's index and the process with its output readers.
+type Running = (usize, Captured);
 
 /// Runs every shard command at once and collects the results, killing all of them when
 /// `timeout` passes or `stop` fires. `env` is added to each launcher's environment (the
@@ -122,35 +116,10 @@ pub fn run_shards(
         let Some((program, args)) = c.argv.split_first() else {
             continue;
         };
-        let spawned = Command::new(program)
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group: a stop kills the launcher and what it started.
-            .process_group(0)
-            .spawn();
-        match spawned {
-            Ok(mut child) => {
-                let mut so = child.stdout.take();
-                let mut se = child.stderr.take();
-                let out = std::thread::spawn(move || {
-                    let mut b = Vec::new();
-                    if let Some(s) = so.as_mut() {
-                        let _ = s.take(1 << 30).read_to_end(&mut b);
-                    }
-                    b
-                });
-                let err = std::thread::spawn(move || {
-                    let mut b = Vec::new();
-                    if let Some(s) = se.as_mut() {
-                        let _ = s.take(1 << 20).read_to_end(&mut b);
-                    }
-                    b
-                });
-                running.push((i, child, out, err));
-            }
+        let mut cmd = Command::new(program);
+        cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+        match Captured::spawn(&mut cmd, 1 << 30, 1 << 20) {
+            Ok(cap) => running.push((i, cap)),
             Err(e) => results.failures.push(format!(
                 "generator {} (shard {}): cannot start `{program}`: {e}",
                 c.host, c.shard
@@ -161,9 +130,9 @@ pub fn run_shards(
     let mut status: Vec<Option<std::process::ExitStatus>> = vec![None; running.len()];
     loop {
         let mut all_done = true;
-        for (k, (_, child, _, _)) in running.iter_mut().enumerate() {
+        for (k, (_, cap)) in running.iter_mut().enumerate() {
             if status[k].is_none() {
-                match child.try_wait() {
+                match cap.child.try_wait() {
                     Ok(Some(s)) => status[k] = Some(s),
                     Ok(None) => all_done = false,
                     Err(_) => all_done = false,
@@ -175,15 +144,11 @@ pub fn run_shards(
         }
         let stopped = stop.is_stopped();
         if stopped || Instant::now() >= deadline {
-            for (k, (_, child, _, _)) in running.iter_mut().enumerate() {
-                if status[k].is_none() {
-                    kill_group(child);
-                }
-            }
+            // What is still running is killed by `finish` below.
             if stopped {
                 results.interrupted = true;
             } else {
-                for (k, (i, _, _, _)) in running.iter().enumerate() {
+                for (k, (i, _)) in running.iter().enumerate() {
                     if status[k].is_none() {
                         let c = &commands[*i];
                         results.failures.push(format!(
@@ -200,10 +165,9 @@ pub fn run_shards(
         std::thread::sleep(Duration::from_millis(20));
     }
     let version = env!("CARGO_PKG_VERSION");
-    for (k, (i, mut child, out, err)) in running.into_iter().enumerate() {
-        let st = status[k].or_else(|| child.wait().ok());
-        let stdout = out.join().unwrap_or_default();
-        let stderr = err.join().unwrap_or_default();
+    for (k, (i, cap)) in running.into_iter().enumerate() {
+        let st = status[k];
+        let (stdout, stderr) = cap.finish();
         let c = &commands[i];
         if results.interrupted || st.is_none() {
             continue;
@@ -257,19 +221,6 @@ pub fn run_shards(
         }
     }
     results
-}
-
-/// Kills a child's whole process group (a launcher and what it started).
-fn kill_group(child: &mut Child) {
-    crate::launch::kill_group(child.id());
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-fn last_lines(bytes: &[u8], n: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" / ")
 }
 
 #[cfg(test)]

@@ -354,6 +354,71 @@ pub fn reap_orphans() -> Vec<Orphan> {
 }
 
 /// The server named by a run directory's pid file, if that very process still runs.
+/// A child started in its own process group with its standard output and error read by
+/// two threads (each up to a limit), so a chatty child never blocks on a full pipe.
+#[derive(Debug)]
+pub struct Captured {
+    pub child: Child,
+    stdout: std::thread::JoinHandle<Vec<u8>>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Captured {
+    /// Spawns `cmd` (stdin closed, stdout and stderr piped, its own process group).
+    ///
+    /// # Errors
+    /// When the program cannot be started.
+    pub fn spawn(cmd: &mut Command, out_limit: u64, err_limit: u64) -> io::Result<Captured> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let reader = |s: Option<Box<dyn Read + Send>>, limit: u64| {
+            std::thread::spawn(move || {
+                let mut b = Vec::new();
+                if let Some(s) = s {
+                    let _ = s.take(limit).read_to_end(&mut b);
+                }
+                b
+            })
+        };
+        let stdout = reader(
+            child.stdout.take().map(|s| Box::new(s) as Box<_>),
+            out_limit,
+        );
+        let stderr = reader(
+            child.stderr.take().map(|s| Box::new(s) as Box<_>),
+            err_limit,
+        );
+        Ok(Captured {
+            child,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Kills the child's whole group (what it started may still hold the pipes open) and
+    /// returns what it printed: (stdout, stderr).
+    pub fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
+        kill_group(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (
+            self.stdout.join().unwrap_or_default(),
+            self.stderr.join().unwrap_or_default(),
+        )
+    }
+}
+
+/// The last `n` non-empty lines of `bytes`, joined by ` | `, for messages.
+pub fn last_lines(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
 /// Sends SIGKILL to the process group `pgid` leads (a launcher or server and what it
 /// started), with the `kill` command.
 ///

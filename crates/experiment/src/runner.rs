@@ -787,9 +787,9 @@ impl Runner<'_> {
                 )
             }
             Err(reason) => {
-                let tail = crate::command::last_lines(&finished.stderr, 3);
+                let tail = crate::launch::last_lines(&finished.stderr, 3);
                 let tail = if tail.is_empty() {
-                    crate::command::last_lines(&finished.stdout, 3)
+                    crate::launch::last_lines(&finished.stdout, 3)
                 } else {
                     tail
                 };
@@ -1176,7 +1176,7 @@ fn before_phase(exp: &Experiment, stop: &StopToken) -> Result<String, RunError> 
             hook: "before_phase".into(),
             command: cmd.clone(),
             reason: f,
-            output: crate::command::last_lines(&done.stderr, 5),
+            output: crate::launch::last_lines(&done.stderr, 5),
         }));
     }
     let mut record = String::from_utf8_lossy(&done.stdout).into_owned();
