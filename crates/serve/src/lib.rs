@@ -4,9 +4,10 @@
 //! bench catalog and memtier-style mixes send and what tools send on connect, and with
 //! **known effects and faults** that a real server does not have:
 //!
-//! - `work_ns`: a busy loop of that many nanoseconds per command, so a variant with
+//! - `work_ns`: a busy loop of that many nanoseconds of CPU per command, so a variant with
 //!   `work_ns + Δ` is slower by a known cost;
-//! - `slowdown_pct`: after every batch of work that took b, spin a further b·pct/100, so
+//! - `slowdown_pct`: after every batch of work that took b of CPU, spin a further
+//!   b·pct/100, so
 //!   the server's capacity is exactly 1/(1 + pct/100) of what it was at any load,
 //!   whatever its base cost;
 //! - `stall_ms` every `stall_every_s`: each worker thread stops answering for that long;
@@ -327,13 +328,34 @@ impl Conn {
     }
 }
 
-/// Busy-waits `ns` nanoseconds (0: nothing).
+/// CPU time this thread has used so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`; 0
+/// where the clock cannot be read).
+pub fn thread_cpu_ns() -> u64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
+}
+
+/// Busy-waits until this thread has used `ns` more nanoseconds of CPU (0: nothing).
+///
+/// CPU time, not wall time: a server thread that is preempted while it spins (a client
+/// on the same core, another job on the machine) still pays exactly `ns` of CPU, so a
+/// known cost stays the same cost however busy the machine is. Where the thread clock
+/// cannot be read, it spins on the wall clock.
 pub fn spin(ns: u64) {
     if ns == 0 {
         return;
     }
-    let until = Instant::now() + Duration::from_nanos(ns);
-    while Instant::now() < until {
+    let from = thread_cpu_ns();
+    if from == 0 {
+        let until = Instant::now() + Duration::from_nanos(ns);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        return;
+    }
+    while thread_cpu_ns().saturating_sub(from) < ns {
         std::hint::spin_loop();
     }
 }
@@ -617,7 +639,7 @@ fn worker(
         if poll.poll(&mut events, Some(timeout)).is_err() {
             continue;
         }
-        let busy_from = Instant::now();
+        let busy_from = thread_cpu_ns();
         while let Ok((mut stream, respb)) = rx.try_recv() {
             let i = slots.iter().position(Option::is_none).unwrap_or_else(|| {
                 slots.push(None);
@@ -723,8 +745,10 @@ fn worker(
             pct += knobs.cold_slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
         }
         if pct > 0.0 {
-            let busy = busy_from.elapsed();
-            spin((busy.as_nanos() as f64 * pct / 100.0) as u64);
+            // CPU time of this batch: under preemption its wall time would overstate
+            // the work and make the slowdown larger than asked.
+            let busy = thread_cpu_ns().saturating_sub(busy_from);
+            spin((busy as f64 * pct / 100.0) as u64);
         }
     }
 }
