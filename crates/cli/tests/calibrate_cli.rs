@@ -281,3 +281,75 @@ format = "resplab"
         "the A/A comparison should find a-again faster (the order effect): {row}"
     );
 }
+
+/// `resplab calibrate` checks a set-up as the user runs it: given an experiment file whose
+/// order is fixed and whose one server per round starts cold, its A/A verdict says the
+/// set-up is biased and names both causes. With the order randomized the cold start
+/// would fall on either copy and the A/A comparison would not claim a difference.
+#[test]
+fn calibrate_finds_a_fixed_order_with_a_cold_server_biased() {
+    let bin = assert_cmd::cargo::cargo_bin("resplab");
+    let bin = bin.display();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("biased.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "biased"
+order = "fixed"
+warmup = "0s"
+
+[server]
+command = "{bin} serve --port {{port}} --cold-ms 500 --cold-slowdown 100"
+per = "round"
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "set"
+tests = "set"
+clients = 20
+"#
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let out = resplab()
+        .args(["calibrate", "--experiment"])
+        .arg(&file)
+        .args([
+            "--workload",
+            "set",
+            "--budget",
+            "10s",
+            "--durations",
+            "0.3s",
+        ])
+        .args(["--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cal: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = &cal["noise"][0];
+    assert_eq!(n["aa_verdict"], "DIFFERENT", "{cal:#}");
+    assert!(n["aa_ci_low_pct"].as_f64().unwrap() > 10.0, "{n:#}");
+    let why = cal["biased"].as_str().expect("the set-up is called biased");
+    assert!(
+        why.contains("order = \"fixed\"") && why.contains("per = \"round\""),
+        "{why}"
+    );
+    assert!(cal["target"].as_str().unwrap().contains("one per round"));
+}

@@ -341,8 +341,9 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
             start_lead,
         });
     }
-    // A variant without a server runs command workloads only, has nothing to CONFIG
-    // SET, and nothing can be toggled inside it.
+    // A variant without a server runs command workloads only (bench workloads too when
+    // [server] gives it one), has nothing to CONFIG SET, and nothing can be toggled
+    // inside it.
     for v in &variants {
         let problem = if !matches!(v.server, ServerSource::None) {
             None
@@ -351,12 +352,12 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
                 "config",
                 "a variant with server = \"none\" has no server to CONFIG SET",
             ))
-        } else if let Some(w) = workloads.iter().find(|w: &&Workload| w.run.is_none()) {
-            let _ = w;
+        } else if shared_server.is_none() && workloads.iter().any(|w: &Workload| w.run.is_none()) {
             Some((
                 "server",
-                "a variant with server = \"none\" can only run command workloads (`run = \"…\"`); \
-                 a workload in the bench vocabulary needs a server",
+                "a variant with server = \"none\" and no [server] section can only run command \
+                 workloads (`run = \"…\"`); a workload in the bench vocabulary needs a server \
+                 (give the variant one, or add [server])",
             ))
         } else if let Some(t) = variants
             .iter()

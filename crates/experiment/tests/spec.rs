@@ -328,6 +328,14 @@ fn command_workload_mistakes_name_line_and_key() {
         assert!(err.contains(needle), "{to}: {err}");
         assert!(err.starts_with("exp.toml"), "{err}");
     }
+    // With [server], a bench workload of a server = "none" variant targets that server.
+    let e = parse(&format!(
+        "{}\n[server]\nper = \"round\"\n",
+        COMMAND.replace("run = \"./bench -h {host} -p {port}\"", "tests = \"set\"")
+    ))
+    .unwrap();
+    assert!(e.workloads[0].run.is_none());
+    assert!(e.shared_server.as_ref().unwrap().per_round);
     let err = parse(&format!("{COMMAND}\n[server]\nper = \"boot\"\n"))
         .unwrap_err()
         .to_string();

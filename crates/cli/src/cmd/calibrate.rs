@@ -374,6 +374,21 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
             "a fresh cluster of {masters} masters with {replicas} replicas each: {}",
             shell_join(command)
         ),
+        ServerSource::None if base.shared_server.is_some() => {
+            let sh = base
+                .shared_server
+                .as_ref()
+                .map_or(Vec::new(), |s| s.command.clone());
+            format!(
+                "[server] {} ({})",
+                shell_join(&sh),
+                if base.shared_server.as_ref().is_some_and(|s| s.per_round) {
+                    "one per round"
+                } else {
+                    "one per trial"
+                }
+            )
+        }
         ServerSource::Toggle { .. } | ServerSource::None => bail!(
             "--experiment: the baseline variant `{}` is a hot toggle or has no server; \
              calibrate needs a server command or an address (give --server or --address)",
@@ -688,7 +703,8 @@ fn aa_experiment(
     w.budget = TrialBudget::TestTime(trial);
     exp.workloads = vec![w];
     exp.rounds = rounds;
-    exp.order = Order::Rmit;
+    // The file's order stands (randomized unless it says "fixed"): calibrate checks the
+    // set-up as the user runs it, biases included.
     exp.seed = base.seed.wrapping_add(index as u64);
     exp.name = format!("calibrate-{stamp}-{}ms", trial.as_millis());
     exp
@@ -834,17 +850,47 @@ fn summarize(
             )
         })
         .collect();
+    // What in this set-up can make two copies of one variant differ.
+    let mut suspects = Vec::new();
+    if base.order == Order::Fixed {
+        suspects.push(format!(
+            "the order is fixed (order = \"fixed\"): `{}` runs first in every round, so \
+             whatever the first trial of a round meets (a cold server, cold caches) is \
+             always its share; use the randomized order",
+            VARIANTS[0]
+        ));
+    }
+    if base.shared_server.as_ref().is_some_and(|s| s.per_round)
+        && matches!(base.baseline().server, ServerSource::None)
+    {
+        suspects.push(
+            "one server serves the whole round ([server] per = \"round\"): the first trial \
+             of a round meets it freshly started, the second inherits its warm state and \
+             its data; a server per trial removes that"
+                .to_string(),
+        );
+    }
     let biased = (!different.is_empty()).then(|| {
-        format!(
-            "the A/A comparison claimed a difference between two runs of the same server \
-             ({}); with 5 % false positives per comparison this happens by chance in about \
-             1 of 20 lengths, more often it means a biased set-up: an order effect (the \
+        let general = "with 5 % false positives per comparison this happens by chance in \
+             about 1 of 20 lengths, more often it means a biased set-up: an order effect (the \
              first trial of a round warms caches the second inherits), a warm-up too short, \
              or a server that is not fresh for every trial (an address variant keeps its \
              state). Rerun; if it persists, lengthen --warmup, restart the server per trial, \
-             or pin the server and the client to their own CPUs",
-            different.join("; ")
-        )
+             or pin the server and the client to their own CPUs";
+        if suspects.is_empty() {
+            format!(
+                "the A/A comparison claimed a difference between two runs of the same server \
+                 ({}); {general}",
+                different.join("; ")
+            )
+        } else {
+            format!(
+                "the A/A comparison claimed a difference between two runs of the same server \
+                 ({}), and this set-up is biased by construction: {}. Beyond that, {general}",
+                different.join("; "),
+                suspects.join("; ")
+            )
+        }
     });
     let w = &base.workloads[workload];
     Calibration {
