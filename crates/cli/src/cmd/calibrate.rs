@@ -40,6 +40,9 @@ const MAX_ROUNDS: u32 = 200;
 const GUESS_OVERHEAD_SEC: f64 = 0.15;
 /// The two variants of the A/A experiment.
 const VARIANTS: [&str; 2] = ["a", "a-again"];
+/// The `workload_key` under which `--validate` results are stored in the calibrations
+/// table: no workload's fingerprint, so no experiment takes one for its noise.
+pub const VALIDATION_KEY: &str = "validate:resplab-serve";
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -1094,9 +1097,9 @@ fn render(c: &Calibration, id: i64, db: &std::path::Path) -> String {
 }
 
 /// One error-rate check of `--validate`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RateCheck {
-    pub name: &'static str,
+    pub name: String,
     /// Experiments (or, for coordinated omission, quantiles) checked.
     pub k: usize,
     pub hits: usize,
@@ -1109,9 +1112,10 @@ pub struct RateCheck {
     pub detail: String,
 }
 
-/// What `--validate` found.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// What `--validate` found; stored in the calibrations table under [`VALIDATION_KEY`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Validation {
+    pub hostname: String,
     pub trial_sec: f64,
     pub rounds: u32,
     /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent.
@@ -1140,10 +1144,10 @@ fn serve_experiment(
     let exe = std::env::current_exe().context("finding the resplab executable")?;
     let exe = shell_join(&[exe.display().to_string()]);
     let text = format!(
-        "[experiment]\nname = {}\nrounds = {rounds}\ntest_time = \"{trial}s\"\nwarmup = \"200ms\"\nseed = {seed}\nprimary_metric = \"ops_per_sec\"\n# One client thread saturates the server (where a slowdown is exact) near 85 % of its core.\nclient_cpu_limit = 1.0\n\n[[variant]]\nname = \"a\"\nserver = {}\n\n[[variant]]\nname = \"b\"\nserver = {}\n\n[[workload]]\nname = \"set\"\ntests = \"set\"\nclients = 50\npipeline = 16\nthreads = 1\n",
+        "[experiment]\nname = {}\nrounds = {rounds}\ntest_time = \"{trial}s\"\nwarmup = \"200ms\"\nseed = {seed}\nprimary_metric = \"ops_per_sec\"\n# One client thread saturates the server (where a slowdown is exact); 2 us of work per\n# command makes the server, not the client, the bottleneck by far.\nclient_cpu_limit = 1.0\n\n[[variant]]\nname = \"a\"\nserver = {}\n\n[[variant]]\nname = \"b\"\nserver = {}\n\n[[workload]]\nname = \"set\"\ntests = \"set\"\nclients = 50\npipeline = 16\nthreads = 1\n",
         toml_string(name),
-        toml_string(&format!("{exe} serve --port {{port}}")),
-        toml_string(&format!("{exe} serve --port {{port}}{extra}")),
+        toml_string(&format!("{exe} serve --port {{port}} --work-ns 2000")),
+        toml_string(&format!("{exe} serve --port {{port}} --work-ns 2000{extra}")),
     );
     let exp =
         resplab_experiment::resolve::parse("(calibrate --validate)", &text, &Overrides::default())
@@ -1207,11 +1211,13 @@ fn validate(
     let co_sec = 10.0;
     let spare = budget.as_secs_f64() - per_exp(cal_rounds) - co_sec;
     let k = ((spare / (2.0 * per_exp(rounds))).floor().max(0.0) as usize).min(a.validate_k);
-    if k < 10 {
+    // At least 10 experiments per check (or all of a smaller --validate-k).
+    let least = a.validate_k.min(10);
+    if k < least {
         bail!(
-            "--budget {}: too short for --validate: it needs about {} for 10 experiments per check of {rounds} rounds x {} trials (more with --validate-k {})",
+            "--budget {}: too short for --validate: it needs about {} for {least} experiments per check of {rounds} rounds x {} trials (more with --validate-k {})",
             secs_text(budget.as_secs_f64()),
-            secs_text(per_exp(cal_rounds) + co_sec + 20.0 * per_exp(rounds)),
+            secs_text(per_exp(cal_rounds) + co_sec + 2.0 * least as f64 * per_exp(rounds)),
             secs_text(trial),
             a.validate_k
         );
@@ -1317,7 +1323,7 @@ fn validate(
         let (lo, hi) = budget::clopper_pearson(hits, k, 0.95);
         let r = hits as f64 / k as f64;
         RateCheck {
-            name,
+            name: name.to_string(),
             k,
             hits,
             rate: r,
@@ -1329,6 +1335,7 @@ fn validate(
         }
     };
     let v = Validation {
+        hostname: resplab_engine::host::detect().hostname,
         trial_sec: trial,
         rounds,
         sd_log_ratio: sd,
@@ -1360,9 +1367,29 @@ fn validate(
         coordinated_omission: co,
         experiments: names,
     };
+    let id = store.insert_calibration(&NewCalibration {
+        hostname: v.hostname.clone(),
+        target: "resplab serve (calibrate --validate)".into(),
+        workload_key: VALIDATION_KEY.into(),
+        workload_name: "validate".into(),
+        metric: "ops_per_sec".into(),
+        result: serde_json::to_value(&v)?,
+    })?;
     let out = match a.format {
-        Format::Json => serde_json::to_string_pretty(&v)? + "\n",
-        Format::Text => render_validation(&v),
+        Format::Json => {
+            let mut j = serde_json::to_value(&v)?;
+            if let Some(o) = j.as_object_mut() {
+                o.insert("id".into(), id.into());
+            }
+            serde_json::to_string_pretty(&j)? + "\n"
+        }
+        Format::Text => {
+            render_validation(&v)
+                + &format!(
+                    "stored as calibration {id} in {} (resplab report calibration:{id})\n",
+                    a.db.db.display()
+                )
+        }
     };
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
     Ok(
@@ -1483,10 +1510,50 @@ fn render_validation(v: &Validation) -> String {
     o
 }
 
+/// The error-rate checks of a validation as table rows: check, hits of K, rate, 95 %
+/// interval, nominal, result; then the coordinated-omission quantiles.
+fn validation_rows(v: &Validation) -> Vec<[String; 6]> {
+    let mut rows: Vec<[String; 6]> = [&v.false_positives, &v.power, &v.coverage]
+        .into_iter()
+        .map(|c| {
+            [
+                c.name.clone(),
+                format!("{}/{}", c.hits, c.k),
+                format!("{:.1} %", 100.0 * c.rate),
+                format!("[{:.1} %, {:.1} %]", 100.0 * c.ci_low, 100.0 * c.ci_high),
+                format!("{:.0} %", 100.0 * c.nominal),
+                if c.pass { "PASS" } else { "FAIL" }.to_string(),
+            ]
+        })
+        .collect();
+    for (q, m, e, pass) in &v.coordinated_omission {
+        rows.push([
+            format!("coordinated omission {q}"),
+            String::new(),
+            format!("{m:.1} ms"),
+            String::new(),
+            format!("{e:.1} ms ± 10 %"),
+            if *pass { "PASS" } else { "FAIL" }.to_string(),
+        ]);
+    }
+    rows
+}
+
+const VALIDATION_HEAD: [&str; 6] = [
+    "check",
+    "hits",
+    "rate / measured",
+    "95 % interval",
+    "nominal / analytic",
+    "result",
+];
+
 /// `resplab report calibration:ID|latest`: a stored calibration as its own report — what
 /// `calibrate` printed (noise, budget table, the A/A verdict), the budget as a plot of
-/// predicted MDE against wall time (one line per trial length), and the budget table.
-/// Markdown with the plot as an SVG file beside it, or one HTML file with it inline.
+/// predicted MDE against wall time (one line per trial length), the budget table, and the
+/// error-rate checks of the newest `--validate` run on the same host. A stored
+/// `--validate` run has a report of its own (its checks and what it printed). Markdown
+/// with the plot as an SVG file beside it, or one HTML file with it inline.
 ///
 /// # Errors
 /// No store at `db`, no such calibration (the message lists the stored ones), a stored
@@ -1535,12 +1602,68 @@ pub fn report(
             known()
         );
     };
-    let cal: Calibration = serde_json::from_value(row.result.clone()).with_context(|| {
+    let unreadable = || {
         format!(
             "calibration {} was stored by a resplab whose calibration format this build cannot read",
             row.id
         )
-    })?;
+    };
+    let is_validation = |r: &resplab_store::CalibrationRow| r.workload_key == VALIDATION_KEY;
+    // The page: title, the verdict paragraph, the budget (plot and table) of a
+    // calibration, the error-rate checks, and what calibrate printed.
+    let (title, verdict, budget, checks, text) = if is_validation(&row) {
+        let v: Validation = serde_json::from_value(row.result.clone()).with_context(unreadable)?;
+        let pass = v.false_positives.pass && v.power.pass && v.coverage.pass && v.co_pass;
+        (
+            format!("Validation {}: resplab serve on {}", row.id, v.hostname),
+            if pass {
+                "Every error-rate check passed: on this machine the verdicts say what they claim."
+                    .to_string()
+            } else {
+                "**An error-rate check failed**: on this machine, read verdicts with the failed check in mind (docs/calibrate.md says what each means and what to do)."
+                    .to_string()
+            },
+            None,
+            Some((row.id, v.clone())),
+            render_validation(&v),
+        )
+    } else {
+        let cal: Calibration =
+            serde_json::from_value(row.result.clone()).with_context(unreadable)?;
+        let checks = all
+            .iter()
+            .filter(|r| is_validation(r) && r.hostname == row.hostname)
+            .max_by_key(|r| (r.created_at_unix_ms, r.id))
+            .and_then(|r| {
+                serde_json::from_value::<Validation>(r.result.clone())
+                    .ok()
+                    .map(|v| (r.id, v))
+            });
+        (
+            format!(
+                "Calibration {}: {} on {}",
+                row.id, cal.workload, cal.hostname
+            ),
+            match &cal.biased {
+                Some(why) => format!("**The A/A check failed: the set-up is biased.** {why}"),
+                None => {
+                    "The A/A check passed: the two copies of the same variant were not told apart."
+                        .to_string()
+                }
+            },
+            Some(budget_plot(&cal)?),
+            checks,
+            render(&cal, row.id, db),
+        )
+    };
+    let checks_intro = |id: i64, v: &Validation| {
+        format!(
+            "From `resplab calibrate --validate` (calibration {id}): {} rounds x {} trials per experiment against resplab serve, a true effect of {:.2} % for the power and coverage checks.",
+            v.rounds,
+            secs_text(v.trial_sec),
+            v.true_effect_pct
+        )
+    };
     let format = format.unwrap_or(
         match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
             Some("md" | "markdown") => ReportFormat::Md,
@@ -1559,7 +1682,117 @@ pub fn report(
         ))
     });
     let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
-    // One line per trial length: (wall time in minutes, predicted MDE %) of each plan.
+    let no_checks = "No `resplab calibrate --validate` run of this host is stored: run one to see the tool's error rates here.";
+    match format {
+        ReportFormat::Md => {
+            let mut md = format!("# {title}\n\n{verdict}\n\n");
+            let mut wrote = vec![output.display().to_string()];
+            if let Some((svg, plans)) = &budget {
+                let stem = output
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("calibration")
+                    .to_string();
+                let plot_dir = format!("{stem}-plots");
+                let base = output.parent().unwrap_or(std::path::Path::new(""));
+                std::fs::create_dir_all(base.join(&plot_dir)).with_context(|| {
+                    format!(
+                        "cannot create the plot folder {}",
+                        base.join(&plot_dir).display()
+                    )
+                })?;
+                std::fs::write(base.join(&plot_dir).join("budget.svg"), svg)
+                    .with_context(|| format!("cannot write {plot_dir}/budget.svg"))?;
+                wrote.push(format!("{}/budget.svg", base.join(&plot_dir).display()));
+                let _ = writeln!(
+                    md,
+                    "## Budget\n\n![predicted MDE against wall time]({plot_dir}/budget.svg)\n\n| rounds | trial | predicted MDE | wall time |\n|---:|---:|---:|---:|"
+                );
+                for r in plans {
+                    let _ = writeln!(md, "| {} | {} | {} | {} |", r[0], r[1], r[2], r[3]);
+                }
+                md.push('\n');
+            }
+            md.push_str("## Error-rate checks\n\n");
+            match &checks {
+                Some((id, v)) => {
+                    let _ = writeln!(
+                        md,
+                        "{}\n\n| {} |\n|---|---:|---:|---:|---:|---|",
+                        checks_intro(*id, v),
+                        VALIDATION_HEAD.join(" | ")
+                    );
+                    for r in validation_rows(v) {
+                        let _ = writeln!(md, "| {} |", r.join(" | "));
+                    }
+                    md.push('\n');
+                }
+                None => {
+                    let _ = writeln!(md, "{no_checks}\n");
+                }
+            }
+            let _ = write!(md, "## What calibrate printed\n\n```text\n{text}```\n");
+            file.finish(md.as_bytes())?;
+            println!("wrote {}", wrote.join(" and "));
+        }
+        ReportFormat::Html => {
+            let esc = |t: &str| {
+                t.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            };
+            let cells = |tag: &str, r: &[String]| {
+                r.iter()
+                    .map(|c| format!("<{tag}>{}</{tag}>", esc(c)))
+                    .collect::<String>()
+            };
+            let mut body = String::new();
+            if let Some((svg, plans)) = &budget {
+                let _ = write!(
+                    body,
+                    "<h2>Budget</h2>\n{svg}\n<table><tr><th>rounds</th><th>trial</th><th>predicted MDE</th><th>wall time</th></tr>"
+                );
+                for r in plans {
+                    let _ = write!(body, "<tr>{}</tr>", cells("td", r));
+                }
+                body.push_str("</table>\n");
+            }
+            body.push_str("<h2>Error-rate checks</h2>\n");
+            match &checks {
+                Some((id, v)) => {
+                    let head: Vec<String> =
+                        VALIDATION_HEAD.iter().map(|h| (*h).to_string()).collect();
+                    let _ = write!(
+                        body,
+                        "<p>{}</p>\n<table class=\"checks\"><tr>{}</tr>",
+                        esc(&checks_intro(*id, v)).replace('`', ""),
+                        cells("th", &head)
+                    );
+                    for r in validation_rows(v) {
+                        let _ = write!(body, "<tr>{}</tr>", cells("td", &r));
+                    }
+                    body.push_str("</table>\n");
+                }
+                None => {
+                    let _ = writeln!(body, "<p>{}</p>", esc(no_checks).replace('`', ""));
+                }
+            }
+            let html = format!(
+                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>{t}</title><style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .6em;text-align:right}}table.checks td:first-child{{text-align:left}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto}}</style></head><body>\n<h1>{t}</h1>\n<p>{v}</p>\n{body}<h2>What calibrate printed</h2>\n<pre>{pre}</pre>\n</body></html>\n",
+                t = esc(&title),
+                v = esc(&verdict).replace("**", ""),
+                pre = esc(&text),
+            );
+            file.finish(html.as_bytes())?;
+            println!("wrote {}", output.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The budget of a calibration as an SVG plot of predicted MDE against wall time (one
+/// line per trial length) and its table's rows (rounds, trial, MDE, wall time).
+fn budget_plot(cal: &Calibration) -> anyhow::Result<(String, Vec<[String; 4]>)> {
     let mut lengths: Vec<f64> = cal.table.iter().map(|r| r.trial_sec).collect();
     lengths.sort_by(f64::total_cmp);
     lengths.dedup();
@@ -1583,82 +1816,17 @@ pub fn report(
         "expected wall time of the experiment (min)",
         "predicted MDE at 80 % power (%)",
     )?;
-    let title = format!(
-        "Calibration {}: {} on {}",
-        row.id, cal.workload, cal.hostname
-    );
-    let mut table = String::new();
-    let _ = writeln!(table, "| rounds | trial | predicted MDE | wall time |");
-    let _ = writeln!(table, "|---:|---:|---:|---:|");
-    for r in &cal.table {
-        let _ = writeln!(
-            table,
-            "| {} | {} | {:.2} % | {} |",
-            r.rounds,
-            secs_text(r.trial_sec),
-            r.mde_pct,
-            secs_text(r.wall_sec)
-        );
-    }
-    let text = render(&cal, row.id, db);
-    let verdict = match &cal.biased {
-        Some(why) => format!("**The A/A check failed: the set-up is biased.** {why}"),
-        None => "The A/A check passed: the two copies of the same variant were not told apart."
-            .to_string(),
-    };
-    match format {
-        ReportFormat::Md => {
-            let stem = output
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("calibration")
-                .to_string();
-            let plot_dir = format!("{stem}-plots");
-            let base = output.parent().unwrap_or(std::path::Path::new(""));
-            std::fs::create_dir_all(base.join(&plot_dir)).with_context(|| {
-                format!(
-                    "cannot create the plot folder {}",
-                    base.join(&plot_dir).display()
-                )
-            })?;
-            std::fs::write(base.join(&plot_dir).join("budget.svg"), &svg)
-                .with_context(|| format!("cannot write {}/budget.svg", plot_dir))?;
-            let md = format!(
-                "# {title}\n\n{verdict}\n\n## Budget\n\n![predicted MDE against wall time]({plot_dir}/budget.svg)\n\n{table}\n## What calibrate measured\n\n```text\n{text}```\n"
-            );
-            file.finish(md.as_bytes())?;
-            println!(
-                "wrote {} and {}/budget.svg",
-                output.display(),
-                base.join(&plot_dir).display()
-            );
-        }
-        ReportFormat::Html => {
-            let esc = |t: &str| {
-                t.replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;")
-            };
-            let mut rows = String::new();
-            for r in &cal.table {
-                let _ = write!(
-                    rows,
-                    "<tr><td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td></tr>",
-                    r.rounds,
-                    secs_text(r.trial_sec),
-                    r.mde_pct,
-                    secs_text(r.wall_sec)
-                );
-            }
-            let html = format!(
-                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>{t}</title><style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2em .6em;text-align:right}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto}}</style></head><body>\n<h1>{t}</h1>\n<p>{v}</p>\n<h2>Budget</h2>\n{svg}\n<table><tr><th>rounds</th><th>trial</th><th>predicted MDE</th><th>wall time</th></tr>{rows}</table>\n<h2>What calibrate measured</h2>\n<pre>{pre}</pre>\n</body></html>\n",
-                t = esc(&title),
-                v = esc(&verdict).replace("**", ""),
-                pre = esc(&text),
-            );
-            file.finish(html.as_bytes())?;
-            println!("wrote {}", output.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let rows = cal
+        .table
+        .iter()
+        .map(|r| {
+            [
+                r.rounds.to_string(),
+                secs_text(r.trial_sec),
+                format!("{:.2} %", r.mde_pct),
+                secs_text(r.wall_sec),
+            ]
+        })
+        .collect();
+    Ok((svg, rows))
 }
