@@ -15,6 +15,17 @@ fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Runs `resplab ARGS --db DB`, which must succeed, and returns what it printed as JSON.
+fn json_of(args: &[&str], db: &std::path::Path) -> Value {
+    let out = resplab().args(args).arg("--db").arg(db).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn resplab() -> Command {
     let mut c = Command::cargo_bin("resplab").expect("binary built");
     c.timeout(std::time::Duration::from_secs(180));
@@ -26,18 +37,22 @@ fn a_short_calibration_gives_noise_a_monotone_budget_table_and_an_aa_verdict() {
     let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = resplab()
-        .args(["calibrate", "--budget", "14s", "--durations", "0.2s,0.4s"])
-        .args(["--warmup", "0s", "-c", "4", "--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cal = json_of(
+        &[
+            "calibrate",
+            "--budget",
+            "14s",
+            "--durations",
+            "0.2s,0.4s",
+            "--warmup",
+            "0s",
+            "-c",
+            "4",
+            "--format",
+            "json",
+        ],
+        &db,
     );
-    let cal: Value = serde_json::from_slice(&out.stdout).unwrap();
     let noise = cal["noise"].as_array().unwrap();
     assert_eq!(noise.len(), 2, "{cal:#}");
     for n in noise {
@@ -341,27 +356,23 @@ clients = 20
     )
     .unwrap();
     let db = dir.path().join("r.db");
-    let out = resplab()
-        .args(["calibrate", "--experiment"])
-        .arg(&file)
-        .args([
+    let file = file.display().to_string();
+    let cal = json_of(
+        &[
+            "calibrate",
+            "--experiment",
+            &file,
             "--workload",
             "set",
             "--budget",
             "10s",
             "--durations",
             "0.3s",
-        ])
-        .args(["--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            "--format",
+            "json",
+        ],
+        &db,
     );
-    let cal: Value = serde_json::from_slice(&out.stdout).unwrap();
     let n = &cal["noise"][0];
     assert_eq!(n["aa_verdict"], "DIFFERENT", "{cal:#}");
     assert!(n["aa_ci_low_pct"].as_f64().unwrap() > 10.0, "{n:#}");
@@ -429,16 +440,21 @@ fn validate_results_are_stored_and_reported() {
     }
 
     // A calibration of the same host shows them; the validation is not its noise.
-    let out = resplab()
-        .args(["calibrate", "--budget", "8s", "--durations", "0.2s"])
-        .args(["--warmup", "0s", "-c", "4", "--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    json_of(
+        &[
+            "calibrate",
+            "--budget",
+            "8s",
+            "--durations",
+            "0.2s",
+            "--warmup",
+            "0s",
+            "-c",
+            "4",
+            "--format",
+            "json",
+        ],
+        &db,
     );
     let html = dir.path().join("cal.html");
     resplab()
@@ -469,18 +485,22 @@ fn the_budget_prediction_matches_the_mde_of_follow_up_experiments() {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = resplab()
-        .args(["calibrate", "--budget", "30s", "--durations", "0.2s"])
-        .args(["--warmup", "0s", "-c", "4", "--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cal = json_of(
+        &[
+            "calibrate",
+            "--budget",
+            "30s",
+            "--durations",
+            "0.2s",
+            "--warmup",
+            "0s",
+            "-c",
+            "4",
+            "--format",
+            "json",
+        ],
+        &db,
     );
-    let cal: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (rounds, trial) = (20u32, 0.2);
     let predicted = cal["table"]
         .as_array()

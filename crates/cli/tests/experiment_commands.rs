@@ -404,6 +404,34 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         "{cmp}"
     );
     assert!(cmp.contains("before_phase: Linux"), "{cmp}");
+    // Every row of the table carries the mark, and each row's warnings say it.
+    let rows: Vec<&str> = cmp.lines().filter(|l| l.starts_with("set-get ")).collect();
+    assert!(!rows.is_empty(), "{cmp}");
+    for r in &rows {
+        assert!(r.contains("(not interleaved)"), "{r}");
+    }
+    let json: serde_json::Value = serde_json::from_slice(
+        &resplab(&[
+            "compare",
+            "db:kernels-phased",
+            "--db",
+            &db,
+            "--format",
+            "json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    for row in json["rows"].as_array().unwrap() {
+        assert!(
+            row["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["kind"] == "not_interleaved"),
+            "{row}"
+        );
+    }
     let md = dir.path().join("k.md");
     let out = resplab(&[
         "report",

@@ -60,6 +60,9 @@ pub struct ResplabOptions {
     pub confidence: f64,
     /// Equivalence margin in percent, if any.
     pub margin_pct: Option<f64>,
+    /// Labels whose trials ran in other phases than the baseline's (a phased experiment):
+    /// their rows are paired by round number only, and say so.
+    pub not_interleaved: Vec<String>,
 }
 
 impl Default for ResplabOptions {
@@ -67,6 +70,7 @@ impl Default for ResplabOptions {
         ResplabOptions {
             confidence: 0.95,
             margin_pct: None,
+            not_interleaved: Vec::new(),
         }
     }
 }
@@ -745,6 +749,16 @@ fn compare_one(
             verdict: Verdict::from_stats(l.verdict, metric.direction),
         })
         .collect();
+    if row.paired && opts.not_interleaved.iter().any(|l| l == label) {
+        warnings.push(advice(
+            "not_interleaved",
+            format!(
+                "{label} and {baseline} ran in different phases (not interleaved): their trials \
+                 are paired by round number only, so drift between the phases (a reboot, \
+                 another kernel) is confounded with the change"
+            ),
+        ));
+    }
     row.warnings = warnings;
     let d = row
         .paired
@@ -879,7 +893,12 @@ fn cells(r: &Row, with_q: bool) -> Vec<String> {
         c.push(fmt_p(r.q_value));
     }
     c.push(fmt_mde(r.mde_pct));
-    c.push(r.verdict.label().into());
+    // A row whose arms were not interleaved carries the mark in its verdict.
+    if r.warnings.iter().any(|w| w.kind == "not_interleaved") {
+        c.push(format!("{} (not interleaved)", r.verdict.label()));
+    } else {
+        c.push(r.verdict.label().into());
+    }
     c
 }
 

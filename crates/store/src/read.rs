@@ -428,6 +428,27 @@ impl Store {
         Ok(out)
     }
 
+    /// The variants of a phased experiment that ran in other phases than its baseline
+    /// (first variant): their comparisons are paired by round number only.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] or [`StoreError::Sqlite`].
+    pub fn not_interleaved_variants(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        let info = self.experiment(name)?;
+        if self.phases(info.id)?.is_empty() {
+            return Ok(Vec::new());
+        }
+        let trials = self.trials(info.id)?;
+        let base = info.variants.first().cloned().unwrap_or_default();
+        Ok(info
+            .variants
+            .iter()
+            .skip(1)
+            .filter(|v| not_interleaved(&trials, &base, v))
+            .cloned()
+            .collect())
+    }
+
     /// What a reader of a phased experiment must know: each variant that never ran in
     /// a phase with the baseline (so drift between the phases is confounded with the
     /// change), and each phase's variants, run order and `before_phase` record. Empty
@@ -444,14 +465,12 @@ impl Store {
         let trials = self.trials(info.id)?;
         let mut notes = Vec::new();
         let base = info.variants.first().cloned().unwrap_or_default();
-        for v in info.variants.iter().skip(1) {
-            if not_interleaved(&trials, &base, v) {
-                notes.push(format!(
-                    "{v} vs {base}: NOT INTERLEAVED: they ran in different phases, so drift \
-                     between the phases (a reboot, another kernel) is confounded with the \
-                     change; trials are paired by round number only"
-                ));
-            }
+        for v in self.not_interleaved_variants(name)? {
+            notes.push(format!(
+                "{v} vs {base}: NOT INTERLEAVED: they ran in different phases, so drift \
+                 between the phases (a reboot, another kernel) is confounded with the \
+                 change; trials are paired by round number only"
+            ));
         }
         for p in &phases {
             let order: Vec<String> = trials

@@ -1664,46 +1664,21 @@ pub fn report(
             v.true_effect_pct
         )
     };
-    let format = format.unwrap_or(
-        match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-            Some("md" | "markdown") => ReportFormat::Md,
-            _ => ReportFormat::Html,
-        },
-    );
-    let output = output.map(std::path::Path::to_path_buf).unwrap_or_else(|| {
-        std::path::PathBuf::from(format!(
-            "calibration-{}-report.{}",
-            row.id,
-            if format == ReportFormat::Md {
-                "md"
-            } else {
-                "html"
-            }
-        ))
-    });
-    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    let (format, output, file) =
+        super::report::report_target(format, output, &format!("calibration-{}-report", row.id))?;
     let no_checks = "No `resplab calibrate --validate` run of this host is stored: run one to see the tool's error rates here.";
     match format {
         ReportFormat::Md => {
             let mut md = format!("# {title}\n\n{verdict}\n\n");
             let mut wrote = vec![output.display().to_string()];
             if let Some((svg, plans)) = &budget {
-                let stem = output
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("calibration")
-                    .to_string();
-                let plot_dir = format!("{stem}-plots");
-                let base = output.parent().unwrap_or(std::path::Path::new(""));
-                std::fs::create_dir_all(base.join(&plot_dir)).with_context(|| {
-                    format!(
-                        "cannot create the plot folder {}",
-                        base.join(&plot_dir).display()
-                    )
-                })?;
-                std::fs::write(base.join(&plot_dir).join("budget.svg"), svg)
-                    .with_context(|| format!("cannot write {plot_dir}/budget.svg"))?;
-                wrote.push(format!("{}/budget.svg", base.join(&plot_dir).display()));
+                let (dir, plot_dir) = super::report::plot_folder(&output);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
+                let plot = dir.join("budget.svg");
+                std::fs::write(&plot, svg)
+                    .with_context(|| format!("cannot write plot {}", plot.display()))?;
+                wrote.push(plot.display().to_string());
                 let _ = writeln!(
                     md,
                     "## Budget\n\n![predicted MDE against wall time]({plot_dir}/budget.svg)\n\n| rounds | trial | predicted MDE | wall time |\n|---:|---:|---:|---:|"

@@ -222,7 +222,15 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
             None => loaded.labels.first().cloned().unwrap_or_default(),
         },
     };
+    // Variants of a stored phased experiment that did not run with its baseline.
+    let mut not_interleaved = Vec::new();
+    for s in &specs {
+        if let (Location::Stored(name), Some(st)) = (&s.location, store.store.as_ref()) {
+            not_interleaved.extend(st.not_interleaved_variants(name)?);
+        }
+    }
     let ropts = ResplabOptions {
+        not_interleaved,
         confidence: args.confidence / 100.0,
         margin_pct: args.margin.or_else(|| {
             stored_first

@@ -98,37 +98,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let v = input.variants.remove(pos);
         input.variants.insert(0, v);
     }
-    let format = args.format.unwrap_or_else(|| {
-        match args
-            .output
-            .as_ref()
-            .and_then(|p| p.extension())
-            .and_then(|e| e.to_str())
-        {
-            Some("md" | "markdown") => ReportFormat::Md,
-            _ => ReportFormat::Html,
-        }
-    });
-    let output = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(match format {
-            ReportFormat::Md => format!("{default_stem}.md"),
-            ReportFormat::Html => format!("{default_stem}.html"),
-        })
-    });
-    // The report's folder is made when missing (the Markdown form puts its plots beside
-    // it); anything else that stops the file from being written fails here, before work.
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            std::fs::create_dir_all(parent).with_context(|| {
-                format!(
-                    "-o {}: cannot create the folder {}",
-                    output.display(),
-                    parent.display()
-                )
-            })?;
-        }
-    }
-    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    let (format, output, file) = report_target(args.format, args.output.as_deref(), &default_stem)?;
     let document = doc::build(&input)?;
     match format {
         ReportFormat::Html => {
@@ -137,15 +107,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             println!("wrote {}", output.display());
         }
         ReportFormat::Md => {
-            let stem = output
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("report")
-                .to_string();
-            let plot_dir = format!("{stem}-plots");
+            let (dir, plot_dir) = plot_folder(&output);
             let md = doc::markdown::render(&document, &plot_dir);
             let base = output.parent().unwrap_or(Path::new(""));
-            let dir = base.join(&plot_dir);
             if !md.files.is_empty() {
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
@@ -165,6 +129,57 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a report goes: the format asked for (else the one `-o`'s extension names: HTML
+/// unless `.md`/`.markdown`) and the file (`-o`, else `{default_stem}.md|html`), its
+/// folder made when missing and the file prepared for writing, so that a path that cannot
+/// be written fails before any work.
+///
+/// # Errors
+/// A folder that cannot be made or a file that cannot be written, naming `-o`.
+pub(crate) fn report_target(
+    asked: Option<ReportFormat>,
+    output: Option<&Path>,
+    default_stem: &str,
+) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::outfile::OutFile)> {
+    let format = asked.unwrap_or(
+        match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
+            Some("md" | "markdown") => ReportFormat::Md,
+            _ => ReportFormat::Html,
+        },
+    );
+    let output = output.map(Path::to_path_buf).unwrap_or_else(|| {
+        PathBuf::from(match format {
+            ReportFormat::Md => format!("{default_stem}.md"),
+            ReportFormat::Html => format!("{default_stem}.html"),
+        })
+    });
+    // The Markdown form puts its plots beside the report, in its folder.
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            std::fs::create_dir_all(parent).with_context(|| {
+                format!(
+                    "-o {}: cannot create the folder {}",
+                    output.display(),
+                    parent.display()
+                )
+            })?;
+        }
+    }
+    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    Ok((format, output, file))
+}
+
+/// The folder of a Markdown report's plots: its path, and its name as the report links
+/// it (`REPORT-plots`, beside the report).
+pub(crate) fn plot_folder(output: &Path) -> (PathBuf, String) {
+    let stem = output
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("report");
+    let name = format!("{stem}-plots");
+    (output.parent().unwrap_or(Path::new("")).join(&name), name)
 }
 
 /// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
@@ -202,6 +217,7 @@ fn options(args: &ReportArgs, margin_fraction: Option<f64>) -> ResplabOptions {
     ResplabOptions {
         confidence: args.confidence / 100.0,
         margin_pct: args.margin.or(margin_fraction.map(|m| m * 100.0)),
+        not_interleaved: Vec::new(),
     }
 }
 
@@ -344,7 +360,10 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         generator: generator(),
         variants: info.variants.clone(),
         metric,
-        options: options(args, info.margin),
+        options: ResplabOptions {
+            not_interleaved: store.not_interleaved_variants(name)?,
+            ..options(args, info.margin)
+        },
         seed: Some(info.seed),
         facts,
         experiment_file: Some(spec_text),

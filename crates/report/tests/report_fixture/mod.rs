@@ -210,6 +210,7 @@ pub fn input() -> ReportInput {
         options: ResplabOptions {
             confidence: 0.95,
             margin_pct: Some(2.0),
+            not_interleaved: Vec::new(),
         },
         seed: Some(20240601),
         facts: vec![("trial order".into(), "rmit".into())],
