@@ -229,7 +229,18 @@ fn bad_flags_name_themselves() {
         ),
     ];
     let dir = tempfile::tempdir().unwrap();
-    for (args, want) in cases {
+    std::fs::write(
+        dir.path().join("cmd.toml"),
+        "[experiment]\nname = \"c\"\n\n[[variant]]\nname = \"a\"\nserver = \"none\"\n\n\
+         [[variant]]\nname = \"b\"\nserver = \"none\"\n\n[[workload]]\nname = \"w\"\n\
+         run = \"true\"\n",
+    )
+    .unwrap();
+    let command_workload: (&[&str], &str) = (
+        &["--experiment", "cmd.toml", "--workload", "w"],
+        "--workload w: a command workload (`run = …`) decides its own length",
+    );
+    for (args, want) in cases.iter().chain([&command_workload]) {
         resplab()
             .current_dir(dir.path())
             .arg("calibrate")

@@ -553,6 +553,14 @@ fn base_experiment(a: &CalibrateArgs) -> anyhow::Result<(Experiment, String, usi
                 .join(", ")
         );
     };
+    if exp.workloads[workload].run.is_some() {
+        bail!(
+            "--workload {name}: a command workload (`run = …`) decides its own length, and \
+             calibrate needs to set the trial length itself; give a workload in the bench \
+             vocabulary, or measure the command's noise with an experiment of two copies of \
+             one variant"
+        );
+    }
     let base = exp.baseline().clone();
     let server = if let Some(cmd) = &a.server {
         let words = resplab_experiment::words::split_words(cmd)
