@@ -255,6 +255,33 @@ fn bad_flags_name_themselves() {
     );
 }
 
+/// A biased A/A experiment file in `dir`: two copies of one variant (`server = "none"`)
+/// sharing one `resplab serve` per round that runs 100 % slower for its first `cold_ms`,
+/// in a fixed order, so the first copy always meets the cold server. `experiment` and
+/// `workload` are the lines of those tables that differ between the tests.
+fn biased_file(
+    dir: &std::path::Path,
+    experiment: &str,
+    cold_ms: u32,
+    workload: &str,
+) -> std::path::PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("resplab");
+    let file = dir.join("biased.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[experiment]\n{experiment}\norder = \"fixed\"\n\n[server]\n\
+             command = \"{} serve --port {{port}} --cold-ms {cold_ms} --cold-slowdown 100\"\n\
+             per = \"round\"\n\n[[variant]]\nname = \"a\"\nserver = \"none\"\n\n\
+             [[variant]]\nname = \"a-again\"\nserver = \"none\"\n\n\
+             [[workload]]\nname = \"set\"\n{workload}\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    file
+}
+
 /// A deliberately biased A/A set-up: one `resplab serve` per round whose first 0.7 s run
 /// 100 % slower (`--cold-ms`), and `order = "fixed"`, so copy `a` always meets the cold
 /// server and `a-again` the warm one. The A/A comparison must claim a difference (the
@@ -263,39 +290,17 @@ fn bad_flags_name_themselves() {
 #[test]
 fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
     let _shared = shared();
-    let bin = assert_cmd::cargo::cargo_bin("resplab");
-    let bin = bin.display();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("biased.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"
-[experiment]
-name = "biased-aa"
-rounds = 6
-order = "fixed"
-
-[server]
-command = "{bin} serve --port {{port}} --cold-ms 700 --cold-slowdown 100"
-per = "round"
-
-[[variant]]
-name = "a"
-server = "none"
-
-[[variant]]
-name = "a-again"
-server = "none"
-
-[[workload]]
-name = "set"
-run = "{bin} bench -p {{port}} -t set -c 20 --test-time 0.5 -q --json -"
-format = "resplab"
-"#
+    let bin = assert_cmd::cargo::cargo_bin("resplab");
+    let file = biased_file(
+        dir.path(),
+        "name = \"biased-aa\"\nrounds = 6",
+        700,
+        &format!(
+            "run = \"{} bench -p {{port}} -t set -c 20 --test-time 0.5 -q --json -\"\nformat = \"resplab\"",
+            bin.display()
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("r.db");
     resplab()
         .args(["experiment", "run"])
@@ -333,39 +338,13 @@ format = "resplab"
 #[test]
 fn calibrate_finds_a_fixed_order_with_a_cold_server_biased() {
     let _shared = shared();
-    let bin = assert_cmd::cargo::cargo_bin("resplab");
-    let bin = bin.display();
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("biased.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"
-[experiment]
-name = "biased"
-order = "fixed"
-warmup = "0s"
-
-[server]
-command = "{bin} serve --port {{port}} --cold-ms 500 --cold-slowdown 100"
-per = "round"
-
-[[variant]]
-name = "a"
-server = "none"
-
-[[variant]]
-name = "b"
-server = "none"
-
-[[workload]]
-name = "set"
-tests = "set"
-clients = 20
-"#
-        ),
-    )
-    .unwrap();
+    let file = biased_file(
+        dir.path(),
+        "name = \"biased\"\nwarmup = \"0s\"",
+        500,
+        "tests = \"set\"\nclients = 20",
+    );
     let db = dir.path().join("r.db");
     let file = file.display().to_string();
     let cal = json_of(
