@@ -26,6 +26,38 @@ fn json_of(args: &[&str], db: &std::path::Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `resplab calibrate` of SET with 4 clients and no warm-up, for `budget` over trials of
+/// `durations`, into `db`; what it printed as JSON.
+fn calibrate_set(budget: &str, durations: &str, db: &std::path::Path) -> Value {
+    json_of(
+        &[
+            "calibrate",
+            "--budget",
+            budget,
+            "--durations",
+            durations,
+            "--warmup",
+            "0s",
+            "-c",
+            "4",
+            "--format",
+            "json",
+        ],
+        db,
+    )
+}
+
+/// `resplab experiment run FILE --db DB`, which must succeed.
+fn run_experiment(file: &std::path::Path, db: &std::path::Path) {
+    resplab()
+        .args(["experiment", "run"])
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .assert()
+        .success();
+}
+
 fn resplab() -> Command {
     let mut c = Command::cargo_bin("resplab").expect("binary built");
     c.timeout(std::time::Duration::from_secs(180));
@@ -37,22 +69,7 @@ fn a_short_calibration_gives_noise_a_monotone_budget_table_and_an_aa_verdict() {
     let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let cal = json_of(
-        &[
-            "calibrate",
-            "--budget",
-            "14s",
-            "--durations",
-            "0.2s,0.4s",
-            "--warmup",
-            "0s",
-            "-c",
-            "4",
-            "--format",
-            "json",
-        ],
-        &db,
-    );
+    let cal = calibrate_set("14s", "0.2s,0.4s", &db);
     let noise = cal["noise"].as_array().unwrap();
     assert_eq!(noise.len(), 2, "{cal:#}");
     for n in noise {
@@ -302,13 +319,7 @@ fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
         ),
     );
     let db = dir.path().join("r.db");
-    resplab()
-        .args(["experiment", "run"])
-        .arg(&file)
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .success();
+    run_experiment(&file, &db);
     let out = resplab()
         .args(["compare", "db:biased-aa", "--format", "json", "--db"])
         .arg(&db)
@@ -430,22 +441,7 @@ fn validate_results_are_stored_and_reported() {
     }
 
     // A calibration of the same host shows them; the validation is not its noise.
-    json_of(
-        &[
-            "calibrate",
-            "--budget",
-            "8s",
-            "--durations",
-            "0.2s",
-            "--warmup",
-            "0s",
-            "-c",
-            "4",
-            "--format",
-            "json",
-        ],
-        &db,
-    );
+    calibrate_set("8s", "0.2s", &db);
     let html = dir.path().join("cal.html");
     resplab()
         .args(["report", "calibration:latest", "-o"])
@@ -475,22 +471,7 @@ fn the_budget_prediction_matches_the_mde_of_follow_up_experiments() {
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let cal = json_of(
-        &[
-            "calibrate",
-            "--budget",
-            "30s",
-            "--durations",
-            "0.2s",
-            "--warmup",
-            "0s",
-            "-c",
-            "4",
-            "--format",
-            "json",
-        ],
-        &db,
-    );
+    let cal = calibrate_set("30s", "0.2s", &db);
     let (rounds, trial) = (20u32, 0.2);
     let predicted = cal["table"]
         .as_array()
@@ -530,13 +511,7 @@ clients = 4
             ),
         )
         .unwrap();
-        resplab()
-            .args(["experiment", "run"])
-            .arg(&file)
-            .arg("--db")
-            .arg(&db)
-            .assert()
-            .success();
+        run_experiment(&file, &db);
         let store = resplab_store::Store::open(&db).unwrap();
         let obs = store.observations(&name).unwrap();
         let value = |v: &str, r: u32| {
