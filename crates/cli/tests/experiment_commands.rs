@@ -136,6 +136,65 @@ format = "memtier"
     let (rb, _) = &trials[&("aof".into(), "rb".into(), 0)];
     assert!(rb.contains_key(&("SET".into(), "rps".into())), "{rb:?}");
     assert!(rb.contains_key(&("GET".into(), "rps".into())), "{rb:?}");
+
+    // memtier's full histograms (µs) are stored per request type and for all together,
+    // in ns, with the percentiles memtier printed beside them.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&memtier).unwrap()).unwrap();
+    let store = resplab_store::Store::open(&db).unwrap();
+    let info = store.experiment("ext").unwrap();
+    let mt: Vec<_> = store
+        .trials(info.id)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.workload == "mt")
+        .collect();
+    assert_eq!(mt.len(), 4);
+    for t in &mt {
+        for (stored_as, section) in [("Sets", "Sets"), ("Gets", "Gets"), ("all", "Totals")] {
+            let bytes = store
+                .histogram(t.id, stored_as, "latency")
+                .unwrap()
+                .unwrap_or_else(|| panic!("trial {}: no {stored_as} histogram", t.id));
+            let h = resplab_stats::hist::LatencyHistogram::from_base64(&base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                bytes,
+            ))
+            .unwrap();
+            let p = &json["ALL STATS"][section]["Percentile Latencies"];
+            assert_eq!(
+                h.count(),
+                json["ALL STATS"][section]["Count"].as_u64().unwrap()
+            );
+            for (q, key) in [(50.0, "p50.00"), (99.0, "p99.00")] {
+                let want_ns = p[key].as_f64().unwrap() * 1e6;
+                let got = h.percentile_ns(q) as f64;
+                assert!(
+                    (got / want_ns - 1.0).abs() < 0.02,
+                    "{section} {key}: {got} ns from the histogram, memtier printed {want_ns} ns"
+                );
+            }
+        }
+    }
+    // ...so the report draws their latency spectrum.
+    let md = dir.path().join("ext.md");
+    let out = resplab(&[
+        "report",
+        "db:ext",
+        "--db",
+        &db.to_string_lossy(),
+        "-o",
+        &md.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let spectra: Vec<String> = std::fs::read_dir(dir.path().join("ext-plots"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with("latency-spectrum.svg"))
+        .collect();
+    assert!(spectra.iter().any(|n| n.contains("mt")), "{spectra:?}");
+    // redis-benchmark's CSV carries no histogram: no spectrum is drawn for it.
+    assert!(!spectra.iter().any(|n| n.contains("rb")), "{spectra:?}");
 }
 
 /// A command that is not found, exits non-zero, times out, prints nothing or prints

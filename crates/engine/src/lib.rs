@@ -61,3 +61,4 @@ pub use error::EngineError;
 pub use run::{run, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};
 pub use stop::StopToken;
+pub use tally::latency_us;

@@ -74,7 +74,7 @@ impl OpenLoopTally {
 }
 
 /// Latency figures of a histogram, in microseconds.
-pub(crate) fn latency_us(h: &LatencyHistogram) -> LatencyUs {
+pub fn latency_us(h: &LatencyHistogram) -> LatencyUs {
     let us = |ns: u64| ns as f64 / 1e3;
     LatencyUs {
         mean: h.mean_ns() / 1e3,

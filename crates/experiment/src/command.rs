@@ -16,6 +16,7 @@ use crate::model::{CommandRun, OutputFormat};
 use crate::words::{split_words, substitute};
 use resplab_engine::StopToken;
 use resplab_results::import::{self, Ctx, Format, Interner, PlainOptions};
+use resplab_stats::hist::LatencyHistogram;
 use resplab_store::MetricRow;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -157,15 +158,25 @@ pub fn execute(
     out
 }
 
+/// What one run's output gave.
+#[derive(Debug, Default)]
+pub struct Readout {
+    /// Wall and CPU time, then every value the output carries.
+    pub metrics: Vec<MetricRow>,
+    /// The latency histograms it carried, by request type (several runs of one type
+    /// merged), in nanoseconds; `total` is the one of all types together, when given.
+    pub histograms: Vec<(String, LatencyHistogram)>,
+    pub total: Option<LatencyHistogram>,
+}
+
 /// The metrics of one run: wall and CPU time, then every value its output carries in
-/// `format` (several values of one benchmark and metric — `-count=3` — are averaged).
+/// `format` (several values of one benchmark and metric — `-count=3` — are averaged),
+/// and the latency histograms it carries (memtier's, per request type).
 ///
 /// # Errors
-/// Why the output is not usable: nothing printed, a format it does not match, no values.
-pub fn read_metrics(
-    format: Option<OutputFormat>,
-    finished: &Finished,
-) -> Result<Vec<MetricRow>, String> {
+/// Why the output is not usable: nothing printed, a format it does not match, no values,
+/// a histogram that cannot be read.
+pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result<Readout, String> {
     let all = resplab_store::ALL_COMMANDS.to_string();
     let mut rows = vec![MetricRow {
         command: all.clone(),
@@ -184,7 +195,10 @@ pub fn read_metrics(
         });
     }
     let Some(format) = format else {
-        return Ok(rows);
+        return Ok(Readout {
+            metrics: rows,
+            ..Readout::default()
+        });
     };
     if finished.stdout.iter().all(|b| b.is_ascii_whitespace()) {
         return Err("printed nothing on standard output to read".into());
@@ -250,7 +264,24 @@ pub fn read_metrics(
             value: sum / f64::from(*n),
         });
     }
-    Ok(rows)
+    let mut out = Readout {
+        metrics: rows,
+        ..Readout::default()
+    };
+    for f in &imported.histograms {
+        let h = LatencyHistogram::from_base64_in(&f.hdr_base64, f.unit_ns)
+            .map_err(|e| format!("printed a latency histogram of {} that {e}", f.workload))?;
+        if f.total {
+            out.total
+                .get_or_insert_with(LatencyHistogram::new)
+                .merge(&h);
+        }
+        match out.histograms.iter_mut().find(|(w, _)| *w == f.workload) {
+            Some((_, merged)) => merged.merge(&h),
+            None => out.histograms.push((f.workload.clone(), h)),
+        }
+    }
+    Ok(out)
 }
 
 /// CPU seconds of this process's terminated, waited-for children (`cutime + cstime` of
@@ -302,7 +333,9 @@ mod tests {
             &StopToken::new(),
         );
         assert_eq!(f.failure, None);
-        let rows = read_metrics(Some(OutputFormat::Gobench), &f).unwrap();
+        let rows = read_metrics(Some(OutputFormat::Gobench), &f)
+            .unwrap()
+            .metrics;
         assert_eq!(rows[0].name, WALL_METRIC);
         let ns = rows.iter().find(|r| r.name == "ns/op").unwrap();
         assert_eq!((ns.command.as_str(), ns.value), ("Get-2", 2000.0));
@@ -347,7 +380,7 @@ mod tests {
             .unwrap_err()
             .contains("printed nothing"));
         // Without a format, wall and CPU time are the metrics.
-        let rows = read_metrics(None, &silent).unwrap();
+        let rows = read_metrics(None, &silent).unwrap().metrics;
         assert_eq!(rows[0].name, WALL_METRIC);
     }
 

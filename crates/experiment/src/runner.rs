@@ -769,8 +769,13 @@ impl Runner<'_> {
             Some(f) => Err(f.clone()),
             None => crate::command::read_metrics(run.format, &finished),
         };
+        let mut histograms = Vec::new();
+        let mut total = None;
         let (metrics, check) = match read {
-            Ok(rows) => {
+            Ok(readout) => {
+                let rows = readout.metrics;
+                histograms = readout.histograms;
+                total = readout.total;
                 let detail = format!(
                     "`{}` exited 0 in {:.2} s; {} metrics read",
                     filled.display,
@@ -805,7 +810,9 @@ impl Runner<'_> {
                     }
                 );
                 (
-                    crate::command::read_metrics(None, &finished).unwrap_or_default(),
+                    crate::command::read_metrics(None, &finished)
+                        .map(|r| r.metrics)
+                        .unwrap_or_default(),
                     Check {
                         name: "command".into(),
                         passed: false,
@@ -817,6 +824,21 @@ impl Runner<'_> {
         let mut record = empty_record();
         record.started_at_unix_ms = started;
         record.duration_sec = finished.wall.as_secs_f64();
+        // The latency histograms the output carried become the record's summaries, so
+        // they are stored and the report draws their latency spectrum. Their rates are
+        // the tool's own, in the metrics: ops_per_sec here stays 0.
+        let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
+            requests: h.count(),
+            latency_us: resplab_engine::latency_us(h),
+            histogram: h.to_base64(),
+            ..resplab_results::Summary::default()
+        };
+        for (name, h) in &histograms {
+            record.commands.insert(name.clone(), summary(h));
+        }
+        if let Some(h) = &total {
+            record.totals = summary(h);
+        }
         record.host = self.host.clone();
         record.config = serde_json::json!({
             "command": filled.display,

@@ -161,6 +161,15 @@ impl LatencyHistogram {
     /// # Errors
     /// When the text is not base64 or the bytes are not an HdrHistogram encoding.
     pub fn from_base64(text: &str) -> Result<Self, HistogramDecodeError> {
+        Self::from_base64_in(text, 1)
+    }
+
+    /// Decodes a histogram another tool wrote with its values in units of `unit_ns`
+    /// nanoseconds (memtier_benchmark: microseconds, 1,000), re-recorded in nanoseconds.
+    ///
+    /// # Errors
+    /// As [`LatencyHistogram::from_base64`].
+    pub fn from_base64_in(text: &str, unit_ns: u64) -> Result<Self, HistogramDecodeError> {
         let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
         let decoded: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
@@ -168,7 +177,10 @@ impl LatencyHistogram {
         let mut h = LatencyHistogram::new();
         // A foreign histogram may have other bounds; re-record value by value.
         for v in decoded.iter_recorded() {
-            h.record_n(v.value_iterated_to(), v.count_at_value());
+            h.record_n(
+                v.value_iterated_to().saturating_mul(unit_ns.max(1)),
+                v.count_at_value(),
+            );
         }
         Ok(h)
     }

@@ -9,7 +9,9 @@
 //! Inside a section, every object with `Count` and `Ops/sec` is a request type (`Sets`,
 //! `Gets`, `Totals`, or one per `--command`, e.g. `Hsets`); it is the workload. Metrics:
 //! `ops_per_sec` (higher is better), `avg_latency_ms` and `pXX_latency_ms` for each key
-//! of `"Percentile Latencies"` (lower is better). Types with `Count` 0 are skipped
+//! of `"Percentile Latencies"` (lower is better); the full HdrHistogram memtier writes
+//! there (`"Histogram log format"`, in µs) is kept as it is ([`super::ForeignHistogram`]).
+//! Types with `Count` 0 are skipped
 //! (memtier still prints percentiles for them).
 //!
 //! Known quirks of memtier builds before 2.4.4 (fixtures README, memtier#209/#463):
@@ -193,6 +195,21 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
             if let Some(a) = average.filter(|a| *a > 0.0) {
                 out.observations
                     .push(ctx.observation(type_name, &avg, a, None));
+            }
+            // Its full latency histogram (HdrHistogram in microseconds), when written.
+            if let Some(h) = t
+                .get("Percentile Latencies")
+                .and_then(|p| p.get("Histogram log format"))
+                .and_then(|h| h.get("Compressed Histogram"))
+                .and_then(Value::as_str)
+                .filter(|h| !h.trim().is_empty())
+            {
+                out.histograms.push(super::ForeignHistogram {
+                    workload: type_name.clone(),
+                    hdr_base64: h.to_string(),
+                    unit_ns: 1_000,
+                    total: type_name == "Totals",
+                });
             }
             if let Some(p) = t.get("Percentile Latencies").and_then(Value::as_object) {
                 for (key, pv) in p {

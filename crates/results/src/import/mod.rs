@@ -165,6 +165,21 @@ pub struct Imported {
     pub notes: Vec<String>,
     /// The detected format.
     pub format: Option<Format>,
+    /// Latency histograms the output carried (memtier's per request type), as written.
+    pub histograms: Vec<ForeignHistogram>,
+}
+
+/// A latency histogram a tool's output carried, kept as the tool wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForeignHistogram {
+    /// The request type it belongs to (the workload of its observations).
+    pub workload: String,
+    /// HdrHistogram V2 encoding (plain or compressed), base64, as written.
+    pub hdr_base64: String,
+    /// Nanoseconds per unit of its values (memtier: microseconds, 1,000).
+    pub unit_ns: u64,
+    /// True for the histogram of all request types together (memtier's `Totals`).
+    pub total: bool,
 }
 
 /// Source of stored experiments (`db:NAME` inputs).
