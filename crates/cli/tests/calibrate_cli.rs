@@ -58,6 +58,18 @@ fn run_experiment(file: &std::path::Path, db: &std::path::Path) {
         .success();
 }
 
+/// `resplab report WHICH -o OUT --db DB`, which must succeed; the report's text.
+fn report_to(which: &str, out: &std::path::Path, db: &std::path::Path) -> String {
+    resplab()
+        .args(["report", which, "-o"])
+        .arg(out)
+        .arg("--db")
+        .arg(db)
+        .assert()
+        .success();
+    std::fs::read_to_string(out).unwrap()
+}
+
 fn resplab() -> Command {
     let mut c = Command::cargo_bin("resplab").expect("binary built");
     c.timeout(std::time::Duration::from_secs(180));
@@ -163,19 +175,7 @@ pipeline = 1
     // The calibration as its own report: HTML with the budget plot inline, Markdown with
     // it beside; an unknown id names what is stored.
     let html = dir.path().join("cal.html");
-    let out = resplab()
-        .args(["report", "calibration:latest", "-o"])
-        .arg(&html)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_to("calibration:latest", &html, &db);
     assert!(
         page.contains("<svg") && page.contains("predicted MDE"),
         "{page}"
@@ -188,19 +188,7 @@ pipeline = 1
         "{page}"
     );
     let md = dir.path().join("cal.md");
-    let out = resplab()
-        .args(["report", "calibration:1", "-o"])
-        .arg(&md)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&md).unwrap();
+    let text = report_to("calibration:1", &md, &db);
     assert!(text.contains("](cal-plots/budget.svg)"), "{text}");
     assert!(dir.path().join("cal-plots/budget.svg").is_file());
     let out = resplab()
@@ -421,14 +409,7 @@ fn validate_results_are_stored_and_reported() {
 
     // Its own report: the checks as a table.
     let md = dir.path().join("val.md");
-    resplab()
-        .args(["report", &format!("calibration:{id}"), "-o"])
-        .arg(&md)
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .success();
-    let text = std::fs::read_to_string(&md).unwrap();
+    let text = report_to(&format!("calibration:{id}"), &md, &db);
     assert!(text.starts_with(&format!("# Validation {id}")), "{text}");
     for needle in [
         "## Error-rate checks",
@@ -443,14 +424,7 @@ fn validate_results_are_stored_and_reported() {
     // A calibration of the same host shows them; the validation is not its noise.
     calibrate_set("8s", "0.2s", &db);
     let html = dir.path().join("cal.html");
-    resplab()
-        .args(["report", "calibration:latest", "-o"])
-        .arg(&html)
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .success();
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_to("calibration:latest", &html, &db);
     assert!(page.contains("<h2>Error-rate checks</h2>"), "{page}");
     assert!(
         page.contains(&format!("(calibration {id})")),

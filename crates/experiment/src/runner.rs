@@ -696,6 +696,24 @@ impl Runner<'_> {
             });
         }
         Ok(Some(NewTrial {
+            run,
+            server_info: info,
+            server_cpu_sec,
+            checks,
+            ..self.trial_frame(slot, variant, workload, started)
+        }))
+    }
+
+    /// What every kind of trial records alike: its place in the plan, when it ran (it
+    /// ends now) and on what host; the rest is empty for the caller to fill in.
+    fn trial_frame(
+        &self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        workload: &crate::Workload,
+        started: u64,
+    ) -> NewTrial {
+        NewTrial {
             experiment_id: self.id,
             variant: variant.name.clone(),
             workload: workload.name.clone(),
@@ -705,13 +723,13 @@ impl Runner<'_> {
             started_at_unix_ms: started,
             finished_at_unix_ms: resplab_store::write::now_unix_ms(),
             host: self.host.clone(),
-            run,
-            server_info: info,
-            server_cpu_sec,
-            checks,
+            run: empty_record(),
+            server_info: Default::default(),
+            server_cpu_sec: None,
+            checks: Vec::new(),
             command: None,
             phase: self.phase,
-        }))
+        }
     }
 
     /// A command workload's trial: the command runs against the server the execution
@@ -855,20 +873,10 @@ impl Runner<'_> {
             _ => None,
         };
         Ok(Some(NewTrial {
-            experiment_id: self.id,
-            variant: variant.name.clone(),
-            workload: workload.name.clone(),
-            round: slot.round,
-            attempt: slot.attempt,
-            position: slot.position,
-            started_at_unix_ms: started,
-            finished_at_unix_ms: resplab_store::write::now_unix_ms(),
-            host: self.host.clone(),
             run: record,
             server_info: info,
             server_cpu_sec,
             checks: vec![check],
-            phase: self.phase,
             command: Some(resplab_store::CommandTrial {
                 metrics,
                 command: filled.display,
@@ -876,6 +884,7 @@ impl Runner<'_> {
                 stdout: finished.stdout,
                 stderr: finished.stderr,
             }),
+            ..self.trial_frame(slot, variant, workload, started)
         }))
     }
 

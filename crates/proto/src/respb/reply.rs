@@ -315,32 +315,15 @@ fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits:
             (need!(skip_bytes(buf, pos + 3, limits)).1, ReplyClass::Value)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let n = match be::<4>(buf, pos) {
-                Some(a) => u32::from_be_bytes(a) as usize,
-                None => return Ok(None),
+            let Some(Aggregate {
+                elements,
+                start: mut p,
+                depth: inner,
+            }) = aggregate(buf, pos, t, at, depth, limits)?
+            else {
+                return Ok(None);
             };
-            if n > limits.max_aggregate_len {
-                return Err(ProtoError::new(
-                    pos,
-                    format!("a count of at most {}", limits.max_aggregate_len),
-                    format!("{n}"),
-                ));
-            }
-            let mut p = pos + 4;
-            let inner = if n > 0 || t == ATTRIBUTE {
-                if depth + 1 > limits.effective_depth() {
-                    return Err(ProtoError::new(
-                        at,
-                        format!("nesting depth at most {}", limits.effective_depth()),
-                        "a deeper aggregate",
-                    ));
-                }
-                depth + 1
-            } else {
-                depth
-            };
-            let per = if t == MAP || t == ATTRIBUTE { 2 } else { 1 };
-            for _ in 0..n.saturating_mul(per) {
+            for _ in 0..elements {
                 p = need!(skip_next(buf, p, inner, limits)).0;
             }
             match t {
@@ -361,6 +344,60 @@ fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits:
 }
 
 type Step = Result<Option<(Value, usize)>, ProtoError>;
+
+/// The header of an aggregate reply (array, set, push, map, attribute) whose count
+/// starts at `pos`: how many elements follow (two per map or attribute entry), where
+/// the first starts, and the depth they are read at. The scanner and the decoder both
+/// read it here, so they accept and refuse the same counts and depths.
+struct Aggregate {
+    elements: usize,
+    start: usize,
+    depth: usize,
+}
+
+#[inline]
+fn aggregate(
+    buf: &[u8],
+    pos: usize,
+    t: u16,
+    at: usize,
+    depth: usize,
+    limits: &Limits,
+) -> Result<Option<Aggregate>, ProtoError> {
+    let n = match be::<4>(buf, pos) {
+        Some(a) => u32::from_be_bytes(a) as usize,
+        None => return Ok(None),
+    };
+    if n > limits.max_aggregate_len {
+        return Err(ProtoError::new(
+            pos,
+            format!("a count of at most {}", limits.max_aggregate_len),
+            format!("{n}"),
+        ));
+    }
+    let inner = if n > 0 || t == types::ATTRIBUTE {
+        if depth + 1 > limits.effective_depth() {
+            return Err(ProtoError::new(
+                at,
+                format!("nesting depth at most {}", limits.effective_depth()),
+                "a deeper aggregate",
+            ));
+        }
+        depth + 1
+    } else {
+        depth
+    };
+    let per = if t == types::MAP || t == types::ATTRIBUTE {
+        2
+    } else {
+        1
+    };
+    Ok(Some(Aggregate {
+        elements: n.saturating_mul(per),
+        start: pos + 4,
+        depth: inner,
+    }))
+}
 
 fn be<const N: usize>(buf: &[u8], pos: usize) -> Option<[u8; N]> {
     let s = buf.get(pos..pos.checked_add(N)?)?;
@@ -451,34 +488,17 @@ fn element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Lim
             (Value::Verbatim { format, text }, next)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let n = match be::<4>(buf, pos) {
-                Some(a) => u32::from_be_bytes(a) as usize,
-                None => return Ok(None),
+            let Some(Aggregate {
+                elements,
+                start: mut p,
+                depth: inner,
+            }) = aggregate(buf, pos, t, at, depth, limits)?
+            else {
+                return Ok(None);
             };
-            if n > limits.max_aggregate_len {
-                return Err(ProtoError::new(
-                    pos,
-                    format!("a count of at most {}", limits.max_aggregate_len),
-                    format!("{n}"),
-                ));
-            }
-            let mut p = pos + 4;
-            let inner = if n > 0 || t == ATTRIBUTE {
-                if depth + 1 > limits.effective_depth() {
-                    return Err(ProtoError::new(
-                        at,
-                        format!("nesting depth at most {}", limits.effective_depth()),
-                        "a deeper aggregate",
-                    ));
-                }
-                depth + 1
-            } else {
-                depth
-            };
-            let per = if t == MAP || t == ATTRIBUTE { 2 } else { 1 };
-            let cap = n.saturating_mul(per).min(buf.len().saturating_sub(p) / 2);
+            let cap = elements.min(buf.len().saturating_sub(p) / 2);
             let mut items = Vec::with_capacity(cap);
-            for _ in 0..n.saturating_mul(per) {
+            for _ in 0..elements {
                 let (v, next) = need!(next_element(buf, p, inner, limits));
                 items.push(v);
                 p = next;
