@@ -4,6 +4,9 @@
 //! more", the same error at the same offset, the same mux id and length — and the
 //! scanner's class is what the decoded value is.
 
+mod common;
+
+use common::reply_value;
 use proptest::prelude::*;
 use resplab_proto::resp::value::Value;
 use resplab_proto::resp::Limits;
@@ -62,39 +65,6 @@ fn limit_sets() -> [Limits; 2] {
             max_depth: 2,
         },
     ]
-}
-
-fn reply_value() -> impl Strategy<Value = Value> {
-    let bytes = || prop::collection::vec(any::<u8>(), 0..8);
-    let leaf = prop_oneof![
-        bytes().prop_map(Value::Simple),
-        bytes().prop_map(Value::SimpleError),
-        bytes().prop_map(Value::Blob),
-        bytes().prop_map(Value::BlobError),
-        bytes().prop_map(Value::BigNumber),
-        any::<i64>().prop_map(Value::Integer),
-        any::<bool>().prop_map(Value::Boolean),
-        any::<f64>().prop_map(Value::Double),
-        Just(Value::Null),
-        (prop::array::uniform3(any::<u8>()), bytes())
-            .prop_map(|(format, text)| Value::Verbatim { format, text }),
-    ];
-    leaf.prop_recursive(4, 32, 5, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Set),
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Push),
-            prop::collection::vec((inner.clone(), inner.clone()), 0..3).prop_map(Value::Map),
-            (
-                prop::collection::vec((inner.clone(), inner.clone()), 0..3),
-                inner
-            )
-                .prop_map(|(attrs, v)| Value::Attribute {
-                    attrs,
-                    value: Box::new(v)
-                }),
-        ]
-    })
 }
 
 proptest! {
