@@ -167,141 +167,19 @@ fn rfc3339_ms(v: &str) -> Option<f64> {
     Some((secs as f64 + frac) * 1e3)
 }
 
-/// A parsed `redis://[user[:password]@]host[:port][/db]` URI.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RedisUri {
-    pub host: String,
-    pub port: u16,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub db: Option<u32>,
-    /// `rediss://`: connect with TLS.
-    pub tls: bool,
-}
-
-/// Parses a `redis://` or `rediss://` (TLS) URI.
+/// Reads `--uri` with the one URI parser (`engine::uri`): a lone word before the `@` is
+/// the password, as redis-cli reads it; every error shows the URI with its userinfo masked.
 pub fn redis_uri(value: &str) -> Result<RedisUri, FlagError> {
-    const EXPECTED: &str = "redis[s]://[user[:password]@]host[:port][/db]";
-    let err = |why: &str| flag_error("--uri", &redact_uri(value), format!("{EXPECTED} ({why})"));
-    let (rest, tls) = if let Some(r) = value.strip_prefix("redis://") {
-        (r, false)
-    } else if let Some(r) = value.strip_prefix("rediss://") {
-        (r, true)
-    } else {
-        return Err(err("the scheme must be redis:// or rediss:// (TLS)"));
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    };
-    let (userinfo, hostport) = match authority.rfind('@') {
-        Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
-        None => (None, authority),
-    };
-    let (user, password) = match userinfo {
-        None => (None, None),
-        Some(info) => match info.split_once(':') {
-            Some((u, p)) => (
-                (!u.is_empty()).then(|| percent_decode(u)),
-                Some(percent_decode(p)),
-            ),
-            None => (Some(percent_decode(info)), None),
-        },
-    };
-    let (host, port) = if let Some(h) = hostport.strip_prefix('[') {
-        // [ipv6]:port
-        let end = h
-            .find(']')
-            .ok_or_else(|| err("an IPv6 address needs a closing ]"))?;
-        let host = &h[..end];
-        let after = &h[end + 1..];
-        let port = match after.strip_prefix(':') {
-            Some(p) => p,
-            None if after.is_empty() => "",
-            None => return Err(err("unexpected text after the IPv6 address")),
-        };
-        (host.to_string(), port)
-    } else {
-        match hostport.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p),
-            None => (hostport.to_string(), ""),
-        }
-    };
-    let host = if host.is_empty() {
-        "127.0.0.1".to_string()
-    } else {
-        host
-    };
-    let port = if port.is_empty() {
-        6379
-    } else {
-        match port.parse::<u16>() {
-            Ok(p) if p > 0 => p,
-            _ => return Err(err("the port must be a whole number from 1 to 65535")),
-        }
-    };
-    let db = if path.is_empty() {
-        None
-    } else {
-        Some(
-            path.parse::<u32>()
-                .map_err(|_| err("the database after / must be a whole number"))?,
+    resplab_engine::uri::parse(value).map_err(|e| {
+        flag_error(
+            "--uri",
+            &e.shown,
+            format!("{} ({})", resplab_engine::uri::URI_FORM, e.why),
         )
-    };
-    Ok(RedisUri {
-        host,
-        port,
-        user,
-        password,
-        db,
-        tls,
     })
 }
 
-/// The URI with any password replaced by `***`, for messages.
-pub fn redact_uri(value: &str) -> String {
-    let Some(scheme_end) = value.find("://") else {
-        return value.to_string();
-    };
-    let rest = &value[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match authority.rfind('@') {
-        Some(at) => {
-            let info = &authority[..at];
-            let redacted = match info.split_once(':') {
-                Some((u, _)) => format!("{u}:***"),
-                None => info.to_string(),
-            };
-            format!(
-                "{}{}@{}",
-                &value[..scheme_end + 3],
-                redacted,
-                &rest[at + 1..]
-            )
-        }
-        None => value.to_string(),
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-            if let Ok(b) = u8::from_str_radix(hex, 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+pub use resplab_engine::uri::RedisUri;
 
 #[cfg(test)]
 mod tests {
@@ -370,36 +248,14 @@ mod tests {
     }
 
     #[test]
-    fn uris() {
-        let u = redis_uri("redis://alice:s%40cret@example.com:6380/3").unwrap();
-        assert_eq!(u.host, "example.com");
-        assert_eq!(u.port, 6380);
-        assert_eq!(u.user.as_deref(), Some("alice"));
-        assert_eq!(u.password.as_deref(), Some("s@cret"));
-        assert_eq!(u.db, Some(3));
-        let u = redis_uri("redis://:pw@[::1]:7000").unwrap();
-        assert_eq!(u.host, "::1");
-        assert_eq!(u.user, None);
-        assert_eq!(u.password.as_deref(), Some("pw"));
-        let u = redis_uri("redis://localhost").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.db), ("localhost", 6379, None));
-        assert!(!u.tls);
-        let u = redis_uri("rediss://bob:pw@cache.example.com:6380").unwrap();
-        assert!(u.tls);
-        assert_eq!((u.host.as_str(), u.port), ("cache.example.com", 6380));
-        for bad in [
-            "http://x",
-            "redis://h:0",
-            "redis://h:99999",
-            "redis://h/x",
-            "redis://[::1",
-        ] {
-            assert!(redis_uri(bad).is_err(), "{bad}");
-        }
-        let e = redis_uri("redis://u:topsecret@h:bad")
-            .unwrap_err()
-            .to_string();
-        assert!(!e.contains("topsecret"), "{e}");
-        assert!(e.contains("u:***@h:bad"), "{e}");
+    fn uri_errors_name_the_flag_and_hide_the_password() {
+        let e = redis_uri("redis://bob:p/q@h:bad").unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid value 'redis://bob:***@h:bad' for --uri"),
+            "{e}"
+        );
+        assert!(!e.contains("p/q"), "{e}");
+        let u = redis_uri("redis://SECRET@h:1").unwrap();
+        assert_eq!(u.user_password(), (None, Some("SECRET".into())));
     }
 }

@@ -292,6 +292,8 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let uri = format!("redis://:{secret}@127.0.0.1:{port}/3");
+    // redis-cli's lone-password form: the word before the @ is the password.
+    let lone = format!("redis://{secret}@127.0.0.1:{port}/3");
     for args in [
         vec![
             "-p".to_string(),
@@ -300,6 +302,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
             secret.to_string(),
         ],
         vec!["-u".to_string(), uri],
+        vec!["-u".to_string(), lone],
     ] {
         let out = resplab()
             .arg("bench")
@@ -776,4 +779,31 @@ fn without_redis_server_the_reference_server_stands_in() {
         "{err}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("GET:"));
+}
+
+/// However a URI is malformed, the error names --uri and never shows its userinfo: a `/`
+/// or an unencoded `@` in the password, a lone password, a bad port or database.
+#[test]
+fn malformed_uris_never_echo_their_password() {
+    for (uri, secret) in [
+        ("redis://bob:p/q-77@127.0.0.1:notaport", "p/q-77"),
+        ("redis://bob:pa@ss-77@127.0.0.1:0", "ss-77"),
+        ("redis://SECRET-77@127.0.0.1:99999", "SECRET-77"),
+        ("redis://bob:hunter-77@127.0.0.1:1/x", "hunter-77"),
+        ("redis://SECRET-77@[::1", "SECRET-77"),
+        ("http://bob:hunter-77@127.0.0.1:1", "hunter-77"),
+    ] {
+        let out = resplab()
+            .args(["bench", "-u", uri, "-t", "get", "-n", "10"])
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{uri}: {all}");
+        assert!(all.contains("--uri"), "{uri}: {all}");
+        assert!(!all.contains(secret), "{uri}: password shown: {all}");
+    }
 }

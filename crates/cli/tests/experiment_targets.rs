@@ -193,3 +193,91 @@ clients = 2
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("password_env"), "{}", text(&o));
 }
+
+/// A protected server's `requirepass` and an ACL user's password appear in no byte of the
+/// store, the export, the report, compare or the terminal output of any of them, and the
+/// config check says a differing password differs without showing it.
+#[test]
+fn a_protected_servers_passwords_are_in_no_stored_or_shown_byte() {
+    let requirepass = "rp-secret-4471";
+    let user_pw = "alice-secret-8812";
+    let plain = resplab_testkit::redis::RedisServer::start().unwrap();
+    let protected = resplab_testkit::redis::RedisServer::start_with(
+        &[
+            "--requirepass",
+            requirepass,
+            "--user",
+            "alice",
+            "on",
+            &format!(">{user_pw}"),
+            "~*",
+            "&*",
+            "+@all",
+        ],
+        false,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pw.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "pw-ab"
+rounds = 2
+test_time = "300ms"
+seed = 5
+client_cpu_limit = 1.0
+
+[[variant]]
+name = "open"
+address = "127.0.0.1:{plain}"
+
+[[variant]]
+name = "protected"
+address = "127.0.0.1:{protected}"
+user = "alice"
+password_env = "RESPLAB_TEST_PW"
+
+[[workload]]
+name = "set"
+tests = "set"
+"#,
+            plain = plain.port(),
+            protected = protected.port()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("pw.db");
+    let env = [("RESPLAB_TEST_PW", user_pw)];
+    let mut shown = String::new();
+    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &env);
+    shown.push_str(&text(&o));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("protected: requirepass differs from the baseline (value hidden)"),
+        "{}",
+        text(&o)
+    );
+    let report = dir.path().join("pw.md");
+    for args in [
+        vec!["experiment", "export", "pw-ab"],
+        vec!["experiment", "status", "pw-ab"],
+        vec!["compare", "db:pw-ab"],
+        vec!["report", "pw-ab", "-o", report.to_str().unwrap()],
+    ] {
+        let o = run(&args, &db, &env);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        shown.push_str(&text(&o));
+    }
+    shown.push_str(&std::fs::read_to_string(&report).unwrap());
+    let stored = std::fs::read(&db).unwrap();
+    for secret in [requirepass, user_pw] {
+        assert!(!shown.contains(secret), "{secret} was shown:\n{shown}");
+        assert!(
+            !stored.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "{secret} is in the SQLite file"
+        );
+    }
+}

@@ -49,6 +49,7 @@ pub mod server;
 pub mod stop;
 mod tally;
 pub mod tls;
+pub mod uri;
 mod worker;
 
 pub use config::{

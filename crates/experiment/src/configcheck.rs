@@ -13,6 +13,7 @@
 //! derived from them) are not compared.
 
 use crate::model::{Experiment, ServerSource, Variant};
+use resplab_results::secrets;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Settings that change with every execution, not with the variant.
@@ -28,12 +29,20 @@ const PER_EXECUTION: [&str; 8] = [
 ];
 
 /// One setting that differs between a variant and the baseline without being declared.
+/// The values of a secret setting are hidden ([`Undeclared::is_secret`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Undeclared {
     pub variant: String,
     pub setting: String,
     pub baseline_value: Option<String>,
     pub variant_value: Option<String>,
+}
+
+impl Undeclared {
+    /// Whether the setting holds a secret (its values are hidden).
+    pub fn is_secret(&self) -> bool {
+        secrets::is_secret_setting(&self.setting)
+    }
 }
 
 /// The settings `variant` declares: `--name` options of its server command (for a
@@ -97,11 +106,13 @@ pub fn undeclared_differences(
             }
             let (a, b) = (base.get(k), cfg.get(k));
             if a != b {
+                // A secret is compared but never carried out of here.
+                let shown = |v: Option<&String>| v.map(|v| secrets::redact_value(k, v));
                 out.push(Undeclared {
                     variant: v.name.clone(),
                     setting: k.clone(),
-                    baseline_value: a.cloned(),
-                    variant_value: b.cloned(),
+                    baseline_value: shown(a),
+                    variant_value: shown(b),
                 });
             }
         }

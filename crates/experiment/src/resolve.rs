@@ -528,49 +528,33 @@ fn resolve_connect(
         }
         let text = sub(u.get_ref());
         let bad = |m: String| cx.err_key(u.span(), key("uri"), m);
-        let (scheme, rest) = text.split_once("://").ok_or_else(|| {
+        // One URI parser for bench and experiments; its errors never show the userinfo.
+        let parsed = resplab_engine::uri::parse(&text).map_err(|e| {
             bad(format!(
-                "expected redis://[user@]host:port or rediss://…, found \"{text}\""
+                "expected redis://[user@]host[:port] or rediss://…, found \"{}\" ({})",
+                e.shown, e.why
             ))
         })?;
-        match scheme {
-            "redis" => {}
-            "rediss" => tls_on = true,
-            other => {
-                return Err(bad(format!(
-                    "expected the scheme redis or rediss, found \"{other}\""
-                )))
-            }
-        }
-        let rest = rest.trim_end_matches('/');
-        let (auth, hostport) = match rest.rsplit_once('@') {
-            Some((a, h)) => (Some(a), h),
-            None => (None, rest),
-        };
-        if let Some(a) = auth {
-            if a.contains(':') {
+        tls_on |= parsed.tls;
+        match &parsed.credentials {
+            Some(resplab_engine::uri::Credentials::Pair { .. }) => {
                 return Err(bad(
                     "a password in the experiment file would be stored with every trial: name the environment variable that holds it with password_env = \"VAR\" and give the user alone (redis://user@host:port)".into(),
                 ));
             }
-            if !a.is_empty() {
-                user = Some(a.to_string());
+            // In a file, which may hold no password, a lone word is the user.
+            Some(resplab_engine::uri::Credentials::Lone(u)) if !u.is_empty() => {
+                user = Some(u.clone());
             }
+            _ => {}
         }
-        let (host, port) = hostport
-            .rsplit_once(':')
-            .and_then(|(h, p)| {
-                Some((
-                    h.trim_matches(['[', ']']).to_string(),
-                    p.parse::<u16>().ok()?,
-                ))
-            })
-            .filter(|(h, p)| !h.is_empty() && *p != 0)
-            .ok_or_else(|| {
-                bad(format!(
-                    "expected host:port after the scheme, found \"{hostport}\""
-                ))
-            })?;
+        if parsed.db.is_some() {
+            return Err(bad(format!(
+                "a database number is not taken from an experiment uri, found \"{}\"",
+                resplab_engine::uri::redact(&text)
+            )));
+        }
+        let (host, port) = (parsed.host, parsed.port);
         server = ServerSource::Address { host, port };
     }
     if let Some(c) = &v.cluster {

@@ -16,3 +16,4 @@ pub mod run;
 pub use run::*;
 pub mod import;
 pub mod sample;
+pub mod secrets;

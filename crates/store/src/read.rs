@@ -557,7 +557,11 @@ impl Store {
     /// # Errors
     /// SQLite errors, an unknown trial, or stored JSON that does not parse.
     pub fn server_info(&self, trial_id: i64) -> Result<crate::write::ServerInfo, StoreError> {
-        self.trial_json(trial_id, "server_info_json", "server INFO")
+        // Files written before secrets were hidden on write lose them on read.
+        let mut info: crate::write::ServerInfo =
+            self.trial_json(trial_id, "server_info_json", "server INFO")?;
+        resplab_results::secrets::redact_server_info(&mut info);
+        Ok(info)
     }
 
     /// The whole experiment as one JSON document: header, every trial (counted or not)
@@ -577,6 +581,14 @@ impl Store {
             let run: serde_json::Value = self.trial_json(t.id, "run_json", "run record")?;
             let info: serde_json::Value =
                 self.trial_json(t.id, "server_info_json", "server INFO")?;
+            // Files written before secrets were hidden on write lose them here too.
+            let info = match serde_json::from_value::<crate::write::ServerInfo>(info.clone()) {
+                Ok(mut typed) => {
+                    resplab_results::secrets::redact_server_info(&mut typed);
+                    serde_json::to_value(typed).unwrap_or(info)
+                }
+                Err(_) => info,
+            };
             let mut metrics = serde_json::Map::new();
             for (command, metric, value) in self.metric_rows(t.id)? {
                 let entry = metrics

@@ -264,7 +264,10 @@ impl Store {
         let host_json = serde_json::to_string(&trial.host).unwrap_or_default();
         let run_json = serde_json::to_string(&trial.run).unwrap_or_default();
         let checks_json = serde_json::to_string(&trial.checks).unwrap_or_default();
-        let info_json = serde_json::to_string(&trial.server_info).unwrap_or_default();
+        // No password reaches the file: CONFIG GET * and server commands lose their secrets.
+        let mut server_info = trial.server_info.clone();
+        resplab_results::secrets::redact_server_info(&mut server_info);
+        let info_json = serde_json::to_string(&server_info).unwrap_or_default();
         let env_fp = fingerprint(host_json.as_bytes());
         let path = self.path.clone();
         let err = |e| crate::sqlite_err(&path, e);

@@ -401,11 +401,12 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         }
         let u = resolve::redis_uri(uri)?;
         uri_tls = u.tls;
-        if u.user.is_some() {
-            credentials_user = u.user.clone();
+        let (user, pass) = u.user_password();
+        if user.is_some() {
+            credentials_user = user;
         }
-        if u.password.is_some() {
-            password = u.password.clone();
+        if pass.is_some() {
+            password = pass;
         }
         if u.db.is_some() {
             db = u.db;

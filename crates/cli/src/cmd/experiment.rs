@@ -504,6 +504,13 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
         exp.baseline().name
     );
     for d in &diffs {
+        if d.is_secret() {
+            eprintln!(
+                "  {}: {} differs from the baseline (value hidden)",
+                d.variant, d.setting
+            );
+            continue;
+        }
         eprintln!(
             "  {}: {} is {} (baseline {})",
             d.variant,
