@@ -305,3 +305,47 @@ fn paired_files_with_several_values_each_fall_back_to_unpaired() {
     assert!(out.contains("repeated_rounds"), "{out}");
     assert!(out.contains("4+4"), "{out}");
 }
+
+/// `--fail-on-regression` never passes on nothing: an empty file, one input, the same
+/// file twice, inputs that share no workload and metric, and plain numbers without a
+/// direction each exit 2 with the reason; a direction given by flag lets the gate judge.
+#[test]
+fn the_regression_gate_cannot_pass_on_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("empty.txt"), "").unwrap();
+    std::fs::write(p.join("a.txt"), "10\n11\n12\n10\n11\n").unwrap();
+    // 47.6 % lower: a regression when higher is better.
+    std::fs::write(p.join("b.txt"), "5\n5.5\n6\n5.2\n5.8\n").unwrap();
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../results/tests/fixtures/redis-benchmark/default-suite.csv"
+    );
+    let gate = ["compare", "--fail-on-regression", "5"];
+    for (inputs, reason) in [
+        (vec!["empty.txt", "a.txt"], "`empty.txt` holds no values"),
+        (vec!["a.txt"], "only the baseline `a.txt` has values"),
+        (
+            vec!["a.txt", "a.txt"],
+            "only the baseline `a.txt` has values",
+        ),
+        (vec!["a.txt", csv], "shares no workload and metric"),
+        (vec!["a.txt", "b.txt"], "plain numbers have no direction"),
+    ] {
+        let args: Vec<&str> = gate.iter().copied().chain(inputs.iter().copied()).collect();
+        let (out, err, code) = resplab(&args, p);
+        assert_eq!(code, 2, "{inputs:?}: {out}{err}");
+        assert!(err.contains("nothing to judge"), "{inputs:?}: {err}");
+        assert!(err.contains(reason), "{inputs:?}: {err}");
+    }
+    let judged = |flag: &str| {
+        let args: Vec<&str> = gate
+            .iter()
+            .copied()
+            .chain([flag, "a.txt", "b.txt"])
+            .collect();
+        resplab(&args, p).2
+    };
+    assert_eq!(judged("--higher-is-better"), 1);
+    assert_eq!(judged("--lower-is-better"), 0);
+}

@@ -253,7 +253,13 @@ format = "numbers"
     let db = dir.path().join("bad.db");
     let db_s = db.to_string_lossy().into_owned();
     let out = resplab(&["experiment", "run", &file.to_string_lossy(), "--db", &db_s]);
-    assert!(out.status.success(), "{}", text(&out));
+    // Its only round is invalid: nothing to compare, and the exit code says so.
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("no round of `bad` was valid, so there is nothing to compare"),
+        "{}",
+        text(&out)
+    );
     let status = resplab(&["experiment", "status", "bad", "--db", &db_s]);
     let s = text(&status);
     for needle in [

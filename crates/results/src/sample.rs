@@ -436,6 +436,20 @@ impl Observations {
     }
 }
 
+impl Observations {
+    /// Gives every metric without a direction (plain numbers) the direction `direction`
+    /// (`compare --higher-is-better` / `--lower-is-better`).
+    pub fn direct_unknown(&mut self, direction: Direction) {
+        for k in &mut self.keys {
+            if k.metric.direction == Direction::Unknown {
+                let mut m = (*k.metric).clone();
+                m.direction = direction;
+                k.metric = Arc::new(m);
+            }
+        }
+    }
+}
+
 /// Iterator over [`Observations`], putting each [`Observation`] together.
 #[derive(Clone, Debug)]
 pub struct ObservationsIter<'a> {

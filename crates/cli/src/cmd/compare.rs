@@ -25,7 +25,7 @@ use resplab_results::import::{
     load_inputs_with, ImportError, InputSpec, Location, PlainOptions, StoredSource,
 };
 use resplab_results::sample::Observation;
-use resplab_results::sample::SampleSet;
+use resplab_results::sample::{Direction, SampleSet};
 use resplab_stats::ministat::Confidence;
 use std::io::Write;
 use std::path::PathBuf;
@@ -76,9 +76,16 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Exit 1 when any metric is significantly worse than the baseline by more than PCT.
+    /// Exit 1 when any metric is significantly worse than the baseline by more than PCT;
+    /// exit 2 when the gate had nothing to judge (the reason is printed).
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// Plain numbers (metrics without a direction): higher is better.
+    #[arg(long, conflicts_with = "lower_is_better")]
+    pub higher_is_better: bool,
+    /// Plain numbers (metrics without a direction): lower is better.
+    #[arg(long)]
+    pub lower_is_better: bool,
     /// ministat -A: statistics only, no plot.
     #[arg(short = 'A')]
     pub no_plot: bool,
@@ -115,25 +122,47 @@ pub struct CompareArgs {
 /// # Errors
 /// Bad flags or inputs; the message names the flag, file and line.
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let (text, regression) = execute(&args)?;
+    let (text, gate) = execute(&args)?;
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(e).context("writing the comparison to standard output");
         }
     }
-    Ok(if regression {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    Ok(match gate {
+        Gate::Regression => ExitCode::from(1),
+        Gate::NothingJudged(why) => {
+            eprintln!(
+                "resplab: --fail-on-regression had nothing to judge, so it cannot pass:\n{}",
+                why.iter()
+                    .map(|w| format!("  {w}\n"))
+                    .collect::<String>()
+                    .trim_end()
+            );
+            ExitCode::from(2)
+        }
+        Gate::Off | Gate::Passed => ExitCode::SUCCESS,
     })
 }
 
-/// Computes the output text and whether the regression gate fired, without printing.
+/// What the regression gate decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// No `--fail-on-regression`.
+    Off,
+    /// Judged rows, none a regression beyond the limit.
+    Passed,
+    /// A significant regression beyond the limit.
+    Regression,
+    /// Nothing the gate could judge, with why (one line per reason).
+    NothingJudged(Vec<String>),
+}
+
+/// Computes the output text and what the regression gate decided, without printing.
 ///
 /// # Errors
 /// As [`run`].
-pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
+pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
     if let Some(c) = args.column {
         if c == 0 {
             bail!("-C: expected a column number from 1, found 0");
@@ -170,6 +199,13 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
         store: None,
     };
     let mut loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
+    if args.higher_is_better {
+        loaded
+            .observations
+            .direct_unknown(Direction::HigherIsBetter);
+    } else if args.lower_is_better {
+        loaded.observations.direct_unknown(Direction::LowerIsBetter);
+    }
     // A phased experiment says that its variants were not interleaved, and in what
     // order each phase ran.
     for s in &specs {
@@ -252,9 +288,23 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
     // The default comparison is computed only when it is printed or gates the exit code.
     let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
         .then(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
-    let regression = match (&report, args.fail_on_regression) {
-        (Some(r), Some(p)) => default_style::has_regression(r, p),
-        _ => false,
+    let gate = match (&report, args.fail_on_regression) {
+        (Some(r), Some(p)) => {
+            let coverage = default_style::gate_coverage(r, &set, &loaded.labels);
+            if coverage.is_empty() {
+                Gate::NothingJudged(coverage.not_judged)
+            } else {
+                for n in &coverage.not_judged {
+                    eprintln!("resplab: note: not judged by --fail-on-regression: {n}");
+                }
+                if default_style::has_regression(r, p) {
+                    Gate::Regression
+                } else {
+                    Gate::Passed
+                }
+            }
+        }
+        _ => Gate::Off,
     };
     let mut text = match args.style {
         Style::Resplab => {
@@ -303,7 +353,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, bool)> {
     // one would cost more than comparing them, so their memory goes back with the process.
     std::mem::forget(set);
     std::mem::forget(loaded);
-    Ok((text, regression))
+    Ok((text, gate))
 }
 
 /// Opens the results database on the first `db:NAME` input, so file-only comparisons

@@ -421,6 +421,14 @@ fn execute(
             outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
         );
     }
+    if status.valid_rounds() == 0 && missing_cells(store, &status)?.is_empty() {
+        eprintln!(
+            "resplab: no round of `{}` was valid, so there is nothing to compare: see the \
+             INVALID reasons above (`resplab experiment status {}` lists every check)",
+            exp.name, exp.name
+        );
+        return Ok(ExitCode::from(2));
+    }
     config_check(store, exp, status.info.id);
     // A metric read from a command's output carries its direction in the store.
     let higher = store
