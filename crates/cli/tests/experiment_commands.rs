@@ -662,3 +662,51 @@ fn same_as_real_benchstat(trials: &Exported, ours: &str, dir: &Path) {
     }
     assert!(checked >= 10, "{real}");
 }
+
+/// A command's hostile output (escape sequences that retitle and recolour the terminal,
+/// a bell, binary) reaches the terminal with its control characters escaped.
+#[test]
+fn hostile_command_output_is_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hostile.toml");
+    std::fs::write(
+        &file,
+        r#"
+[experiment]
+name = "hostile"
+rounds = 1
+max_reruns = 0
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "evil"
+run = '''printf '\033]0;pwned\007\033[31mred\001\002\377 done\n' >&2; exit 3'''
+shell = true
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("hostile.db");
+    let db_s = db.to_string_lossy().into_owned();
+    let out = resplab(&["experiment", "run", &file.to_string_lossy(), "--db", &db_s]);
+    let status = resplab(&["experiment", "status", "hostile", "--db", &db_s]);
+    for o in [&out, &status] {
+        let bytes: Vec<u8> = o.stdout.iter().chain(o.stderr.iter()).copied().collect();
+        for c in [0x1b_u8, 0x07, 0x01, 0x02] {
+            assert!(
+                !bytes.contains(&c),
+                "control byte {c:#x} printed: {}",
+                text(o)
+            );
+        }
+    }
+    let all = text(&out);
+    assert!(all.contains("\\u{1b}]0;pwned"), "{all}");
+    assert!(all.contains("red") && all.contains("done"), "{all}");
+}

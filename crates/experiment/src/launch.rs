@@ -412,11 +412,39 @@ impl Captured {
     }
 }
 
-/// The last `n` non-empty lines of `bytes`, joined by ` | `, for messages.
+/// The last `n` non-empty lines of `bytes`, joined by ` | `, for messages: control
+/// characters escaped ([`printable`]) and at most [`TAIL_CHARS`] characters kept, so a
+/// program's output can neither drive the terminal nor flood it.
 pub fn last_lines(bytes: &[u8], n: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
+    let joined = lines[lines.len().saturating_sub(n)..].join(" | ");
+    let shown = printable(&joined);
+    let count = shown.chars().count();
+    if count <= TAIL_CHARS {
+        return shown;
+    }
+    let tail: String = shown.chars().skip(count - TAIL_CHARS).collect();
+    format!("…{tail}")
+}
+
+/// How many characters of a program's output a message quotes at most.
+pub const TAIL_CHARS: usize = 600;
+
+/// `text` with every control character (escape sequences, bells, carriage returns,
+/// backspaces) and every bidirectional override shown as an escape (`\u{1b}`), so
+/// text from another program can be printed to a terminal as it is.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (c.is_control() && c != '\t') || bidi {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Sends SIGKILL to the process group `pgid` leads (a launcher or server and what it
