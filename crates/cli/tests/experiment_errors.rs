@@ -178,3 +178,52 @@ clients = 2
     assert!(err.contains("  b: hz is `50` (baseline `10`)"), "{err}");
     assert!(!err.contains("appendonly is"), "{err}");
 }
+
+/// `--rounds 0` is refused as `rounds = 0` in the file is, and an `insecure = true`
+/// variant is warned about as bench's `--insecure` is.
+#[test]
+fn zero_rounds_are_refused_and_insecure_variants_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.toml"),
+        r#"
+[experiment]
+name = "x"
+rounds = 2
+
+[[variant]]
+name = "a"
+address = "127.0.0.1:1"
+tls = true
+insecure = true
+
+[[variant]]
+name = "b"
+address = "127.0.0.1:2"
+
+[[workload]]
+name = "get"
+tests = "get"
+"#,
+    )
+    .unwrap();
+    let (code, _, err) = resplab(
+        &["experiment", "run", "e.toml", "--rounds", "0"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--rounds: expected at least 1, found 0"),
+        "{err}"
+    );
+    assert!(!dir.path().join("resplab.db").exists());
+    let (code, _, err) = resplab(&["experiment", "run", "e.toml", "--dry-run"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "WARNING: variant `a`: insecure = true: the server's TLS certificate is not verified"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("variant `b`"), "{err}");
+}

@@ -160,6 +160,40 @@ fn shards_that_do_not_belong_together_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("both shard 1/2"), "{}", text(&out));
 
+    // The output may not be one of the inputs: the shard would be lost.
+    let before = std::fs::read(&a).unwrap();
+    let out = resplab(&["merge", "--partial", &a, "-o", &a]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not one of the inputs"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read(&a).unwrap(),
+        before,
+        "the input shard was changed"
+    );
+
+    // --per-node against a single server says there are no per-node rows.
+    let out = resplab(&[
+        "bench",
+        "-p",
+        &port,
+        "--no-progress",
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "100",
+        "--per-node",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("--per-node: the target is not a cluster"),
+        "{}",
+        text(&out)
+    );
+
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "{\n  \"schema_version\": 1,\n  oops\n}").unwrap();
     let out = resplab(&["merge", &a, junk.to_str().unwrap()]);

@@ -355,6 +355,11 @@ fn write_outputs(
             .collect();
         let mut text = table::render(record, &order);
         if out.per_node {
+            if record.nodes.is_empty() {
+                eprintln!(
+                    "resplab: --per-node: the target is not a cluster (one server), so there are no per-node rows"
+                );
+            }
             text.push_str(&table::render_nodes(record));
         }
         text

@@ -159,6 +159,10 @@ fn open_store(path: &Path) -> anyhow::Result<Store> {
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    if a.rounds == Some(0) {
+        eprintln!("resplab: --rounds: expected at least 1, found 0");
+        return Ok(ExitCode::from(2));
+    }
     let mut overrides = Overrides {
         rounds: a.rounds,
         ..Overrides::default()
@@ -204,6 +208,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if a.dry_run {
+        warn_insecure(&exp);
         print_plan(&exp);
         return Ok(ExitCode::SUCCESS);
     }
@@ -228,6 +233,18 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
     let (text, json) = store.experiment_spec(info.id)?;
     let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
     execute(&exp, &text, &mut store, a.quiet, &a.variants)
+}
+
+/// Says, as bench does for `--insecure`, which variants do not verify the server.
+fn warn_insecure(exp: &Experiment) {
+    for v in &exp.variants {
+        if v.connect.tls.as_ref().is_some_and(|t| t.insecure) {
+            eprintln!(
+                "resplab: WARNING: variant `{}`: insecure = true: the server's TLS certificate is not verified",
+                v.name
+            );
+        }
+    }
 }
 
 fn print_plan(exp: &Experiment) {
@@ -278,6 +295,7 @@ fn execute(
     quiet: bool,
     only: &[String],
 ) -> anyhow::Result<ExitCode> {
+    warn_insecure(exp);
     let stop = StopToken::new();
     {
         let stop = stop.clone();

@@ -9,7 +9,7 @@ use crate::output::{outfile::OutFile, table};
 use anyhow::Context as _;
 use clap::Args;
 use resplab_results::RunRecord;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Merge the results of N shards of one workload into one exact result.
@@ -37,6 +37,18 @@ pub struct MergeArgs {
 /// output path that cannot be written (exit code 2).
 pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let to_stdout = args.output.as_deref() == Some("-");
+    if let Some(o) = args.output.as_deref().filter(|o| *o != "-") {
+        if let Some(input) = args
+            .files
+            .iter()
+            .find(|f| same_file(f.as_path(), Path::new(o)))
+        {
+            anyhow::bail!(
+                "-o/--output {o}: expected a file that is not one of the inputs, found the input shard {}: writing there would destroy it; nothing was written",
+                input.display()
+            );
+        }
+    }
     let out = match args.output.as_deref() {
         Some("-") | None => None,
         Some(path) => Some(OutFile::prepare("-o/--output", path)?),
@@ -79,4 +91,14 @@ fn parse_record(label: &str, text: &str) -> anyhow::Result<RunRecord> {
         };
         anyhow::anyhow!("{label}:{}:{}: expected {what}: {e}", e.line(), e.column())
     })
+}
+
+/// Whether two paths name the same existing file (same device and inode, so links and
+/// different spellings of one path count).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }
