@@ -710,3 +710,53 @@ shell = true
     assert!(all.contains("\\u{1b}]0;pwned"), "{all}");
     assert!(all.contains("red") && all.contains("done"), "{all}");
 }
+
+/// A command workload's working directory (`{dir}`) lives as long as the run: it exists
+/// while the command runs and is gone when the run ends.
+#[test]
+fn command_work_directories_are_removed_when_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wd.toml");
+    let seen = dir.path().join("seen.txt");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "workdir-{pid}"
+rounds = 1
+
+[[variant]]
+name = "a"
+server = "none"
+
+[[variant]]
+name = "b"
+server = "none"
+
+[[workload]]
+name = "n"
+run = "echo {{dir}} >> {seen}; touch {{dir}}/built; echo 42"
+shell = true
+format = "numbers"
+"#,
+            pid = std::process::id(),
+            seen = seen.display()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("wd.db");
+    let out = resplab(&[
+        "experiment",
+        "run",
+        &file.to_string_lossy(),
+        "--db",
+        &db.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let dirs = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(dirs.lines().count(), 2, "{dirs}");
+    for d in dirs.lines() {
+        assert!(!Path::new(d.trim()).exists(), "{d} was left behind");
+    }
+}

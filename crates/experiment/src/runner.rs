@@ -509,6 +509,10 @@ impl Runner<'_> {
                 );
             }
         }
+        // The working directories live as long as the run that made them.
+        for v in &self.exp.variants {
+            let _ = std::fs::remove_dir_all(self.work_dir_path(v));
+        }
     }
 
     /// One trial; `None` when the stop token fired during it (nothing is stored).
@@ -892,7 +896,14 @@ impl Runner<'_> {
     /// `RESPLAB_DIR` in its hooks): the same for every trial of a run, so a `setup` hook
     /// can build into it what the command then runs.
     fn work_dir(&self, v: &Variant) -> String {
-        let dir = std::env::temp_dir().join(format!(
+        let dir = self.work_dir_path(v);
+        let _ = std::fs::create_dir_all(&dir);
+        dir.display().to_string()
+    }
+
+    /// Where [`Runner::work_dir`] puts a variant's working directory.
+    fn work_dir_path(&self, v: &Variant) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!(
             "resplab-work-{}-{}",
             self.exp.name,
             v.name
@@ -905,9 +916,7 @@ impl Runner<'_> {
                     }
                 )
                 .collect::<String>()
-        ));
-        let _ = std::fs::create_dir_all(&dir);
-        dir.display().to_string()
+        ))
     }
 
     /// The trial's load from the `[[generator]]` hosts: one shard each, started together,
