@@ -12,6 +12,8 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
+# openssl: the TLS tests make X.509 v1 certificates the way users do
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # go: examples/client-library.toml builds a Go benchmark (and benchstat, below, is one)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # sshd and ssh: the scale-out test runs generators through ssh to this machine.

@@ -385,3 +385,150 @@ fn a_server_that_stops_reading_mid_run_loses_nothing_over_tls() {
     assert_eq!(v["totals"]["errors"].as_u64(), Some(0), "{out}");
     assert_eq!(v["connections"]["reconnects"].as_u64(), Some(0), "{out}");
 }
+
+/// Certificates as people make them: an expired server certificate is named as expired
+/// with its date (not as untrusted), a server's X.509 v1 certificate is named as v1 with
+/// how to make a v3 one, and a v1 client certificate (what `openssl x509 -req` makes
+/// without an extensions file) works for mutual TLS as it does with redis-cli.
+#[test]
+fn expired_and_v1_certificates_are_told_right() {
+    let s = TlsRedis::start(true).unwrap();
+    let f = &s.files;
+    let ca = f.ca.display().to_string();
+    let dir = f.dir.clone();
+    // A v1 certificate for a new key, signed by the test CA, made by openssl.
+    let v1 = |name: &str, cn: &str| {
+        let key = dir.join(format!("{name}.key"));
+        let csr = dir.join(format!("{name}.csr"));
+        let cert = dir.join(format!("{name}.pem"));
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("openssl is needed for this test (scripts/setup.sh installs it)");
+            assert!(out.status.success(), "openssl {args:?}: {}", text(&out));
+        };
+        run(&["genrsa", "-out", key.to_str().unwrap(), "2048"]);
+        run(&[
+            "req",
+            "-new",
+            "-key",
+            key.to_str().unwrap(),
+            "-subj",
+            &format!("/CN={cn}"),
+            "-out",
+            csr.to_str().unwrap(),
+        ]);
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            csr.to_str().unwrap(),
+            "-CA",
+            &ca,
+            "-CAkey",
+            f.ca_key.to_str().unwrap(),
+            "-CAcreateserial",
+            "-days",
+            "30",
+            "-out",
+            cert.to_str().unwrap(),
+        ]);
+        let pem = std::fs::read_to_string(&cert).unwrap();
+        assert!(pem.contains("BEGIN CERTIFICATE"), "{pem}");
+        (cert.display().to_string(), key.display().to_string())
+    };
+    // Mutual TLS with a v1 client certificate.
+    let (ccert, ckey) = v1("client-v1", "resplab-client");
+    let tls = s.tls_port.to_string();
+    let out = resplab(&[
+        "bench",
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &ccert,
+        "--key",
+        &ckey,
+        "-p",
+        &tls,
+        "-t",
+        "ping_inline",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--no-progress",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A v1 client certificate with another key: the mismatch is named.
+    let (_, other_key) = v1("client-v1b", "resplab-client");
+    fails_with(
+        &[
+            "bench",
+            "--tls",
+            "--cacert",
+            &ca,
+            "--cert",
+            &ccert,
+            "--key",
+            &other_key,
+            "-p",
+            &tls,
+            "-t",
+            "ping_inline",
+            "-n",
+            "10",
+        ],
+        "the key does not fit the certificate",
+    );
+
+    // A server presenting an expired certificate.
+    let files2 = resplab_testkit::tls::TlsFiles::generate(&dir.join("pki2")).unwrap();
+    let (ecert, ekey) = (files2.expired_cert.clone(), files2.expired_key.clone());
+    let ca2 = files2.ca.display().to_string();
+    let expired = TlsRedis::start_with(files2, &ecert, &ekey, false).unwrap();
+    let port = expired.tls_port.to_string();
+    fails_with(
+        &[
+            "bench",
+            "--tls",
+            "--cacert",
+            &ca2,
+            "-p",
+            &port,
+            "-t",
+            "ping_inline",
+            "-n",
+            "10",
+        ],
+        "expired on 2020-02-01",
+    );
+
+    // A server presenting a v1 certificate.
+    let (scert, skey) = v1("server-v1", "localhost");
+    let files3 = resplab_testkit::tls::TlsFiles::generate(&dir.join("pki3")).unwrap();
+    let v1server = TlsRedis::start_with(
+        files3,
+        std::path::Path::new(&scert),
+        std::path::Path::new(&skey),
+        false,
+    )
+    .unwrap();
+    let port = v1server.tls_port.to_string();
+    fails_with(
+        &[
+            "bench",
+            "--tls",
+            "--cacert",
+            &ca,
+            "-p",
+            &port,
+            "-t",
+            "ping_inline",
+            "-n",
+            "10",
+        ],
+        "X.509 v1 certificate",
+    );
+}

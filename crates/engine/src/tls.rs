@@ -125,11 +125,7 @@ fn build(opts: &TlsOptions) -> io::Result<ClientConfig> {
                     key.display()
                 ))
             })?;
-            builder.with_client_auth_cert(chain, key).map_err(|e| {
-                bad(format!(
-                    "--cert/--key: the key does not fit the certificate: {e}"
-                ))
-            })?
+            client_auth(builder, chain, key, cert)?
         }
         (None, None) => builder.with_no_client_auth(),
         _ => {
@@ -141,6 +137,116 @@ fn build(opts: &TlsOptions) -> io::Result<ClientConfig> {
     config.enable_sni = true;
     Ok(config)
 }
+
+/// The client certificate and its key. An X.509 v1 certificate (what `openssl x509 -req`
+/// makes without an extensions file, and what redis-server and redis-cli accept) cannot
+/// be parsed by the certificate library, so rustls's own check that the key fits it
+/// would refuse it as a mismatch: for a v1 certificate the key is checked against the
+/// certificate's public key here instead, and the certificate is sent as it is.
+fn client_auth(
+    builder: rustls::ConfigBuilder<ClientConfig, rustls::client::WantsClientCert>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    cert_path: &std::path::Path,
+) -> io::Result<ClientConfig> {
+    let mismatch = |e: String| {
+        bad(format!(
+            "--cert/--key: the key does not fit the certificate {}: {e}",
+            cert_path.display()
+        ))
+    };
+    if chain.first().is_some_and(|c| x509_version(c) == Some(1)) {
+        let signing = self::provider()
+            .key_provider
+            .load_private_key(key)
+            .map_err(|e| mismatch(e.to_string()))?;
+        let spki = signing.public_key();
+        let fits = match (&spki, v1_spki(&chain[0])) {
+            (Some(k), Some(c)) => k.as_ref() == c,
+            // The key type gives no public key to compare: the server will tell.
+            _ => true,
+        };
+        if !fits {
+            return Err(mismatch("their public keys differ".into()));
+        }
+        let certified = rustls::sign::CertifiedKey::new(chain, signing);
+        return Ok(builder
+            .with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified))));
+    }
+    builder
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| mismatch(e.to_string()))
+}
+
+/// One DER element at the start of `der`: (tag, content, rest).
+fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = der.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (usize::from(first), rest)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n]
+            .iter()
+            .fold(0usize, |a, &b| (a << 8) | usize::from(b));
+        (len, &rest[n..])
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+}
+
+/// The X.509 version of a DER certificate (1, 2 or 3); `None` when it is not one.
+fn x509_version(cert: &CertificateDer<'_>) -> Option<u8> {
+    let (0x30, body, _) = der_element(cert.as_ref())? else {
+        return None;
+    };
+    let (0x30, tbs, _) = der_element(body)? else {
+        return None;
+    };
+    match der_element(tbs)? {
+        // [0] EXPLICIT Version: INTEGER 0 (v1), 1 (v2) or 2 (v3).
+        (0xa0, version, _) => match der_element(version)? {
+            (0x02, [v], _) if *v <= 2 => Some(v + 1),
+            _ => None,
+        },
+        // No version field: v1.
+        (0x02, _, _) => Some(1),
+        _ => None,
+    }
+}
+
+/// The SubjectPublicKeyInfo (the whole DER element) of a v1 certificate: the seventh
+/// field of its tbsCertificate (serial, signature, issuer, validity, subject, key).
+fn v1_spki<'a>(cert: &'a CertificateDer<'a>) -> Option<&'a [u8]> {
+    let (_, body, _) = der_element(cert.as_ref())?;
+    let (_, mut tbs, _) = der_element(body)?;
+    for _ in 0..5 {
+        tbs = der_element(tbs)?.2;
+    }
+    let (tag, content, rest) = der_element(tbs)?;
+    (tag == 0x30)
+        .then(|| &tbs[..tbs.len() - rest.len()])
+        .filter(|_| !content.is_empty())
+}
+
+/// A date in words (`2020-02-01`) from seconds since 1970 (proleptic Gregorian, UTC).
+fn civil_date(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// How to make a v3 certificate, for messages.
+const MAKE_V3: &str = "make an X.509 v3 certificate instead, e.g. `openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -days 365 -extfile <(printf 'subjectAltName=DNS:localhost,IP:127.0.0.1')` (an extensions file makes it v3)";
 
 /// The CA certificates to trust: `--cacert` and `--cacertdir` when given, else the
 /// system's.
@@ -263,9 +369,7 @@ fn explain(e: io::Error, opts: &TlsOptions, host: &str) -> io::Error {
         | Some(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForNameContext { .. })) => {
             format!("TLS: the server's certificate is not valid for the name {name:?}; connect by the name it was issued for, or give that name with --sni")
         }
-        Some(rustls::Error::InvalidCertificate(c)) => format!(
-            "TLS: the server's certificate is not trusted ({c:?}); give --cacert with the CA that signed it, or --insecure to skip verification (then the result says so)"
-        ),
+        Some(rustls::Error::InvalidCertificate(c)) => certificate_problem(&c),
         Some(rustls::Error::InvalidMessage(_)) | Some(rustls::Error::InappropriateMessage { .. }) => {
             "TLS: the server did not answer the TLS handshake with TLS: this looks like a plain-TCP port; drop --tls (use redis://) or use the server's TLS port".to_string()
         }
@@ -292,6 +396,43 @@ fn explain(e: io::Error, opts: &TlsOptions, host: &str) -> io::Error {
         },
     };
     io::Error::other(text)
+}
+
+/// Why the server's certificate was refused, in words that point at the real cause.
+fn certificate_problem(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let skip = "or --insecure to skip verification (then the result says so)";
+    match c {
+        C::ExpiredContext { not_after, .. } => format!(
+            "TLS: the server's certificate expired on {} (UTC); renew it, {skip}",
+            civil_date(not_after.as_secs())
+        ),
+        C::Expired => format!("TLS: the server's certificate has expired; renew it, {skip}"),
+        C::NotValidYetContext { not_before, .. } => format!(
+            "TLS: the server's certificate is not valid before {} (UTC): check this machine's clock or the certificate's dates, {skip}",
+            civil_date(not_before.as_secs())
+        ),
+        C::NotValidYet => format!(
+            "TLS: the server's certificate is not valid yet: check this machine's clock or the certificate's dates, {skip}"
+        ),
+        C::UnknownIssuer => format!(
+            "TLS: the server's certificate is not trusted: no CA given with --cacert/--cacertdir (or of the system's, when none is given) signed it; give --cacert with the CA that signed it, {skip}"
+        ),
+        C::BadSignature => format!(
+            "TLS: the server's certificate does not carry a valid signature of its issuer; give --cacert with the CA that signed it, {skip}"
+        ),
+        C::Revoked => format!("TLS: the server's certificate has been revoked, {skip}"),
+        C::InvalidPurpose | C::InvalidPurposeContext { .. } => format!(
+            "TLS: the server's certificate is not issued for server authentication (its extended key usage lacks serverAuth), {skip}"
+        ),
+        C::Other(e) if e.to_string().contains("UnsupportedCertVersion") => format!(
+            "TLS: the server's certificate is an X.509 v1 certificate, which the TLS library cannot verify: {MAKE_V3}; {skip}"
+        ),
+        C::BadEncoding => format!(
+            "TLS: the server's certificate could not be read (malformed DER); {skip}"
+        ),
+        other => format!("TLS: the server's certificate was refused: {other}; {skip}"),
+    }
 }
 
 /// Accepts any certificate (`--insecure`), still checking the handshake's signatures.
@@ -413,5 +554,33 @@ impl Write for TlsMio {
 
     fn flush(&mut self) -> io::Result<()> {
         self.send_pending()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(1_580_515_200), "2020-02-01");
+        assert_eq!(civil_date(951_782_400), "2000-02-29");
+        assert_eq!(civil_date(4_102_444_800), "2100-01-01");
+    }
+
+    #[test]
+    fn x509_versions_from_der() {
+        // SEQUENCE { SEQUENCE { [0] { INTEGER 2 }, INTEGER 1 } }: a v3 header.
+        let v3 = CertificateDer::from(vec![
+            0x30, 0x09, 0x30, 0x07, 0xa0, 0x03, 0x02, 0x01, 0x02, 0x02, 0x00,
+        ]);
+        assert_eq!(x509_version(&v3), Some(3));
+        // No [0] version: v1.
+        let v1 = CertificateDer::from(vec![0x30, 0x04, 0x30, 0x02, 0x02, 0x00]);
+        assert_eq!(x509_version(&v1), Some(1));
+        for junk in [vec![], vec![0x30], vec![0x30, 0x05, 0x30], vec![0x04, 0x00]] {
+            assert_eq!(x509_version(&CertificateDer::from(junk)), None);
+        }
     }
 }

@@ -26,6 +26,12 @@ pub struct TlsFiles {
     pub server_key: PathBuf,
     pub client_cert: PathBuf,
     pub client_key: PathBuf,
+    /// The CA's private key, for certificates a test makes itself (e.g. with openssl).
+    pub ca_key: PathBuf,
+    /// A server certificate of the same CA for the same names that expired on
+    /// 2020-02-01 (valid from 2019-01-01), and its key.
+    pub expired_cert: PathBuf,
+    pub expired_key: PathBuf,
 }
 
 fn rc(e: rcgen::Error) -> io::Error {
@@ -55,14 +61,28 @@ impl TlsFiles {
         std::fs::create_dir_all(dir)?;
         let (ca_cert, ca_key) = ca("resplab test CA")?;
         let (other, _) = ca("resplab unrelated CA")?;
+        let dated_leaf =
+            |names: Vec<String>, cn: &str, usages: Vec<ExtendedKeyUsagePurpose>, expired: bool| {
+                let key = KeyPair::generate().map_err(rc)?;
+                let mut p = CertificateParams::new(names).map_err(rc)?;
+                p.distinguished_name.push(DnType::CommonName, cn);
+                p.extended_key_usages = usages;
+                if expired {
+                    p.not_before = rcgen::date_time_ymd(2019, 1, 1);
+                    p.not_after = rcgen::date_time_ymd(2020, 2, 1);
+                }
+                let cert = p.signed_by(&key, &ca_cert, &ca_key).map_err(rc)?;
+                Ok::<_, io::Error>((cert.pem(), key.serialize_pem()))
+            };
         let leaf = |names: Vec<String>, cn: &str, usages: Vec<ExtendedKeyUsagePurpose>| {
-            let key = KeyPair::generate().map_err(rc)?;
-            let mut p = CertificateParams::new(names).map_err(rc)?;
-            p.distinguished_name.push(DnType::CommonName, cn);
-            p.extended_key_usages = usages;
-            let cert = p.signed_by(&key, &ca_cert, &ca_key).map_err(rc)?;
-            Ok::<_, io::Error>((cert.pem(), key.serialize_pem()))
+            dated_leaf(names, cn, usages, false)
         };
+        let (expired_pem, expired_key) = dated_leaf(
+            vec!["localhost".into(), "127.0.0.1".into()],
+            "localhost",
+            vec![ExtendedKeyUsagePurpose::ServerAuth],
+            true,
+        )?;
         let (server_pem, server_key) = leaf(
             vec!["localhost".into(), "127.0.0.1".into()],
             "localhost",
@@ -85,7 +105,13 @@ impl TlsFiles {
             server_key: dir.join("server.key"),
             client_cert: dir.join("client.pem"),
             client_key: dir.join("client.key"),
+            ca_key: dir.join("ca.key"),
+            expired_cert: dir.join("expired.pem"),
+            expired_key: dir.join("expired.key"),
         };
+        std::fs::write(&files.ca_key, ca_key.serialize_pem())?;
+        std::fs::write(&files.expired_cert, expired_pem)?;
+        std::fs::write(&files.expired_key, expired_key)?;
         std::fs::write(&files.ca, ca_cert.pem())?;
         std::fs::write(&files.other_ca, other.pem())?;
         std::fs::write(&files.server_cert, server_pem)?;
@@ -117,13 +143,28 @@ impl TlsRedis {
             crate::free_port()?
         ));
         let files = TlsFiles::generate(&dir)?;
+        let (cert, key) = (files.server_cert.clone(), files.server_key.clone());
+        TlsRedis::start_with(files, &cert, &key, require_client_cert)
+    }
+
+    /// Starts one that presents `cert` (with `key`) on its TLS port and trusts the CA of
+    /// `files` for client certificates; `files.dir` is removed when it is dropped.
+    ///
+    /// # Errors
+    /// redis-server did not start (it refuses a certificate that does not fit its key).
+    pub fn start_with(
+        files: TlsFiles,
+        cert: &Path,
+        key: &Path,
+        require_client_cert: bool,
+    ) -> io::Result<TlsRedis> {
         let mut last = None;
         for _ in 0..5 {
             let tls_port = crate::free_port()?;
             let port = tls_port.to_string();
             let (cert, key, ca) = (
-                files.server_cert.display().to_string(),
-                files.server_key.display().to_string(),
+                cert.display().to_string(),
+                key.display().to_string(),
                 files.ca.display().to_string(),
             );
             let args = [
