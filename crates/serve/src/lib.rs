@@ -23,7 +23,9 @@
 //! its own `mio` event loop; the keyspace is sharded by key hash ([`db`]), so workers
 //! serving different keys take different locks. Request parsing is the zero-copy parser
 //! of `resplab-proto`; a connection's bytes go through [`Conn::feed`], a pure function of
-//! its input, so every byte stream can be tested (and fuzzed) without sockets.
+//! its input, so every byte stream can be tested (and fuzzed) without sockets. Commands
+//! are found by name in one table ([`commands`]) and run by family (strings, lists,
+//! hashes, sets, sorted sets, streams, keys, the connection's own and administration).
 
 pub mod commands;
 pub mod db;
