@@ -219,6 +219,10 @@ pub fn process_cpu() -> (f64, f64) {
     (tick(11), tick(12))
 }
 
+/// The longest inline request (a line typed as words) kept while its newline has not
+/// come, as Redis keeps it (64 KiB).
+pub const INLINE_MAX: usize = 64 * 1024;
+
 /// Bytes sent instead of a reply by `garbage_every`: not RESP (no type byte starts `?`).
 pub const GARBAGE: &[u8] = b"?garbage from resplab serve\r\n";
 
@@ -265,17 +269,33 @@ impl Conn {
 
     /// Takes bytes read from the peer, runs every complete request and appends the
     /// replies to `out`. Never panics, whatever the bytes.
+    ///
+    /// An inline request still without its newline after [`INLINE_MAX`] bytes is refused
+    /// with a protocol error and the connection closed, as Redis does.
     pub fn feed(&mut self, db: &Db, knobs: &Knobs, input: &[u8], out: &mut Vec<u8>) -> Feed {
         self.inbuf.extend_from_slice(input);
-        if self.respb.is_some() {
-            let buf = std::mem::take(&mut self.inbuf);
-            let (used, result) = self.feed_respb(db, knobs, &buf, out);
-            if result == Feed::Open {
-                self.inbuf = buf;
-                self.inbuf.drain(..used);
-            }
-            return result;
+        let buf = std::mem::take(&mut self.inbuf);
+        let (used, result) = if self.respb.is_some() {
+            self.feed_respb(db, knobs, &buf, out)
+        } else {
+            self.feed_resp(db, knobs, &buf, out)
+        };
+        if result == Feed::Open {
+            self.inbuf = buf;
+            self.inbuf.drain(..used);
         }
+        result
+    }
+
+    /// Runs every complete RESP request in `buf`; returns the bytes consumed and what
+    /// the transport should do.
+    fn feed_resp(
+        &mut self,
+        db: &Db,
+        knobs: &Knobs,
+        buf: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, Feed) {
         let limits = Limits {
             max_bulk_len: 512 * 1024 * 1024,
             max_aggregate_len: 1 << 20,
@@ -283,50 +303,54 @@ impl Conn {
         };
         let mut at = 0;
         let mut args: Vec<&[u8]> = Vec::new();
-        let mut result = Feed::Open;
-        let buf = std::mem::take(&mut self.inbuf);
         loop {
             match parse_request(&buf[at..], &limits, &mut args) {
-                Ok(None) => break,
+                Ok(None) => {
+                    let rest = &buf[at..];
+                    if rest.first() != Some(&b'*') && rest.len() > INLINE_MAX {
+                        out.extend_from_slice(b"-ERR Protocol error: too big inline request\r\n");
+                        return (at, Feed::Close);
+                    }
+                    return (at, Feed::Open);
+                }
                 Ok(Some(used)) => {
                     at += used;
-                    if args.is_empty() {
-                        continue;
-                    }
-                    self.served += 1;
-                    knobs.commands.fetch_add(1, Ordering::Relaxed);
-                    let drop_every = knobs.drop_every.load(Ordering::Relaxed);
-                    if drop_every > 0 && self.served.is_multiple_of(drop_every) {
-                        result = Feed::Close;
-                        break;
-                    }
-                    spin(knobs.work_ns.load(Ordering::Relaxed));
-                    let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
-                    let after = if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
-                        let mut sink = Vec::new();
-                        let a = commands::execute(db, knobs, &mut self.session, &args, &mut sink);
-                        out.extend_from_slice(GARBAGE);
-                        a
-                    } else {
-                        commands::execute(db, knobs, &mut self.session, &args, out)
-                    };
-                    if after == After::Close {
-                        result = Feed::Close;
-                        break;
+                    if !args.is_empty() && self.run(db, knobs, &args, out) == Feed::Close {
+                        return (at, Feed::Close);
                     }
                 }
                 Err(e) => {
                     let _ = write!(out, "-ERR Protocol error: {e}\r\n");
-                    result = Feed::Close;
-                    break;
+                    return (at, Feed::Close);
                 }
             }
         }
-        if result == Feed::Open {
-            self.inbuf = buf;
-            self.inbuf.drain(..at);
+    }
+
+    /// Runs one command with the fault knobs applied: counted, dropped every
+    /// `drop_every`-th, charged `work_ns`, its reply replaced every `garbage_every`-th.
+    fn run(&mut self, db: &Db, knobs: &Knobs, args: &[&[u8]], out: &mut Vec<u8>) -> Feed {
+        self.served += 1;
+        knobs.commands.fetch_add(1, Ordering::Relaxed);
+        let drop_every = knobs.drop_every.load(Ordering::Relaxed);
+        if drop_every > 0 && self.served.is_multiple_of(drop_every) {
+            return Feed::Close;
         }
-        result
+        spin(knobs.work_ns.load(Ordering::Relaxed));
+        let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
+        let after = if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
+            let mut sink = Vec::new();
+            let a = commands::execute(db, knobs, &mut self.session, args, &mut sink);
+            out.extend_from_slice(GARBAGE);
+            a
+        } else {
+            commands::execute(db, knobs, &mut self.session, args, out)
+        };
+        if after == After::Close {
+            Feed::Close
+        } else {
+            Feed::Open
+        }
     }
 }
 
