@@ -1,12 +1,12 @@
 //! Command execution: one request's arguments in, its reply appended as RESP2 or RESP3
 //! bytes.
 //!
-//! [`TABLE`] names every command with its arity and its handler; [`execute`] looks the
+//! `TABLE` names every command with its arity and its handler; [`execute`] looks the
 //! name up (case-insensitively), answers a wrong argument count for the command and
-//! otherwise hands a [`Call`] to the handler. The handlers live by family: the
+//! otherwise hands a `Call` to the handler. The handlers live by family: the
 //! connection's own commands, server administration and the knobs, keys, strings, lists,
 //! sets, hashes, sorted sets and streams. A handler writes exactly one reply (or none, for
-//! `SHUTDOWN`) through [`reply::Out`], which knows the session's dialect.
+//! `SHUTDOWN`) through `reply::Out`, which knows the session's dialect.
 
 mod admin;
 mod connection;
