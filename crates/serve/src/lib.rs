@@ -339,24 +339,17 @@ impl Conn {
         }
     }
 
-    /// Runs one command with the fault knobs applied: counted, dropped every
-    /// `drop_every`-th, charged `work_ns`, its reply replaced every `garbage_every`-th.
+    /// Runs one command with the fault knobs applied (see [`Conn::fate`]).
     fn run(&mut self, db: &Db, knobs: &Knobs, args: &[&[u8]], out: &mut Vec<u8>) -> Feed {
-        self.served += 1;
-        knobs.commands.fetch_add(1, Ordering::Relaxed);
-        let drop_every = knobs.drop_every.load(Ordering::Relaxed);
-        if drop_every > 0 && self.served.is_multiple_of(drop_every) {
-            return Feed::Close;
-        }
-        spin(knobs.work_ns.load(Ordering::Relaxed));
-        let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
-        let after = if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
-            let mut sink = Vec::new();
-            let a = commands::execute(db, knobs, &mut self.session, args, &mut sink);
-            out.extend_from_slice(GARBAGE);
-            a
-        } else {
-            commands::execute(db, knobs, &mut self.session, args, out)
+        let after = match self.fate(knobs) {
+            Fate::Drop => return Feed::Close,
+            Fate::Garbage => {
+                let mut sink = Vec::new();
+                let a = commands::execute(db, knobs, &mut self.session, args, &mut sink);
+                out.extend_from_slice(GARBAGE);
+                a
+            }
+            Fate::Reply => commands::execute(db, knobs, &mut self.session, args, out),
         };
         if after == After::Close {
             Feed::Close
@@ -364,6 +357,38 @@ impl Conn {
             Feed::Open
         }
     }
+
+    /// What the fault knobs make of the command about to run, on either port: it is
+    /// counted; every `drop_every`-th closes the connection unanswered; the others are
+    /// charged `work_ns` of CPU, and every `garbage_every`-th has its reply replaced by
+    /// [`GARBAGE`] (decided before the command runs, so a `CONFIG SET` it makes counts
+    /// from the next command on).
+    fn fate(&mut self, knobs: &Knobs) -> Fate {
+        self.served += 1;
+        knobs.commands.fetch_add(1, Ordering::Relaxed);
+        let drop_every = knobs.drop_every.load(Ordering::Relaxed);
+        if drop_every > 0 && self.served.is_multiple_of(drop_every) {
+            return Fate::Drop;
+        }
+        spin(knobs.work_ns.load(Ordering::Relaxed));
+        let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
+        if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
+            Fate::Garbage
+        } else {
+            Fate::Reply
+        }
+    }
+}
+
+/// What happens to a command under the fault knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Close the connection instead of running it.
+    Drop,
+    /// Run it, but send [`GARBAGE`] instead of its reply.
+    Garbage,
+    /// Run it and reply.
+    Reply,
 }
 
 /// CPU time this thread has used so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`; 0
