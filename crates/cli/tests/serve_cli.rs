@@ -26,7 +26,13 @@ struct Serve {
 
 impl Serve {
     fn start(flags: &[&str]) -> Serve {
-        let mut child = Command::new(BIN)
+        Serve::start_with(Command::new(BIN), flags)
+    }
+
+    /// Started by `command`, which runs the binary (in the same process: `prlimit`
+    /// executes it).
+    fn start_with(mut command: Command, flags: &[&str]) -> Serve {
+        let mut child = command
             .args(["serve", "--port", "0"])
             .args(flags)
             .stdout(Stdio::piped())
@@ -260,4 +266,103 @@ threads = 1
         lo <= truth && truth <= hi,
         "[{lo}, {hi}] should contain {truth}"
     );
+}
+
+/// User plus system CPU of process `pid` so far, in clock ticks (from `/proc/PID/stat`).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc readable");
+    let after = &stat[stat.rfind(')').expect("a stat line") + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // utime and stime are fields 14 and 15; the state (field 3) comes first after ")".
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// At its file-descriptor limit the server answers each new client
+/// `-ERR max number of clients reached` and closes it, as Redis does; it stays idle (it
+/// used to retry `accept` in a tight loop, a whole core, leaving the clients unanswered
+/// in the backlog) and keeps serving the clients it has, and takes new ones once some
+/// leave.
+#[test]
+fn at_the_descriptor_limit_new_clients_are_refused_and_the_server_stays_idle() {
+    use std::io::{ErrorKind, Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    let _serial = one_at_a_time();
+    let mut prlimit = Command::new("prlimit");
+    prlimit.args(["--nofile=32:32", BIN]);
+    let s = Serve::start_with(prlimit, &[]);
+    let pid = s.child.id();
+    // More clients than descriptors; the backlog takes them all.
+    let clients: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(("127.0.0.1", s.port)).expect("connects"))
+        .collect();
+    // Sort them as the server answers: refused (told so, closed) or held (silent).
+    // Done once no refusal has come for half a second (after the first, or 5 s).
+    let (mut held, mut refused) = (clients, 0);
+    let (t0, mut last_change) = (Instant::now(), Instant::now());
+    while (refused == 0 && t0.elapsed() < Duration::from_secs(5))
+        || last_change.elapsed() < Duration::from_millis(500)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the server never settled"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        let mut silent = Vec::new();
+        for mut c in held {
+            c.set_nonblocking(true).unwrap();
+            let mut b = [0u8; 64];
+            match c.read(&mut b) {
+                Err(e) if e.kind() == ErrorKind::WouldBlock => silent.push(c),
+                Ok(n) => {
+                    let mut said = b[..n].to_vec();
+                    c.set_nonblocking(false).unwrap();
+                    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                    c.read_to_end(&mut said).expect("closed after the refusal");
+                    assert_eq!(
+                        String::from_utf8_lossy(&said),
+                        "-ERR max number of clients reached\r\n"
+                    );
+                    refused += 1;
+                    last_change = Instant::now();
+                }
+                Err(e) => panic!("a client got {e}"),
+            }
+        }
+        held = silent;
+    }
+    assert!(refused > 0, "no client was refused ({} held)", held.len());
+    assert!(held.len() >= 10, "only {} clients held", held.len());
+    // Idle at the limit: next to no CPU over two seconds (a spinning acceptor takes
+    // every tick it can get).
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks(pid) - before;
+    assert!(used < 10, "the idle server used {used} ticks of CPU in 2 s");
+    let ping = |c: &mut TcpStream| -> Vec<u8> {
+        c.set_nonblocking(false).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"PING\r\n").unwrap();
+        let mut b = vec![0u8; 64];
+        let n = c.read(&mut b).unwrap_or(0);
+        b.truncate(n);
+        b
+    };
+    // The clients it holds are served.
+    assert_eq!(ping(&mut held[0]), b"+PONG\r\n");
+    // Room again once clients leave.
+    held.truncate(1);
+    let t0 = Instant::now();
+    loop {
+        let mut c = TcpStream::connect(("127.0.0.1", s.port)).expect("connects");
+        std::thread::sleep(Duration::from_millis(50));
+        if ping(&mut c) == b"+PONG\r\n" {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no room after clients left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -1,4 +1,4 @@
-//! The keyspace and the commands.
+//! The keyspace.
 //!
 //! Sixteen databases (`SELECT 0` to `15`), each split into shards by a hash of the key,
 //! every shard behind its own lock, so worker threads serving different keys do not wait
@@ -67,7 +67,8 @@ pub struct Entry {
     pub expires: Option<Instant>,
 }
 
-type Shard = HashMap<Vec<u8>, Entry>;
+/// One shard of a database: keys and their entries.
+pub type Shard = HashMap<Vec<u8>, Entry>;
 
 /// Every database.
 #[derive(Debug)]

@@ -19,12 +19,16 @@
 //! so they can be changed while load runs. It is not a Redis replacement: no
 //! persistence, no replication, no eviction, no transactions or scripting.
 //!
-//! Threads: one acceptor hands connections round-robin to `threads` workers, each with
-//! its own `mio` event loop; the keyspace is sharded by key hash ([`db`]), so workers
+//! Threads: an acceptor per listening socket hands connections round-robin to `threads`
+//! workers, each with its own `mio` event loop, and refuses a client as Redis does when
+//! `maxclients` are connected or no file descriptor is left ([`accept`]); the keyspace is sharded by key hash ([`db`]), so workers
 //! serving different keys take different locks. Request parsing is the zero-copy parser
 //! of `resplab-proto`; a connection's bytes go through [`Conn::feed`], a pure function of
-//! its input, so every byte stream can be tested (and fuzzed) without sockets.
+//! its input, so every byte stream can be tested (and fuzzed) without sockets. Commands
+//! are found by name in one table ([`commands`]) and run by family (strings, lists,
+//! hashes, sets, sorted sets, streams, keys, the connection's own and administration).
 
+pub mod accept;
 pub mod commands;
 pub mod db;
 mod respb;
@@ -56,11 +60,19 @@ pub struct Knobs {
     /// Counters for `INFO stats`.
     pub commands: AtomicU64,
     pub connections: AtomicU64,
+    /// Connections open now.
+    pub clients: AtomicU64,
+    /// Connections beyond this many are refused (`CONFIG GET maxclients`); see [`accept`].
+    pub max_clients: AtomicU64,
     pub threads: usize,
     pub started: Instant,
     /// Set by `SHUTDOWN`: whoever runs the server should stop it.
     pub shutdown: AtomicBool,
 }
+
+/// How many connections may be open at once (as Redis's default `maxclients`), unless
+/// the file-descriptor limit comes first.
+pub const MAX_CLIENTS: u64 = 100_000;
 
 /// The knob names of `CONFIG GET/SET`.
 pub const KNOBS: [&str; 9] = [
@@ -90,6 +102,8 @@ impl Knobs {
             cold_slowdown_milli_pct: AtomicU64::new((cfg.cold_slowdown_pct * 1000.0).round() as u64),
             commands: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            clients: AtomicU64::new(0),
+            max_clients: AtomicU64::new(MAX_CLIENTS),
             threads: cfg.threads,
             started: Instant::now(),
             shutdown: AtomicBool::new(false),
@@ -118,7 +132,7 @@ impl Knobs {
                 "cold-slowdown".into(),
                 format!("{}", r(&self.cold_slowdown_milli_pct) as f64 / 1000.0),
             ),
-            ("maxclients".into(), "100000".into()),
+            ("maxclients".into(), r(&self.max_clients).to_string()),
         ]
     }
 
@@ -217,6 +231,10 @@ pub fn process_cpu() -> (f64, f64) {
     (tick(11), tick(12))
 }
 
+/// The longest inline request (a line typed as words) kept while its newline has not
+/// come, as Redis keeps it (64 KiB).
+pub const INLINE_MAX: usize = 64 * 1024;
+
 /// Bytes sent instead of a reply by `garbage_every`: not RESP (no type byte starts `?`).
 pub const GARBAGE: &[u8] = b"?garbage from resplab serve\r\n";
 
@@ -263,17 +281,33 @@ impl Conn {
 
     /// Takes bytes read from the peer, runs every complete request and appends the
     /// replies to `out`. Never panics, whatever the bytes.
+    ///
+    /// An inline request still without its newline after [`INLINE_MAX`] bytes is refused
+    /// with a protocol error and the connection closed, as Redis does.
     pub fn feed(&mut self, db: &Db, knobs: &Knobs, input: &[u8], out: &mut Vec<u8>) -> Feed {
         self.inbuf.extend_from_slice(input);
-        if self.respb.is_some() {
-            let buf = std::mem::take(&mut self.inbuf);
-            let (used, result) = self.feed_respb(db, knobs, &buf, out);
-            if result == Feed::Open {
-                self.inbuf = buf;
-                self.inbuf.drain(..used);
-            }
-            return result;
+        let buf = std::mem::take(&mut self.inbuf);
+        let (used, result) = if self.respb.is_some() {
+            self.feed_respb(db, knobs, &buf, out)
+        } else {
+            self.feed_resp(db, knobs, &buf, out)
+        };
+        if result == Feed::Open {
+            self.inbuf = buf;
+            self.inbuf.drain(..used);
         }
+        result
+    }
+
+    /// Runs every complete RESP request in `buf`; returns the bytes consumed and what
+    /// the transport should do.
+    fn feed_resp(
+        &mut self,
+        db: &Db,
+        knobs: &Knobs,
+        buf: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, Feed) {
         let limits = Limits {
             max_bulk_len: 512 * 1024 * 1024,
             max_aggregate_len: 1 << 20,
@@ -281,51 +315,80 @@ impl Conn {
         };
         let mut at = 0;
         let mut args: Vec<&[u8]> = Vec::new();
-        let mut result = Feed::Open;
-        let buf = std::mem::take(&mut self.inbuf);
         loop {
             match parse_request(&buf[at..], &limits, &mut args) {
-                Ok(None) => break,
+                Ok(None) => {
+                    let rest = &buf[at..];
+                    if rest.first() != Some(&b'*') && rest.len() > INLINE_MAX {
+                        out.extend_from_slice(b"-ERR Protocol error: too big inline request\r\n");
+                        return (at, Feed::Close);
+                    }
+                    return (at, Feed::Open);
+                }
                 Ok(Some(used)) => {
                     at += used;
-                    if args.is_empty() {
-                        continue;
-                    }
-                    self.served += 1;
-                    knobs.commands.fetch_add(1, Ordering::Relaxed);
-                    let drop_every = knobs.drop_every.load(Ordering::Relaxed);
-                    if drop_every > 0 && self.served.is_multiple_of(drop_every) {
-                        result = Feed::Close;
-                        break;
-                    }
-                    spin(knobs.work_ns.load(Ordering::Relaxed));
-                    let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
-                    let after = if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
-                        let mut sink = Vec::new();
-                        let a = commands::execute(db, knobs, &mut self.session, &args, &mut sink);
-                        out.extend_from_slice(GARBAGE);
-                        a
-                    } else {
-                        commands::execute(db, knobs, &mut self.session, &args, out)
-                    };
-                    if after == After::Close {
-                        result = Feed::Close;
-                        break;
+                    if !args.is_empty() && self.run(db, knobs, &args, out) == Feed::Close {
+                        return (at, Feed::Close);
                     }
                 }
                 Err(e) => {
                     let _ = write!(out, "-ERR Protocol error: {e}\r\n");
-                    result = Feed::Close;
-                    break;
+                    return (at, Feed::Close);
                 }
             }
         }
-        if result == Feed::Open {
-            self.inbuf = buf;
-            self.inbuf.drain(..at);
-        }
-        result
     }
+
+    /// Runs one command with the fault knobs applied (see [`Conn::fate`]).
+    fn run(&mut self, db: &Db, knobs: &Knobs, args: &[&[u8]], out: &mut Vec<u8>) -> Feed {
+        let after = match self.fate(knobs) {
+            Fate::Drop => return Feed::Close,
+            Fate::Garbage => {
+                let mut sink = Vec::new();
+                let a = commands::execute(db, knobs, &mut self.session, args, &mut sink);
+                out.extend_from_slice(GARBAGE);
+                a
+            }
+            Fate::Reply => commands::execute(db, knobs, &mut self.session, args, out),
+        };
+        if after == After::Close {
+            Feed::Close
+        } else {
+            Feed::Open
+        }
+    }
+
+    /// What the fault knobs make of the command about to run, on either port: it is
+    /// counted; every `drop_every`-th closes the connection unanswered; the others are
+    /// charged `work_ns` of CPU, and every `garbage_every`-th has its reply replaced by
+    /// [`GARBAGE`] (decided before the command runs, so a `CONFIG SET` it makes counts
+    /// from the next command on).
+    fn fate(&mut self, knobs: &Knobs) -> Fate {
+        self.served += 1;
+        knobs.commands.fetch_add(1, Ordering::Relaxed);
+        let drop_every = knobs.drop_every.load(Ordering::Relaxed);
+        if drop_every > 0 && self.served.is_multiple_of(drop_every) {
+            return Fate::Drop;
+        }
+        spin(knobs.work_ns.load(Ordering::Relaxed));
+        let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
+        if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
+            Fate::Garbage
+        } else {
+            Fate::Reply
+        }
+    }
+}
+
+/// What happens to a command under the fault knobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Close the connection instead of running it.
+    Drop,
+    /// Run it, but send [`GARBAGE`] instead of its reply.
+    Garbage,
+    /// Run it and reply.
+    Reply,
 }
 
 /// CPU time this thread has used so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`; 0
@@ -473,13 +536,13 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
     let knobs = Arc::new(Knobs::from_config(cfg));
     let db = Arc::new(Db::default());
     let stop = Arc::new(AtomicBool::new(false));
-    let mut senders = Vec::new();
+    let mut workers = Vec::new();
     let mut threads = Vec::new();
     for w in 0..cfg.threads.max(1) {
-        let (tx, rx) = mpsc::channel::<(Stream, bool)>();
+        let (tx, rx) = mpsc::channel::<accept::NewConn>();
         let poll = mio::Poll::new()?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(usize::MAX))?);
-        senders.push((tx, waker));
+        workers.push((tx, waker));
         let (db, knobs, stop) = (db.clone(), knobs.clone(), stop.clone());
         threads.push(
             std::thread::Builder::new()
@@ -487,83 +550,23 @@ pub fn start(cfg: &Config) -> io::Result<Running> {
                 .spawn(move || worker(poll, rx, &db, &knobs, &stop))?,
         );
     }
-    let next = Arc::new(AtomicU64::new(0));
-    let hand = {
-        let senders = senders.clone();
-        let next = next.clone();
-        let knobs = knobs.clone();
-        move |s: Stream, respb: bool| {
-            let i = next.fetch_add(1, Ordering::Relaxed) as usize % senders.len();
-            knobs.connections.fetch_add(1, Ordering::Relaxed);
-            if senders[i].0.send((s, respb)).is_ok() {
-                let _ = senders[i].1.wake();
-            }
-        }
-    };
-    {
-        let stop = stop.clone();
-        let hand = hand.clone();
-        let senders = senders.clone();
-        threads.push(
-            std::thread::Builder::new()
-                .name("serve-accept".into())
-                .spawn(move || {
-                    for conn in listener.incoming() {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if let Ok(c) = conn {
-                            let _ = c.set_nodelay(true);
-                            if c.set_nonblocking(true).is_ok() {
-                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)), false);
-                            }
-                        }
-                    }
-                    for (_, w) in &senders {
-                        let _ = w.wake();
-                    }
-                })?,
-        );
-    }
-    if let Some(rl) = respb {
-        let stop = stop.clone();
-        let hand = hand.clone();
-        threads.push(
-            std::thread::Builder::new()
-                .name("serve-accept-respb".into())
-                .spawn(move || {
-                    for conn in rl.incoming() {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if let Ok(c) = conn {
-                            let _ = c.set_nodelay(true);
-                            if c.set_nonblocking(true).is_ok() {
-                                hand(Stream::Tcp(mio::net::TcpStream::from_std(c)), true);
-                            }
-                        }
-                    }
-                })?,
-        );
-    }
+    let handoff = Arc::new(accept::Handoff {
+        workers,
+        next: AtomicU64::new(0),
+        knobs: knobs.clone(),
+    });
     let wake_unix = unix.as_ref().and(cfg.unixsocket.clone());
-    if let Some(ul) = unix {
-        let stop = stop.clone();
+    let listeners = [
+        Some(("serve-accept", accept::Listener::Tcp(listener), false)),
+        respb.map(|l| ("serve-accept-respb", accept::Listener::Tcp(l), true)),
+        unix.map(|l| ("serve-accept-unix", accept::Listener::Unix(l), false)),
+    ];
+    for (name, listener, is_respb) in listeners.into_iter().flatten() {
+        let (handoff, stop) = (handoff.clone(), stop.clone());
         threads.push(
             std::thread::Builder::new()
-                .name("serve-accept-unix".into())
-                .spawn(move || {
-                    for conn in ul.incoming() {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if let Ok(c) = conn {
-                            if c.set_nonblocking(true).is_ok() {
-                                hand(Stream::Unix(mio::net::UnixStream::from_std(c)), false);
-                            }
-                        }
-                    }
-                })?,
+                .name(name.into())
+                .spawn(move || accept::run(&listener, is_respb, &handoff, &stop))?,
         );
     }
     Ok(Running {
@@ -599,76 +602,30 @@ struct Slot {
     closing: bool,
 }
 
+/// One worker thread's event loop: its connections, stalls and slowdown.
 fn worker(
     mut poll: mio::Poll,
-    rx: mpsc::Receiver<(Stream, bool)>,
+    rx: mpsc::Receiver<accept::NewConn>,
     db: &Db,
     knobs: &Knobs,
     stop: &AtomicBool,
 ) {
-    use mio::{Events, Interest, Token};
-    let mut events = Events::with_capacity(1024);
+    let mut events = mio::Events::with_capacity(1024);
     let mut slots: Vec<Option<Slot>> = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut next_id = 1u64;
     let mut next_stall: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
-        // Stalls: the whole thread stops answering.
-        let every = knobs.stall_every_ms.load(Ordering::Relaxed);
-        let stall = knobs.stall_ms.load(Ordering::Relaxed);
-        if every > 0 && stall > 0 {
-            let due =
-                *next_stall.get_or_insert_with(|| Instant::now() + Duration::from_millis(every));
-            if Instant::now() >= due {
-                std::thread::sleep(Duration::from_millis(stall));
-                next_stall = Some(due + Duration::from_millis(every));
-            }
-        } else {
-            next_stall = None;
-        }
-        let now = Instant::now();
-        let mut timeout = Duration::from_millis(100);
-        for s in slots.iter().flatten() {
-            if let Some((t, _)) = s.delayed.front() {
-                timeout = timeout.min(t.saturating_duration_since(now));
-            }
-        }
-        if let Some(n) = next_stall {
-            timeout = timeout.min(n.saturating_duration_since(now));
-        }
+        stall_if_due(knobs, &mut next_stall);
+        let timeout = poll_timeout(&slots, next_stall);
         if poll.poll(&mut events, Some(timeout)).is_err() {
             continue;
         }
         let busy_from = thread_cpu_ns();
-        while let Ok((mut stream, respb)) = rx.try_recv() {
-            let i = slots.iter().position(Option::is_none).unwrap_or_else(|| {
-                slots.push(None);
-                slots.len() - 1
-            });
-            if poll
-                .registry()
-                .register(
-                    stream.source(),
-                    Token(i),
-                    Interest::READABLE | Interest::WRITABLE,
-                )
-                .is_ok()
-            {
-                slots[i] = Some(Slot {
-                    stream,
-                    conn: if respb {
-                        Conn::new_respb(next_id)
-                    } else {
-                        Conn::new(next_id)
-                    },
-                    out: Vec::new(),
-                    delayed: Default::default(),
-                    closing: false,
-                });
-                next_id += 1;
-            }
+        while let Ok((stream, respb)) = rx.try_recv() {
+            take_in(&poll, &mut slots, stream, respb, next_id, knobs);
+            next_id += 1;
         }
-        let delay = knobs.delay_us.load(Ordering::Relaxed);
         let mut touched: Vec<usize> = events
             .iter()
             .map(|e| e.token().0)
@@ -688,67 +645,147 @@ fn worker(
             let Some(slot) = slots.get_mut(i).and_then(Option::as_mut) else {
                 continue;
             };
-            let mut gone = false;
-            loop {
-                match slot.stream.read(&mut buf) {
-                    Ok(0) => {
-                        gone = true;
-                        break;
-                    }
-                    Ok(n) => {
-                        let before = slot.out.len();
-                        let fed = slot.conn.feed(db, knobs, &buf[..n], &mut slot.out);
-                        if delay > 0 && slot.out.len() > before {
-                            let bytes = slot.out.split_off(before);
-                            slot.delayed
-                                .push_back((Instant::now() + Duration::from_micros(delay), bytes));
-                        }
-                        if fed == Feed::Close {
-                            slot.closing = true;
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => {
-                        gone = true;
-                        break;
-                    }
-                }
-            }
-            let now = Instant::now();
-            while slot.delayed.front().is_some_and(|(t, _)| *t <= now) {
-                if let Some((_, b)) = slot.delayed.pop_front() {
-                    slot.out.extend_from_slice(&b);
-                }
-            }
-            while !slot.out.is_empty() && !gone {
-                match slot.stream.write(&slot.out) {
-                    Ok(0) => gone = true,
-                    Ok(n) => {
-                        slot.out.drain(..n);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => gone = true,
-                }
-            }
-            if gone || (slot.closing && slot.out.is_empty() && slot.delayed.is_empty()) {
+            if serve(slot, &mut buf, db, knobs) {
                 let _ = poll.registry().deregister(slot.stream.source());
                 slots[i] = None;
+                knobs.clients.fetch_sub(1, Ordering::Relaxed);
             }
         }
-        // A known slowdown: spin pct % of the time this batch took.
-        let mut pct = knobs.slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
-        let cold_ms = knobs.cold_ms.load(Ordering::Relaxed);
-        if cold_ms > 0 && knobs.started.elapsed() < Duration::from_millis(cold_ms) {
-            pct += knobs.cold_slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+        slow_down(knobs, busy_from);
+    }
+}
+
+/// Stalls: when one is due, the whole thread stops answering for `stall_ms`.
+fn stall_if_due(knobs: &Knobs, next_stall: &mut Option<Instant>) {
+    let every = knobs.stall_every_ms.load(Ordering::Relaxed);
+    let stall = knobs.stall_ms.load(Ordering::Relaxed);
+    if every > 0 && stall > 0 {
+        let due = *next_stall.get_or_insert_with(|| Instant::now() + Duration::from_millis(every));
+        if Instant::now() >= due {
+            std::thread::sleep(Duration::from_millis(stall));
+            *next_stall = Some(due + Duration::from_millis(every));
         }
-        if pct > 0.0 {
-            // CPU time of this batch: under preemption its wall time would overstate
-            // the work and make the slowdown larger than asked.
-            let busy = thread_cpu_ns().saturating_sub(busy_from);
-            spin((busy as f64 * pct / 100.0) as u64);
+    } else {
+        *next_stall = None;
+    }
+}
+
+/// How long the event loop may wait: until the next delayed reply or stall, at most
+/// 100 ms (to see knob changes and the stop flag).
+fn poll_timeout(slots: &[Option<Slot>], next_stall: Option<Instant>) -> Duration {
+    let now = Instant::now();
+    let mut timeout = Duration::from_millis(100);
+    for s in slots.iter().flatten() {
+        if let Some((t, _)) = s.delayed.front() {
+            timeout = timeout.min(t.saturating_duration_since(now));
         }
+    }
+    if let Some(n) = next_stall {
+        timeout = timeout.min(n.saturating_duration_since(now));
+    }
+    timeout
+}
+
+/// Registers a connection handed over by an acceptor in the first free slot.
+fn take_in(
+    poll: &mio::Poll,
+    slots: &mut Vec<Option<Slot>>,
+    mut stream: Stream,
+    respb: bool,
+    id: u64,
+    knobs: &Knobs,
+) {
+    use mio::{Interest, Token};
+    let i = slots.iter().position(Option::is_none).unwrap_or_else(|| {
+        slots.push(None);
+        slots.len() - 1
+    });
+    let interest = Interest::READABLE | Interest::WRITABLE;
+    if poll
+        .registry()
+        .register(stream.source(), Token(i), interest)
+        .is_err()
+    {
+        knobs.clients.fetch_sub(1, Ordering::Relaxed);
+        return;
+    }
+    slots[i] = Some(Slot {
+        stream,
+        conn: if respb {
+            Conn::new_respb(id)
+        } else {
+            Conn::new(id)
+        },
+        out: Vec::new(),
+        delayed: Default::default(),
+        closing: false,
+    });
+}
+
+/// Reads what the connection sent, runs it, writes what is due; true when the
+/// connection is done (gone, or closing with nothing left to send).
+fn serve(slot: &mut Slot, buf: &mut [u8], db: &Db, knobs: &Knobs) -> bool {
+    let delay = knobs.delay_us.load(Ordering::Relaxed);
+    let mut gone = false;
+    loop {
+        match slot.stream.read(buf) {
+            Ok(0) => {
+                gone = true;
+                break;
+            }
+            Ok(n) => {
+                let before = slot.out.len();
+                let fed = slot.conn.feed(db, knobs, &buf[..n], &mut slot.out);
+                if delay > 0 && slot.out.len() > before {
+                    let bytes = slot.out.split_off(before);
+                    slot.delayed
+                        .push_back((Instant::now() + Duration::from_micros(delay), bytes));
+                }
+                if fed == Feed::Close {
+                    slot.closing = true;
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                gone = true;
+                break;
+            }
+        }
+    }
+    let now = Instant::now();
+    while slot.delayed.front().is_some_and(|(t, _)| *t <= now) {
+        if let Some((_, b)) = slot.delayed.pop_front() {
+            slot.out.extend_from_slice(&b);
+        }
+    }
+    while !slot.out.is_empty() && !gone {
+        match slot.stream.write(&slot.out) {
+            Ok(0) => gone = true,
+            Ok(n) => {
+                slot.out.drain(..n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => gone = true,
+        }
+    }
+    gone || (slot.closing && slot.out.is_empty() && slot.delayed.is_empty())
+}
+
+/// A known slowdown: spin pct % of the CPU time this batch took (with the cold start's
+/// extra while it lasts).
+fn slow_down(knobs: &Knobs, busy_from: u64) {
+    let mut pct = knobs.slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+    let cold_ms = knobs.cold_ms.load(Ordering::Relaxed);
+    if cold_ms > 0 && knobs.started.elapsed() < Duration::from_millis(cold_ms) {
+        pct += knobs.cold_slowdown_milli_pct.load(Ordering::Relaxed) as f64 / 1000.0;
+    }
+    if pct > 0.0 {
+        // CPU time of this batch: under preemption its wall time would overstate
+        // the work and make the slowdown larger than asked.
+        let busy = thread_cpu_ns().saturating_sub(busy_from);
+        spin((busy as f64 * pct / 100.0) as u64);
     }
 }

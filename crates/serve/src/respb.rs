@@ -14,13 +14,12 @@
 
 use crate::commands::{self, After};
 use crate::db::Db;
-use crate::{spin, Conn, Feed, Knobs, GARBAGE};
+use crate::{Conn, Fate, Feed, Knobs, GARBAGE};
 use resplab_proto::resp::value::{decode, Value};
 use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{frame_to_args, Decoder, Frame, FrameKind};
 use resplab_proto::respb::reply::write_reply;
 use resplab_proto::respb::HANDSHAKE;
-use std::sync::atomic::Ordering;
 
 /// Limits of requests on the RESPB port (as on the RESP port).
 pub(crate) const LIMITS: Limits = Limits {
@@ -82,19 +81,15 @@ impl Conn {
                 write_reply(out, mux, &Value::SimpleError(text.into_bytes()));
                 return (at, Feed::Close);
             }
-            self.served += 1;
-            knobs.commands.fetch_add(1, Ordering::Relaxed);
-            let drop_every = knobs.drop_every.load(Ordering::Relaxed);
-            if drop_every > 0 && self.served.is_multiple_of(drop_every) {
+            let fate = self.fate(knobs);
+            if fate == Fate::Drop {
                 return (at, Feed::Close);
             }
-            spin(knobs.work_ns.load(Ordering::Relaxed));
             let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
             reply.clear();
             let after = commands::execute(db, knobs, &mut self.session, &refs, &mut reply);
             self.session.resp3 = true;
-            let garbage_every = knobs.garbage_every.load(Ordering::Relaxed);
-            if garbage_every > 0 && self.served.is_multiple_of(garbage_every) {
+            if fate == Fate::Garbage {
                 out.extend_from_slice(GARBAGE);
             } else {
                 reencode(&reply, mux, out);

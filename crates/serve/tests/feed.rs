@@ -223,3 +223,40 @@ proptest! {
         }
     }
 }
+
+/// An inline request is kept waiting for its newline up to 64 KiB, as Redis keeps it;
+/// one byte more is a protocol error that closes the connection (it was buffered up to
+/// 512 MB).
+#[test]
+fn an_inline_request_without_a_newline_is_refused_past_64_kib() {
+    let (db, k) = (Db::default(), knobs());
+    let mut c = Conn::new(1);
+    let mut out = Vec::new();
+    let line = vec![b'a'; resplab_serve::INLINE_MAX];
+    assert_eq!(resplab_serve::INLINE_MAX, 64 * 1024);
+    assert_eq!(c.feed(&db, &k, &line, &mut out), Feed::Open);
+    assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+    assert_eq!(c.feed(&db, &k, b"a", &mut out), Feed::Close);
+    assert_eq!(out, b"-ERR Protocol error: too big inline request\r\n");
+    // Its newline in time, an inline request of that size runs.
+    let mut c = Conn::new(2);
+    let mut out = Vec::new();
+    let mut req = b"ECHO ".to_vec();
+    req.resize(resplab_serve::INLINE_MAX, b'x');
+    assert_eq!(c.feed(&db, &k, &req, &mut out), Feed::Open);
+    assert_eq!(c.feed(&db, &k, b"\r\n", &mut out), Feed::Open);
+    assert!(
+        out.starts_with(b"$65531\r\nxxx"),
+        "{}",
+        String::from_utf8_lossy(&out[..20.min(out.len())])
+    );
+    // A multibulk request is not inline: its arguments may be as long as a bulk string.
+    let mut c = Conn::new(3);
+    let mut out = Vec::new();
+    let mut req = b"*2\r\n$4\r\nECHO\r\n$100000\r\n".to_vec();
+    req.resize(req.len() + 100_000, b'y');
+    assert_eq!(c.feed(&db, &k, &req, &mut out), Feed::Open);
+    assert!(out.is_empty());
+    assert_eq!(c.feed(&db, &k, b"\r\n", &mut out), Feed::Open);
+    assert!(out.starts_with(b"$100000\r\nyyy"));
+}

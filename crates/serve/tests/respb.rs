@@ -171,3 +171,38 @@ proptest! {
         c.feed(&db, &k, &s[mid..], &mut out);
     }
 }
+
+/// The fault knobs act alike on both ports: a command that sets `garbage-every` gets its
+/// own reply, and the garbage starts with the next command (the RESPB port used to
+/// decide after the command ran and replaced the `CONFIG SET` reply itself).
+#[test]
+fn a_garbage_knob_set_by_a_command_counts_from_the_next_command_on_both_ports() {
+    let k = Knobs::from_config(&Config::default());
+    let db = Db::default();
+    let mut resp = Conn::new(1);
+    let mut out = Vec::new();
+    let mut req = Vec::new();
+    for args in [&["CONFIG", "SET", "garbage-every", "1"][..], &["PING"]] {
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        resplab_proto::resp::encode::write_command(&mut req, &a);
+    }
+    resp.feed(&db, &k, &req, &mut out);
+    assert_eq!(
+        out,
+        [b"+OK\r\n".as_slice(), resplab_serve::GARBAGE].concat()
+    );
+    let k = Knobs::from_config(&Config::default());
+    let mut respb = Conn::new_respb(2);
+    let mut out = Vec::new();
+    let req = frames(&[
+        (1, &["CONFIG", "SET", "garbage-every", "1"]),
+        (2, &["PING"]),
+    ]);
+    respb.feed(&db, &k, &req, &mut out);
+    let garbage = out.len() - resplab_serve::GARBAGE.len();
+    assert_eq!(&out[garbage..], resplab_serve::GARBAGE);
+    assert_eq!(
+        decode_all(&out[..garbage]),
+        vec![(1, Value::Simple(b"OK".to_vec()))]
+    );
+}
