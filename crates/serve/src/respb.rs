@@ -66,8 +66,10 @@ impl Conn {
                 Ok(None) => return (at, Feed::Open),
                 Ok(Some(n)) => n,
                 Err(e) => {
+                    // Bytes that do not decode have no trustworthy mux id: the error
+                    // goes on the default channel, mux 0.
                     let text = format!("ERR Protocol error: {e}");
-                    write_reply(out, frame.mux, &Value::SimpleError(text.into_bytes()));
+                    write_reply(out, 0, &Value::SimpleError(text.into_bytes()));
                     return (at, Feed::Close);
                 }
             };

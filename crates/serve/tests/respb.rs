@@ -102,13 +102,18 @@ fn a_respb_port_answers_on_each_requests_mux_id() {
 #[test]
 fn a_malformed_frame_gets_an_error_on_mux_zero_and_a_close() {
     let (db, k) = (Db::default(), Knobs::from_config(&Config::default()));
-    let mut c = Conn::new_respb(1);
-    let mut out = Vec::new();
-    let fed = c.feed(&db, &k, &[0x03, 0xFF, 0, 0, 1, 2, 3, 4], &mut out);
-    assert_eq!(fed, resplab_serve::Feed::Close);
-    let got = decode_all(&out);
-    assert_eq!(got.len(), 1);
-    assert!(matches!(&got[0].1, Value::SimpleError(t) if t.starts_with(b"ERR Protocol error")));
+    // Whatever mux id the undecodable bytes seem to carry, the error goes on mux 0.
+    for mux in [[0, 0], [0, 7], [0xFF, 0xFF]] {
+        let mut c = Conn::new_respb(1);
+        let mut out = Vec::new();
+        let garbage = [0x03, 0xFF, mux[0], mux[1], 1, 2, 3, 4];
+        let fed = c.feed(&db, &k, &garbage, &mut out);
+        assert_eq!(fed, resplab_serve::Feed::Close);
+        let got = decode_all(&out);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, 0, "error on mux {} for {garbage:?}", got[0].0);
+        assert!(matches!(&got[0].1, Value::SimpleError(t) if t.starts_with(b"ERR Protocol error")));
+    }
 }
 
 fn stream() -> Vec<u8> {
