@@ -20,11 +20,11 @@ use crate::connect;
 use crate::error::EngineError;
 use crate::host;
 use crate::stop::StopToken;
-use crate::tally::{latency_us, summarize, CmdTally, OpenLoopTally};
+use crate::tally::{summarize, CmdTally, OpenLoopTally};
 use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult, INTERVAL_NS};
 use resplab_results::{
-    ClusterSummary, ConnectionStats, CpuTime, LoadModel, NodeSummary, OpenLoopStats, Outage,
-    RunEnd, RunRecord, SecondSample, ToolInfo, Warning, SCHEMA_VERSION,
+    ClusterSummary, ConnectionStats, CpuTime, LatencyUs, LoadModel, NodeSummary, OpenLoopStats,
+    Outage, RunEnd, RunRecord, SecondSample, ToolInfo, Warning, SCHEMA_VERSION,
 };
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::Workload;
@@ -298,7 +298,7 @@ pub fn run(
     let totals = summarize(&total, duration_sec);
     let (series, series_interval_sec) = series.finish();
     if !setup.is_empty() {
-        connections.setup_us = Some(latency_us(&setup));
+        connections.setup_us = Some(LatencyUs::from_histogram(&setup));
         connections.setup_histogram = Some(setup.to_base64());
     }
     connections.unreachable_sec = connections
@@ -334,9 +334,9 @@ pub fn run(
         let limit_us = (0.05 * per_conn_interval_us).max(50.0);
         let lag_p999_us = open.lag.percentile_ns(99.9) as f64 / 1e3;
         OpenLoopStats {
-            service_time_us: latency_us(&open.service),
+            service_time_us: LatencyUs::from_histogram(&open.service),
             service_time_histogram: open.service.to_base64(),
-            send_lag_us: latency_us(&open.lag),
+            send_lag_us: LatencyUs::from_histogram(&open.lag),
             send_lag_histogram: open.lag.to_base64(),
             unsent: open.unsent,
             generator_behind: lag_p999_us > limit_us || open.unsent > 0,
@@ -581,7 +581,7 @@ struct SeriesAccumulator {
 struct Closed {
     requests: u64,
     errors: u64,
-    latency: resplab_results::LatencyUs,
+    latency: LatencyUs,
     p99_ns: u64,
     histogram: Option<String>,
 }
@@ -669,7 +669,7 @@ impl SeriesAccumulator {
                 let closed = Closed {
                     requests: r,
                     errors: e,
-                    latency: latency_us(&h),
+                    latency: LatencyUs::from_histogram(&h),
                     p99_ns: h.percentile_ns(99.0),
                     histogram: self.keep_histograms.then(|| h.to_base64()),
                 };
@@ -735,7 +735,7 @@ impl SeriesAccumulator {
                             LatencyHistogram::from_base64(b),
                         ) {
                             ha.merge(&hb);
-                            prev.latency_us = latency_us(&ha);
+                            prev.latency_us = LatencyUs::from_histogram(&ha);
                             prev.histogram = Some(ha.to_base64());
                         }
                     }

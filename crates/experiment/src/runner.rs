@@ -847,7 +847,7 @@ impl Runner<'_> {
         // the tool's own, in the metrics: ops_per_sec here stays 0.
         let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
             requests: h.count(),
-            latency_us: resplab_engine::latency_us(h),
+            latency_us: resplab_results::LatencyUs::from_histogram(h),
             histogram: h.to_base64(),
             ..resplab_results::Summary::default()
         };
@@ -1019,7 +1019,7 @@ impl Runner<'_> {
             failures.push("no generator returned a result".into());
             return Some((empty_record(), failures));
         }
-        match resplab_engine::merge::merge(&results.records, !failures.is_empty()) {
+        match resplab_results::merge::merge(&results.records, !failures.is_empty()) {
             Ok(record) => Some((record, failures)),
             Err(e) => {
                 failures.push(e.0);
