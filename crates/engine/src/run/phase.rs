@@ -59,34 +59,19 @@ pub(super) fn run_phase(
     let shared = Shared::default();
     let (tx, rx) = mpsc::channel::<Msg>();
     std::thread::scope(|s| {
-        let mut starts: Vec<mpsc::Sender<Option<Instant>>> = Vec::with_capacity(threads);
-        let mut first = 0;
-        for w in 0..threads {
-            let n = clients / threads + usize::from(w < clients % threads);
-            let (stx, srx) = mpsc::channel();
-            let a = Assignment {
-                worker: w,
-                cfg,
-                workload,
-                phase: p,
-                first_conn: first,
-                nconns: n,
-                commands: phase.commands.len(),
-                stop,
-                shared: &shared,
-                cluster,
-            };
-            let tx = tx.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("resplab-worker-{w}"))
-                .spawn_scoped(s, move || run_worker(a, tx, srx));
-            if let Err(e) = spawned {
-                cancel(&starts);
-                return Err(EngineError::Worker(format!("cannot start thread {w}: {e}")));
-            }
-            starts.push(stx);
-            first += n;
-        }
+        let assign = |worker, first_conn, nconns| Assignment {
+            worker,
+            cfg,
+            workload,
+            phase: p,
+            first_conn,
+            nconns,
+            commands: phase.commands.len(),
+            stop,
+            shared: &shared,
+            cluster,
+        };
+        let starts = spawn_workers(s, threads, clients, assign, &tx)?;
         drop(tx);
         if let Err(e) = await_ready(&rx, threads) {
             cancel(&starts);
@@ -137,6 +122,39 @@ pub(super) fn run_phase(
             series_offset_sec,
         ))
     })
+}
+
+/// Starts `threads` workers, sharing the `clients` connections out between them (the
+/// first ones get one more when they do not divide evenly). Returns the senders of
+/// their start signals.
+///
+/// # Errors
+/// A thread that cannot be started (the ones started are told not to run).
+fn spawn_workers<'scope, 'env: 'scope>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    threads: usize,
+    clients: usize,
+    assign: impl Fn(usize, usize, usize) -> Assignment<'env>,
+    tx: &Sender<Msg>,
+) -> Result<Vec<Sender<Option<Instant>>>, EngineError> {
+    let mut starts: Vec<Sender<Option<Instant>>> = Vec::with_capacity(threads);
+    let mut first = 0;
+    for w in 0..threads {
+        let n = clients / threads + usize::from(w < clients % threads);
+        let (stx, srx) = mpsc::channel();
+        let a = assign(w, first, n);
+        let tx = tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("resplab-worker-{w}"))
+            .spawn_scoped(s, move || run_worker(a, tx, srx));
+        if let Err(e) = spawned {
+            cancel(&starts);
+            return Err(EngineError::Worker(format!("cannot start thread {w}: {e}")));
+        }
+        starts.push(stx);
+        first += n;
+    }
+    Ok(starts)
 }
 
 /// Tells the workers started so far not to run (their phase will not start).
