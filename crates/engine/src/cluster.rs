@@ -164,7 +164,7 @@ impl Topology {
 pub(crate) fn is_cluster(stream: &mut StdStream) -> bool {
     match connect::call(stream, &[b"INFO", b"cluster"]) {
         Ok(Value::Blob(b)) | Ok(Value::Verbatim { text: b, .. }) => {
-            connect::parse_info(&String::from_utf8_lossy(&b))
+            resplab_proto::resp::info::fields(&String::from_utf8_lossy(&b))
                 .get("cluster_enabled")
                 .is_some_and(|v| v.trim() == "1")
         }

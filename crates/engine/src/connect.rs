@@ -16,7 +16,7 @@
 use crate::config::{Protocol, RunConfig, Target, Wire};
 use crate::error::EngineError;
 use resplab_proto::resp::value::{decode, Value};
-use resplab_proto::resp::{encode, Limits};
+use resplab_proto::resp::{encode, info, Limits};
 use resplab_proto::respb;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -465,28 +465,5 @@ pub(crate) fn server_info(stream: &mut StdStream) -> BTreeMap<String, String> {
         Ok(Value::Blob(b)) | Ok(Value::Verbatim { text: b, .. }) => b,
         _ => return BTreeMap::new(),
     };
-    parse_info(&String::from_utf8_lossy(&text))
-}
-
-/// Parses the text of an `INFO` reply into a map (section headers and blank lines skipped).
-pub(crate) fn parse_info(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn info_parsing_skips_headers() {
-        let m = parse_info("# Server\r\nredis_version:7.0.15\r\nos:Linux 6.1 x86_64\r\n\r\n");
-        assert_eq!(m.len(), 2);
-        assert_eq!(m["redis_version"], "7.0.15");
-        assert_eq!(m["os"], "Linux 6.1 x86_64");
-    }
+    info::fields(&String::from_utf8_lossy(&text))
 }

@@ -7,6 +7,10 @@
 //! generators, are encoded by `resplab-proto` straight into connection buffers, and the
 //! replies are delimited by the proto scanner and timed into per-thread HdrHistograms.
 //!
+//! It returns records and knows nothing of what becomes of them: no SQLite, no reports,
+//! no terminal. Merging the records of several generators is `resplab_results::merge`,
+//! a function of records alone; reading `INFO` text is `resplab_proto::resp::info`.
+//!
 //! How it is put together:
 //!
 //! - [`config`]: the typed run configuration and its validation.
@@ -15,9 +19,14 @@
 //!   like the measured connections (TLS, user, password).
 //! - `cluster`: Redis Cluster topology and routing.
 //! - `conn`: one connection's socket, buffers and ring of in-flight requests.
-//! - `worker`: the per-thread event loop (closed and open loop), with the timing rules.
+//! - `worker`: the per-thread event loop (closed and open loop), with the timing rules;
+//!   its parts: `fill` (sending), `route` (cluster routing and redirections), `record`
+//!   (reading and recording replies), `reconnect` (failures and backoff), `wire`
+//!   (request encoding).
 //! - `tally`: per-thread counters and how they merge into summaries.
-//! - [`run()`]: the coordinator; phases, progress, the result record.
+//! - [`run()`]: the coordinator, in three steps: `setup` (control connection, `INFO`,
+//!   cluster detection, set-up commands), `drive` (the phases, each run by `phase`, with
+//!   progress and the `series`), `collect` (the result record).
 //! - [`server`]: a throwaway `redis-server` for runs without a target.
 //! - [`host`]: host facts and the process's CPU time.
 //! - [`fdlimit`]: the open-file limit, raised when a run needs more connections.
@@ -43,7 +52,6 @@ pub mod control;
 pub mod error;
 pub mod fdlimit;
 pub mod host;
-pub mod merge;
 mod run;
 pub mod server;
 pub mod stop;
@@ -62,4 +70,3 @@ pub use error::EngineError;
 pub use run::{run, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};
 pub use stop::StopToken;
-pub use tally::latency_us;

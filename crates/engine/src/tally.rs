@@ -73,19 +73,6 @@ impl OpenLoopTally {
     }
 }
 
-/// Latency figures of a histogram, in microseconds.
-pub fn latency_us(h: &LatencyHistogram) -> LatencyUs {
-    let us = |ns: u64| ns as f64 / 1e3;
-    LatencyUs {
-        mean: h.mean_ns() / 1e3,
-        p50: us(h.percentile_ns(50.0)),
-        p90: us(h.percentile_ns(90.0)),
-        p99: us(h.percentile_ns(99.0)),
-        p99_9: us(h.percentile_ns(99.9)),
-        max: us(h.max_ns()),
-    }
-}
-
 /// The summary of a merged tally measured over `duration_sec`.
 pub(crate) fn summarize(t: &CmdTally, duration_sec: f64) -> Summary {
     Summary {
@@ -96,7 +83,7 @@ pub(crate) fn summarize(t: &CmdTally, duration_sec: f64) -> Summary {
         } else {
             0.0
         },
-        latency_us: latency_us(&t.hist),
+        latency_us: LatencyUs::from_histogram(&t.hist),
         bytes_in: t.bytes_in,
         bytes_out: t.bytes_out,
         histogram: t.hist.to_base64(),

@@ -127,23 +127,3 @@ impl Client {
         self.inner.pipeline(encoded, count)
     }
 }
-
-/// Parses `INFO` text into `section → field → value` (section names lower-case).
-pub fn parse_info(
-    text: &str,
-) -> std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> {
-    let mut out: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>> =
-        Default::default();
-    let mut section = String::from("default");
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(name) = line.strip_prefix("# ") {
-            section = name.trim().to_ascii_lowercase();
-        } else if let Some((k, v)) = line.split_once(':') {
-            out.entry(section.clone())
-                .or_default()
-                .insert(k.to_string(), v.to_string());
-        }
-    }
-    out
-}

@@ -2,7 +2,7 @@
 //! `resplab bench --shard I/N --start-at T --json -` per host, each through its launcher
 //! (`ssh {host}`, `kubectl exec {host} --`, `docker exec {host}`, or none for a local
 //! process), all started together at `T`; their results are merged exactly
-//! ([`resplab_engine::merge`]) into the trial's record.
+//! ([`resplab_results::merge`]) into the trial's record.
 //!
 //! A generator that cannot be started, exits with an error, prints no result, or runs a
 //! different resplab version fails the trial with a message naming the host and shard;

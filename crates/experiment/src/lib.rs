@@ -14,8 +14,9 @@
 //! decides how it looks and tests can watch it.
 //!
 //! Neighbours: `resplab-engine` generates the load, `resplab-store` keeps the trials,
-//! `resplab-results` is the schema of one run, `resplab-workload` the vocabulary of a
-//! workload.
+//! `resplab-results` is the schema of one run (and merges generator shards),
+//! `resplab-workload` the vocabulary of a workload, `resplab-proto` reads the server's
+//! `INFO` text.
 
 pub mod client;
 pub mod cluster;

@@ -19,7 +19,7 @@
 //! have been the bottleneck; for open loop, send lag p99.9 within `send_lag_limit` and
 //! nothing left unsent. A failed check invalidates the round, which is rerun at the end.
 
-use crate::client::{parse_info, Client};
+use crate::client::Client;
 use crate::launch::{self, LaunchError, ServerProcess};
 use crate::model::{Experiment, ServerSource, TrialBudget, Variant};
 use crate::plan::{self, Execution, Next, TrialSlot};
@@ -851,7 +851,7 @@ impl Runner<'_> {
         // the tool's own, in the metrics: ops_per_sec here stays 0.
         let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
             requests: h.count(),
-            latency_us: resplab_engine::latency_us(h),
+            latency_us: resplab_results::LatencyUs::from_histogram(h),
             histogram: h.to_base64(),
             ..resplab_results::Summary::default()
         };
@@ -1028,7 +1028,7 @@ impl Runner<'_> {
             failures.push("no generator returned a result".into());
             return Some((empty_record(), failures));
         }
-        match resplab_engine::merge::merge(&results.records, !failures.is_empty()) {
+        match resplab_results::merge::merge(&results.records, !failures.is_empty()) {
             Ok(record) => Some((record, failures)),
             Err(e) => {
                 failures.push(e.0);
@@ -1232,7 +1232,7 @@ fn server_facts(ctl: &mut Client, process: Option<&ServerProcess>) -> ServerInfo
     let mut info = ServerInfo::new();
     for section in ["server", "memory", "stats", "cpu"] {
         if let Ok(r) = ctl.call(&["INFO", section]) {
-            info.extend(parse_info(&r.text()));
+            info.extend(resplab_proto::resp::info::sections(&r.text()));
         }
     }
     // The configuration as measured, for the check that variants differ only in
@@ -1348,7 +1348,7 @@ fn preload(
 /// `used_cpu_sys + used_cpu_user` of the server, from `INFO cpu`.
 fn server_cpu(ctl: &mut Client) -> Option<f64> {
     let text = ctl.call(&["INFO", "cpu"]).ok()?.text();
-    let info = parse_info(&text);
+    let info = resplab_proto::resp::info::sections(&text);
     let cpu = info.get("cpu")?;
     let f = |k: &str| cpu.get(k).and_then(|v| v.parse::<f64>().ok());
     Some(f("used_cpu_sys")? + f("used_cpu_user")?)

@@ -9,11 +9,16 @@
 //!
 //! Units are in the field names (`_us`, `_ns`, `_sec`, `_per_sec`, `bytes_`).
 //! Histograms are HdrHistogram V2-deflate, base64, in **nanoseconds**, so runs can be
-//! merged exactly later.
+//! merged exactly later: [`merge`] is that merge, one record from the records of a
+//! workload's shards, a pure function of records.
+//!
+//! This crate knows records, not how they are made: no load generation, no sockets, no
+//! SQLite. Its only crate of ours below it is `resplab-stats`, for the histograms.
 
 pub mod run;
 
 pub use run::*;
 pub mod import;
+pub mod merge;
 pub mod sample;
 pub mod secrets;

@@ -1,5 +1,6 @@
 //! [`RunRecord`] and its parts: the result of one `resplab bench` run.
 
+use resplab_stats::hist::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -239,6 +240,21 @@ pub struct LatencyUs {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+}
+
+impl LatencyUs {
+    /// The figures of a latency histogram (recorded in nanoseconds), in microseconds.
+    pub fn from_histogram(h: &LatencyHistogram) -> LatencyUs {
+        let us = |ns: u64| ns as f64 / 1e3;
+        LatencyUs {
+            mean: h.mean_ns() / 1e3,
+            p50: us(h.percentile_ns(50.0)),
+            p90: us(h.percentile_ns(90.0)),
+            p99: us(h.percentile_ns(99.0)),
+            p99_9: us(h.percentile_ns(99.9)),
+            max: us(h.max_ns()),
+        }
+    }
 }
 
 /// The summary of one command (or of all of them).

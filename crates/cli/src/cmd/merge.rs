@@ -1,7 +1,7 @@
 //! `resplab merge`: one exact result from the results of N generators
 //! (`resplab bench --shard I/N --json FILE` on each host).
 //!
-//! The merge itself is [`resplab_engine::merge`]; this module reads the files, writes the
+//! The merge itself is [`resplab_results::merge`]; this module reads the files, writes the
 //! merged record (the output file is opened before anything else, so a bad path fails
 //! first) and prints the table with one line per shard.
 
@@ -64,7 +64,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
         let record = parse_record(&label, &text)?;
         inputs.push((label, record));
     }
-    let merged = resplab_engine::merge::merge(&inputs, args.partial)?;
+    let merged = resplab_results::merge::merge(&inputs, args.partial)?;
     let json = serde_json::to_string_pretty(&merged)? + "\n";
     match out {
         Some(file) => file.finish(json.as_bytes())?,

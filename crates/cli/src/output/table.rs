@@ -245,7 +245,7 @@ fn shard_lines(out: &mut String, record: &RunRecord) {
         return;
     }
     let count = record.shards.first().map_or(0, |m| m.shard.count);
-    let spread = match resplab_engine::merge::start_spread(&record.shards) {
+    let spread = match resplab_results::merge::start_spread(&record.shards) {
         Some((ms, basis)) => format!("starts {ms:.1} ms apart ({basis})"),
         None => String::new(),
     };

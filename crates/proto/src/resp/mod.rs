@@ -12,6 +12,7 @@
 //!   `MOVED`/`ASK` redirections.
 //! - [`request`] is the server side: it splits a request stream into borrowed argument
 //!   slices without copying them.
+//! - [`info`] reads the text of an `INFO` reply (sections and `field:value` lines).
 //!
 //! The scanner and the full decoder accept exactly the same language (they share the
 //! lexer in `lex`), which the property tests and the fuzz target check: for every input
@@ -27,6 +28,7 @@
 
 pub mod cluster;
 pub mod encode;
+pub mod info;
 pub(crate) mod lex;
 pub mod request;
 pub mod scan;

@@ -13,11 +13,15 @@
 //! (connections, requests, rate as given, pipeline, warm-up, budget kind, workload) and
 //! resplab version, and distinct shard numbers. Anything else is refused with a message
 //! that names the file and what differs.
+//!
+//! The merge is a pure function of the records: the engine calls it for an experiment's
+//! generator shards and the CLI for `resplab merge`. It reads in three steps, each a
+//! function below: [`shards_of`] (every input is a shard, none twice), [`check_one_workload`]
+//! (they ran one workload) and [`missing_shards`], then [`merged_record`] adds the parts.
 
-use crate::tally::latency_us;
-use resplab_results::{
-    ConnectionStats, CpuTime, LatencyUs, LoadModel, MergedShard, OpenLoopStats, Outage, RunEnd,
-    RunRecord, SecondSample, ShardInfo, Summary, Warning,
+use crate::{
+    ClusterSummary, ConnectionStats, CpuTime, LatencyUs, LoadModel, MergedShard, NodeSummary,
+    OpenLoopStats, Outage, RunEnd, RunRecord, SecondSample, ShardInfo, Summary, Warning,
 };
 use resplab_stats::hist::LatencyHistogram;
 use serde_json::Value;
@@ -32,6 +36,9 @@ pub struct MergeError(pub String);
 /// shards' seconds).
 const SPREAD_WARN_MS: f64 = 100.0;
 
+/// One input known to be a shard result: its label, its record and its shard facts.
+type Shard<'a> = (&'a str, &'a RunRecord, &'a ShardInfo);
+
 /// Merges shard results, each labelled (a file name, a host) for error messages.
 ///
 /// With `allow_partial`, shards missing from the set are allowed (and said in a warning);
@@ -40,43 +47,65 @@ const SPREAD_WARN_MS: f64 = 100.0;
 /// # Errors
 /// A [`MergeError`] naming the input and what does not fit.
 pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunRecord, MergeError> {
-    let err = |m: String| Err(MergeError(m));
+    let shards = shards_of(inputs)?;
+    check_one_workload(&shards)?;
+    let count = shards[0].2.count;
+    let missing = missing_shards(&shards);
+    if !missing.is_empty() && !allow_partial {
+        return Err(MergeError(format!(
+            "shard(s) {} missing: the merge of {} of {count} shards is not the workload's result (give --partial to merge them anyway)",
+            missing.join(", "),
+            shards.len()
+        )));
+    }
+    merged_record(&shards, &missing)
+}
+
+/// The inputs as shards, in shard order. Refuses an empty set, an input that is not a
+/// shard result (or is already a merge) and a shard given twice.
+fn shards_of(inputs: &[(String, RunRecord)]) -> Result<Vec<Shard<'_>>, MergeError> {
     if inputs.is_empty() {
-        return err(
+        return Err(MergeError(
             "nothing to merge: give the shard results (resplab bench --shard I/N --json FILE)"
                 .into(),
-        );
+        ));
     }
-    let mut shards: Vec<(&str, &RunRecord, &ShardInfo)> = Vec::with_capacity(inputs.len());
+    let mut shards: Vec<Shard<'_>> = Vec::with_capacity(inputs.len());
     for (label, r) in inputs {
         match &r.shard {
             Some(s) => shards.push((label.as_str(), r, s)),
             None if !r.shards.is_empty() => {
-                return err(format!(
+                return Err(MergeError(format!(
                     "{label}: already a merged result of {} shards; merge the shard results themselves",
                     r.shards.len()
-                ))
+                )))
             }
             None => {
-                return err(format!(
+                return Err(MergeError(format!(
                     "{label}: not a shard result (it was run without --shard I/N); only the results of one workload's shards can be merged"
-                ))
+                )))
             }
         }
     }
     shards.sort_by_key(|s| s.2.index);
-    let (first_label, first, fs) = shards[0];
     for w in shards.windows(2) {
         if w[0].2.index == w[1].2.index {
-            return err(format!(
+            return Err(MergeError(format!(
                 "{} and {} are both shard {}/{}: each shard must be merged once",
                 w[0].0,
                 w[1].0,
                 w[0].2.index + 1,
                 w[0].2.count
-            ));
+            )));
         }
     }
+    Ok(shards)
+}
+
+/// Refuses shards that did not run one workload, naming the first thing that differs
+/// between a shard and the first one.
+fn check_one_workload(shards: &[Shard<'_>]) -> Result<(), MergeError> {
+    let (first_label, first, fs) = shards[0];
     for &(label, r, s) in &shards[1..] {
         let differs = |what: &str, a: String, b: String| {
             Err(MergeError(format!(
@@ -142,224 +171,37 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
             );
         }
     }
-    let count = fs.count;
-    let missing: Vec<String> = (0..count)
+    Ok(())
+}
+
+/// The shards of the set that are not among `shards`, as `I/N`.
+fn missing_shards(shards: &[Shard<'_>]) -> Vec<String> {
+    let count = shards[0].2.count;
+    (0..count)
         .filter(|i| !shards.iter().any(|s| s.2.index == *i))
         .map(|i| format!("{}/{count}", i + 1))
-        .collect();
-    if !missing.is_empty() && !allow_partial {
-        return err(format!(
-            "shard(s) {} missing: the merge of {} of {count} shards is not the workload's result (give --partial to merge them anyway)",
-            missing.join(", "),
-            shards.len()
-        ));
-    }
+        .collect()
+}
 
-    // ---- the merge ----
+/// The merged record of checked shards (`missing`: the shards not given, for the
+/// warning and the configuration's `merge` entry).
+fn merged_record(shards: &[Shard<'_>], missing: &[String]) -> Result<RunRecord, MergeError> {
+    let (_, first, fs) = shards[0];
     let records: Vec<&RunRecord> = shards.iter().map(|s| s.1).collect();
+    // In this order, so that of several unreadable histograms the same one is named.
     let totals = merge_summaries(records.iter().map(|r| &r.totals))?;
-    let mut names: Vec<&String> = records.iter().flat_map(|r| r.commands.keys()).collect();
-    names.sort();
-    names.dedup();
-    let mut commands = BTreeMap::new();
-    for name in names {
-        let s = merge_summaries(records.iter().filter_map(|r| r.commands.get(name)))?;
-        commands.insert(name.clone(), s);
-    }
-    // Cluster runs: each node's part added over the shards, redirections too.
-    let mut node_names: Vec<&String> = records.iter().flat_map(|r| r.nodes.keys()).collect();
-    node_names.sort();
-    node_names.dedup();
-    let mut nodes = BTreeMap::new();
-    for name in node_names {
-        let parts: Vec<&resplab_results::NodeSummary> =
-            records.iter().filter_map(|r| r.nodes.get(name)).collect();
-        let summary = merge_summaries(parts.iter().map(|n| &n.summary))?;
-        nodes.insert(
-            name.clone(),
-            resplab_results::NodeSummary {
-                role: parts.first().map(|n| n.role.clone()).unwrap_or_default(),
-                summary,
-                moved: parts.iter().map(|n| n.moved).sum(),
-                ask: parts.iter().map(|n| n.ask).sum(),
-                tryagain: parts.iter().map(|n| n.tryagain).sum(),
-            },
-        );
-    }
-    let cluster = records.iter().find_map(|r| r.cluster.clone()).map(|mut c| {
-        let all: Vec<&resplab_results::ClusterSummary> =
-            records.iter().filter_map(|r| r.cluster.as_ref()).collect();
-        c.moved = all.iter().map(|x| x.moved).sum();
-        c.ask = all.iter().map(|x| x.ask).sum();
-        c.tryagain = all.iter().map(|x| x.tryagain).sum();
-        c.connections_per_master = all.iter().map(|x| x.connections_per_master).sum();
-        c
-    });
-    let open_loop = if records.iter().all(|r| r.open_loop.is_some()) {
-        let ols: Vec<&OpenLoopStats> = records
-            .iter()
-            .filter_map(|r| r.open_loop.as_ref())
-            .collect();
-        let service = merge_histograms(ols.iter().map(|o| o.service_time_histogram.as_str()))?;
-        let lag = merge_histograms(ols.iter().map(|o| o.send_lag_histogram.as_str()))?;
-        Some(OpenLoopStats {
-            service_time_us: latency_us(&service),
-            service_time_histogram: service.to_base64(),
-            send_lag_us: latency_us(&lag),
-            send_lag_histogram: lag.to_base64(),
-            unsent: ols.iter().map(|o| o.unsent).sum(),
-            generator_behind: ols.iter().any(|o| o.generator_behind),
-            send_lag_limit_us: ols.iter().map(|o| o.send_lag_limit_us).fold(0.0, f64::max),
-        })
-    } else {
-        None
-    };
+    let commands = merge_commands(&records)?;
+    let nodes = merge_nodes(&records)?;
+    let open_loop = merge_open_loop(&records)?;
     let base_ms = records
         .iter()
         .map(|r| measured_start_ms(r))
         .fold(f64::INFINITY, f64::min);
     let (series, step) = merge_series(&records, base_ms)?;
-    let mut connections = ConnectionStats::default();
-    let mut while_reachable = 0.0;
-    let mut any_outage = false;
-    for r in &records {
-        let c = &r.connections;
-        connections.opened += c.opened;
-        connections.reconnects += c.reconnects;
-        connections.protocol_errors += c.protocol_errors;
-        connections.unreachable_sec = connections.unreachable_sec.max(c.unreachable_sec);
-        let shift = (measured_start_ms(r) - base_ms) / 1e3;
-        connections.outages.extend(c.outages.iter().map(|o| Outage {
-            start_sec: o.start_sec + shift,
-            end_sec: o.end_sec + shift,
-            recovered: o.recovered,
-        }));
-        any_outage |= c.ops_per_sec_while_reachable.is_some();
-        while_reachable += c
-            .ops_per_sec_while_reachable
-            .unwrap_or(r.totals.ops_per_sec);
-    }
-    connections
-        .outages
-        .sort_by(|a, b| a.start_sec.total_cmp(&b.start_sec));
-    let setups: Vec<&str> = records
-        .iter()
-        .filter_map(|r| r.connections.setup_histogram.as_deref())
-        .collect();
-    if !setups.is_empty() {
-        let h = merge_histograms(setups.into_iter())?;
-        connections.setup_us = Some(latency_us(&h));
-        connections.setup_histogram = Some(h.to_base64());
-    }
-    connections.ops_per_sec_while_reachable = any_outage.then_some(while_reachable);
-    let client_cpu = CpuTime {
-        user_sec: records.iter().map(|r| r.client_cpu.user_sec).sum(),
-        system_sec: records.iter().map(|r| r.client_cpu.system_sec).sum(),
-    };
-    let end = shards
-        .iter()
-        .find(|s| s.1.end != RunEnd::Completed)
-        .map(|(_, r, s)| {
-            let who = format!("shard {}/{count}", s.index + 1);
-            match &r.end {
-                RunEnd::ServerLost { message } => RunEnd::ServerLost {
-                    message: format!("{who}: {message}"),
-                },
-                RunEnd::Unreachable {
-                    unreachable_sec,
-                    message,
-                } => RunEnd::Unreachable {
-                    unreachable_sec: *unreachable_sec,
-                    message: format!("{who}: {message}"),
-                },
-                other => other.clone(),
-            }
-        })
-        .unwrap_or(RunEnd::Completed);
-    let mut warnings = Vec::new();
-    for (_, r, s) in &shards {
-        for w in &r.warnings {
-            warnings.push(Warning {
-                kind: w.kind.clone(),
-                message: format!(
-                    "shard {}/{count} ({}): {}",
-                    s.index + 1,
-                    r.host.hostname,
-                    w.message
-                ),
-            });
-        }
-    }
-    if !missing.is_empty() {
-        warnings.push(Warning {
-            kind: "partial_merge".into(),
-            message: format!(
-                "shard(s) {} missing: the figures cover {} of {count} shards, not the whole workload",
-                missing.join(", "),
-                shards.len()
-            ),
-        });
-    }
-    let merged_shards: Vec<MergedShard> = shards
-        .iter()
-        .map(|(_, r, s)| MergedShard {
-            shard: (*s).clone(),
-            host: r.host.clone(),
-            config: r.config.clone(),
-            started_at_unix_ms: r.started_at_unix_ms,
-            duration_sec: r.duration_sec,
-            totals: r.totals.clone(),
-            client_cpu: r.client_cpu.clone(),
-            end: r.end.clone(),
-        })
-        .collect();
+    let connections = merge_connections(&records, base_ms)?;
+    let merged_shards: Vec<MergedShard> = shards.iter().map(merged_shard).collect();
     let spread = start_spread(&merged_shards);
-    if let Some((ms, basis)) = spread {
-        if ms > SPREAD_WARN_MS {
-            warnings.push(Warning {
-                kind: "start_spread".into(),
-                message: format!(
-                    "the shards began {ms:.0} ms apart ({basis}): the first and last intervals of the series hold fewer shards; use --start-at with a time far enough ahead for every shard to connect"
-                ),
-            });
-        }
-    }
     let clients: u32 = merged_shards.iter().map(|m| shard_clients(&m.config)).sum();
-    let load_model = match &first.load_model {
-        LoadModel::ClosedLoop { pipeline, .. } => LoadModel::ClosedLoop {
-            clients,
-            pipeline: *pipeline,
-        },
-        LoadModel::OpenLoop {
-            arrivals, pipeline, ..
-        } => LoadModel::OpenLoop {
-            rate_per_sec: records
-                .iter()
-                .map(|r| match &r.load_model {
-                    LoadModel::OpenLoop { rate_per_sec, .. } => *rate_per_sec,
-                    LoadModel::ClosedLoop { .. } => 0.0,
-                })
-                .sum(),
-            arrivals: arrivals.clone(),
-            clients,
-            pipeline: *pipeline,
-        },
-    };
-    let mut config = first.config.clone();
-    if let Some(obj) = config.as_object_mut() {
-        obj.insert("clients".into(), clients.into());
-        obj.insert("seed".into(), fs.master_seed.into());
-        obj.insert(
-            "merge".into(),
-            serde_json::json!({
-                "shards": shards.len(),
-                "shard_count": count,
-                "missing": missing,
-                "start_spread_ms": spread.map(|s| s.0),
-                "start_spread_basis": spread.map(|s| s.1),
-            }),
-        );
-    }
     Ok(RunRecord {
         schema_version: first.schema_version,
         tool: first.tool.clone(),
@@ -368,9 +210,9 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
             .map(|r| r.started_at_unix_ms)
             .min()
             .unwrap_or(0),
-        config,
+        config: merged_config(first, fs, clients, shards.len(), missing, spread),
         seed: fs.master_seed,
-        load_model,
+        load_model: merged_load_model(&records, clients),
         server: first.server.clone(),
         host: first.host.clone(),
         warmup_sec: first.warmup_sec,
@@ -381,12 +223,15 @@ pub fn merge(inputs: &[(String, RunRecord)], allow_partial: bool) -> Result<RunR
         series,
         series_interval_sec: step,
         connections,
-        client_cpu,
-        end,
-        warnings,
+        client_cpu: CpuTime {
+            user_sec: records.iter().map(|r| r.client_cpu.user_sec).sum(),
+            system_sec: records.iter().map(|r| r.client_cpu.system_sec).sum(),
+        },
+        end: merged_end(shards),
+        warnings: merged_warnings(shards, missing, spread),
         shard: None,
         shards: merged_shards,
-        cluster,
+        cluster: merge_cluster(&records),
         nodes,
     })
 }
@@ -475,6 +320,144 @@ fn measured_start_ms(r: &RunRecord) -> f64 {
         .unwrap_or(r.started_at_unix_ms as f64 + r.warmup_sec * 1e3)
 }
 
+/// One shard as the merged record keeps it.
+fn merged_shard(s: &Shard<'_>) -> MergedShard {
+    let (_, r, info) = *s;
+    MergedShard {
+        shard: info.clone(),
+        host: r.host.clone(),
+        config: r.config.clone(),
+        started_at_unix_ms: r.started_at_unix_ms,
+        duration_sec: r.duration_sec,
+        totals: r.totals.clone(),
+        client_cpu: r.client_cpu.clone(),
+        end: r.end.clone(),
+    }
+}
+
+/// The first shard's configuration with the whole workload's connection count, the
+/// master seed and what the merge took in (`merge`: shards, missing ones, start spread).
+fn merged_config(
+    first: &RunRecord,
+    fs: &ShardInfo,
+    clients: u32,
+    merged: usize,
+    missing: &[String],
+    spread: Option<(f64, &'static str)>,
+) -> Value {
+    let mut config = first.config.clone();
+    if let Some(obj) = config.as_object_mut() {
+        obj.insert("clients".into(), clients.into());
+        obj.insert("seed".into(), fs.master_seed.into());
+        obj.insert(
+            "merge".into(),
+            serde_json::json!({
+                "shards": merged,
+                "shard_count": fs.count,
+                "missing": missing,
+                "start_spread_ms": spread.map(|s| s.0),
+                "start_spread_basis": spread.map(|s| s.1),
+            }),
+        );
+    }
+    config
+}
+
+/// The first shard's load model with the whole workload's connections (and, in open
+/// loop, the sum of the shards' rates).
+fn merged_load_model(records: &[&RunRecord], clients: u32) -> LoadModel {
+    match &records[0].load_model {
+        LoadModel::ClosedLoop { pipeline, .. } => LoadModel::ClosedLoop {
+            clients,
+            pipeline: *pipeline,
+        },
+        LoadModel::OpenLoop {
+            arrivals, pipeline, ..
+        } => LoadModel::OpenLoop {
+            rate_per_sec: records
+                .iter()
+                .map(|r| match &r.load_model {
+                    LoadModel::OpenLoop { rate_per_sec, .. } => *rate_per_sec,
+                    LoadModel::ClosedLoop { .. } => 0.0,
+                })
+                .sum(),
+            arrivals: arrivals.clone(),
+            clients,
+            pipeline: *pipeline,
+        },
+    }
+}
+
+/// How the merge ended: the first shard (in shard order) that did not complete, with
+/// its shard number in the message; otherwise completed.
+fn merged_end(shards: &[Shard<'_>]) -> RunEnd {
+    shards
+        .iter()
+        .find(|s| s.1.end != RunEnd::Completed)
+        .map(|(_, r, s)| {
+            let who = format!("shard {}/{}", s.index + 1, s.count);
+            match &r.end {
+                RunEnd::ServerLost { message } => RunEnd::ServerLost {
+                    message: format!("{who}: {message}"),
+                },
+                RunEnd::Unreachable {
+                    unreachable_sec,
+                    message,
+                } => RunEnd::Unreachable {
+                    unreachable_sec: *unreachable_sec,
+                    message: format!("{who}: {message}"),
+                },
+                other => other.clone(),
+            }
+        })
+        .unwrap_or(RunEnd::Completed)
+}
+
+/// Every shard's warnings, each saying its shard and host, then the merge's own: shards
+/// missing, and shards that began far apart.
+fn merged_warnings(
+    shards: &[Shard<'_>],
+    missing: &[String],
+    spread: Option<(f64, &'static str)>,
+) -> Vec<Warning> {
+    let count = shards[0].2.count;
+    let mut warnings = Vec::new();
+    for (_, r, s) in shards {
+        for w in &r.warnings {
+            warnings.push(Warning {
+                kind: w.kind.clone(),
+                message: format!(
+                    "shard {}/{count} ({}): {}",
+                    s.index + 1,
+                    r.host.hostname,
+                    w.message
+                ),
+            });
+        }
+    }
+    if !missing.is_empty() {
+        warnings.push(Warning {
+            kind: "partial_merge".into(),
+            message: format!(
+                "shard(s) {} missing: the figures cover {} of {count} shards, not the whole workload",
+                missing.join(", "),
+                shards.len()
+            ),
+        });
+    }
+    if let Some((ms, basis)) = spread {
+        if ms > SPREAD_WARN_MS {
+            warnings.push(Warning {
+                kind: "start_spread".into(),
+                message: format!(
+                    "the shards began {ms:.0} ms apart ({basis}): the first and last intervals of the series hold fewer shards; use --start-at with a time far enough ahead for every shard to connect"
+                ),
+            });
+        }
+    }
+    warnings
+}
+
 fn merge_histograms<'a>(
     encoded: impl Iterator<Item = &'a str>,
 ) -> Result<LatencyHistogram, MergeError> {
@@ -501,12 +484,122 @@ fn merge_summaries<'a>(parts: impl Iterator<Item = &'a Summary>) -> Result<Summa
         requests: parts.iter().map(|s| s.requests).sum(),
         errors: parts.iter().map(|s| s.errors).sum(),
         ops_per_sec: parts.iter().map(|s| s.ops_per_sec).sum(),
-        latency_us: latency_us(&hist),
+        latency_us: LatencyUs::from_histogram(&hist),
         bytes_in: parts.iter().map(|s| s.bytes_in).sum(),
         bytes_out: parts.iter().map(|s| s.bytes_out).sum(),
         histogram: hist.to_base64(),
         error_kinds,
     })
+}
+
+/// Each command's summary, added over the shards that ran it.
+fn merge_commands(records: &[&RunRecord]) -> Result<BTreeMap<String, Summary>, MergeError> {
+    let mut names: Vec<&String> = records.iter().flat_map(|r| r.commands.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut commands = BTreeMap::new();
+    for name in names {
+        let s = merge_summaries(records.iter().filter_map(|r| r.commands.get(name)))?;
+        commands.insert(name.clone(), s);
+    }
+    Ok(commands)
+}
+
+/// Cluster runs: each node's part added over the shards, redirections too.
+fn merge_nodes(records: &[&RunRecord]) -> Result<BTreeMap<String, NodeSummary>, MergeError> {
+    let mut node_names: Vec<&String> = records.iter().flat_map(|r| r.nodes.keys()).collect();
+    node_names.sort();
+    node_names.dedup();
+    let mut nodes = BTreeMap::new();
+    for name in node_names {
+        let parts: Vec<&NodeSummary> = records.iter().filter_map(|r| r.nodes.get(name)).collect();
+        let summary = merge_summaries(parts.iter().map(|n| &n.summary))?;
+        nodes.insert(
+            name.clone(),
+            NodeSummary {
+                role: parts.first().map(|n| n.role.clone()).unwrap_or_default(),
+                summary,
+                moved: parts.iter().map(|n| n.moved).sum(),
+                ask: parts.iter().map(|n| n.ask).sum(),
+                tryagain: parts.iter().map(|n| n.tryagain).sum(),
+            },
+        );
+    }
+    Ok(nodes)
+}
+
+/// The first cluster summary, with redirections and connections added over the shards.
+fn merge_cluster(records: &[&RunRecord]) -> Option<ClusterSummary> {
+    records.iter().find_map(|r| r.cluster.clone()).map(|mut c| {
+        let all: Vec<&ClusterSummary> = records.iter().filter_map(|r| r.cluster.as_ref()).collect();
+        c.moved = all.iter().map(|x| x.moved).sum();
+        c.ask = all.iter().map(|x| x.ask).sum();
+        c.tryagain = all.iter().map(|x| x.tryagain).sum();
+        c.connections_per_master = all.iter().map(|x| x.connections_per_master).sum();
+        c
+    })
+}
+
+/// Open-loop figures when every shard ran open loop: service time and send lag merged,
+/// unsent requests added, the generator behind if any shard's was.
+fn merge_open_loop(records: &[&RunRecord]) -> Result<Option<OpenLoopStats>, MergeError> {
+    if !records.iter().all(|r| r.open_loop.is_some()) {
+        return Ok(None);
+    }
+    let ols: Vec<&OpenLoopStats> = records
+        .iter()
+        .filter_map(|r| r.open_loop.as_ref())
+        .collect();
+    let service = merge_histograms(ols.iter().map(|o| o.service_time_histogram.as_str()))?;
+    let lag = merge_histograms(ols.iter().map(|o| o.send_lag_histogram.as_str()))?;
+    Ok(Some(OpenLoopStats {
+        service_time_us: LatencyUs::from_histogram(&service),
+        service_time_histogram: service.to_base64(),
+        send_lag_us: LatencyUs::from_histogram(&lag),
+        send_lag_histogram: lag.to_base64(),
+        unsent: ols.iter().map(|o| o.unsent).sum(),
+        generator_behind: ols.iter().any(|o| o.generator_behind),
+        send_lag_limit_us: ols.iter().map(|o| o.send_lag_limit_us).fold(0.0, f64::max),
+    }))
+}
+
+/// Connection figures added over the shards; outages moved onto the merged time axis
+/// (which starts at `base_ms`) and sorted, set-up times merged.
+fn merge_connections(records: &[&RunRecord], base_ms: f64) -> Result<ConnectionStats, MergeError> {
+    let mut connections = ConnectionStats::default();
+    let mut while_reachable = 0.0;
+    let mut any_outage = false;
+    for r in records {
+        let c = &r.connections;
+        connections.opened += c.opened;
+        connections.reconnects += c.reconnects;
+        connections.protocol_errors += c.protocol_errors;
+        connections.unreachable_sec = connections.unreachable_sec.max(c.unreachable_sec);
+        let shift = (measured_start_ms(r) - base_ms) / 1e3;
+        connections.outages.extend(c.outages.iter().map(|o| Outage {
+            start_sec: o.start_sec + shift,
+            end_sec: o.end_sec + shift,
+            recovered: o.recovered,
+        }));
+        any_outage |= c.ops_per_sec_while_reachable.is_some();
+        while_reachable += c
+            .ops_per_sec_while_reachable
+            .unwrap_or(r.totals.ops_per_sec);
+    }
+    connections
+        .outages
+        .sort_by(|a, b| a.start_sec.total_cmp(&b.start_sec));
+    let setups: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r.connections.setup_histogram.as_deref())
+        .collect();
+    if !setups.is_empty() {
+        let h = merge_histograms(setups.into_iter())?;
+        connections.setup_us = Some(LatencyUs::from_histogram(&h));
+        connections.setup_histogram = Some(h.to_base64());
+    }
+    connections.ops_per_sec_while_reachable = any_outage.then_some(while_reachable);
+    Ok(connections)
 }
 
 /// The shards' series on one wall-clock grid: interval `k` (ending `k` steps after the
@@ -529,7 +622,7 @@ fn merge_series(
     // An interval end up to a quarter step (or half the finest step) late still belongs
     // to the interval it closes: starts a few ms apart must not shift a shard by one.
     let tolerance = (finest / step / 2.0).min(0.25);
-    let mut grid: BTreeMap<u64, (u64, u64, f64, LatencyHistogram, bool)> = BTreeMap::new();
+    let mut grid: BTreeMap<u64, GridCell> = BTreeMap::new();
     for r in records {
         let start = measured_start_ms(r);
         for s in &r.series {
@@ -537,46 +630,78 @@ fn merge_series(
             let k = ((end_ms - base_ms) / (step * 1e3) - tolerance)
                 .ceil()
                 .max(1.0) as u64;
-            let e = grid
-                .entry(k)
-                .or_insert_with(|| (0, 0, 0.0, LatencyHistogram::new(), true));
-            e.0 += s.requests;
-            e.1 += s.errors;
-            e.2 += s.ops_per_sec;
-            match &s.histogram {
-                Some(h) => e.3.merge(&LatencyHistogram::from_base64(h).map_err(|x| {
-                    MergeError(format!("a shard's interval histogram cannot be read: {x}"))
-                })?),
-                None => e.4 = false,
-            }
+            grid.entry(k).or_default().add(s)?;
         }
     }
     let series = grid
         .into_iter()
-        .map(|(k, (requests, errors, ops, h, exact))| {
-            let t_sec = (k as f64 * step * 1e9).round() / 1e9;
-            SecondSample {
-                t_sec,
-                requests,
-                errors,
-                ops_per_sec: ops,
-                latency_us: if exact {
-                    latency_us(&h)
-                } else {
-                    LatencyUs::default()
-                },
-                unix_ms: Some(base_ms + t_sec * 1e3),
-                histogram: exact.then(|| h.to_base64()),
-            }
-        })
+        .map(|(k, cell)| cell.into_sample(k, step, base_ms))
         .collect();
     Ok((series, step))
+}
+
+/// What the shards measured in one interval of the merged series.
+#[derive(Debug)]
+struct GridCell {
+    requests: u64,
+    errors: u64,
+    ops_per_sec: f64,
+    hist: LatencyHistogram,
+    /// Every interval added kept its histogram, so the latencies are exact.
+    exact: bool,
+}
+
+impl Default for GridCell {
+    fn default() -> Self {
+        GridCell {
+            requests: 0,
+            errors: 0,
+            ops_per_sec: 0.0,
+            hist: LatencyHistogram::new(),
+            exact: true,
+        }
+    }
+}
+
+impl GridCell {
+    fn add(&mut self, s: &SecondSample) -> Result<(), MergeError> {
+        self.requests += s.requests;
+        self.errors += s.errors;
+        self.ops_per_sec += s.ops_per_sec;
+        match &s.histogram {
+            Some(h) => self
+                .hist
+                .merge(&LatencyHistogram::from_base64(h).map_err(|x| {
+                    MergeError(format!("a shard's interval histogram cannot be read: {x}"))
+                })?),
+            None => self.exact = false,
+        }
+        Ok(())
+    }
+
+    /// Interval `k` of a grid of `step` seconds that starts at `base_ms`.
+    fn into_sample(self, k: u64, step: f64, base_ms: f64) -> SecondSample {
+        let t_sec = (k as f64 * step * 1e9).round() / 1e9;
+        SecondSample {
+            t_sec,
+            requests: self.requests,
+            errors: self.errors,
+            ops_per_sec: self.ops_per_sec,
+            latency_us: if self.exact {
+                LatencyUs::from_histogram(&self.hist)
+            } else {
+                LatencyUs::default()
+            },
+            unix_ms: Some(base_ms + t_sec * 1e3),
+            histogram: self.exact.then(|| self.hist.to_base64()),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use resplab_results::{HostInfo, ToolInfo};
+    use crate::{HostInfo, ToolInfo};
 
     /// A shard record whose replies all took `latency_us` (µs), `n` of them.
     fn shard(index: u32, count: u32, replies_us: &[(u64, u64)], start_ms: f64) -> RunRecord {
@@ -589,7 +714,7 @@ mod tests {
             requests,
             errors: 0,
             ops_per_sec: requests as f64 / 2.0,
-            latency_us: latency_us(&h),
+            latency_us: LatencyUs::from_histogram(&h),
             bytes_in: requests * 5,
             bytes_out: requests * 30,
             histogram: h.to_base64(),
@@ -681,8 +806,11 @@ mod tests {
         all.record_n(5_000_000, 100);
         all.record_n(400_000, 1000);
         assert_eq!(m.totals.requests, 2000);
-        assert_eq!(m.totals.latency_us, latency_us(&all));
-        assert_eq!(m.commands["SET"].latency_us, latency_us(&all));
+        assert_eq!(m.totals.latency_us, LatencyUs::from_histogram(&all));
+        assert_eq!(
+            m.commands["SET"].latency_us,
+            LatencyUs::from_histogram(&all)
+        );
         let merged = LatencyHistogram::from_base64(&m.totals.histogram).unwrap();
         for p in [50.0, 90.0, 95.0, 99.0, 99.9] {
             assert_eq!(merged.percentile_ns(p), all.percentile_ns(p), "p{p}");

@@ -1,0 +1,158 @@
+//! Failure and recovery of a worker's connections.
+//!
+//! A connection that fails (a reset, a closed socket, a malformed reply, a request past
+//! its timeout) counts its in-flight requests as errors of that kind and goes down; it
+//! is opened again at once, then with a doubling backoff, until the reconnect policy's
+//! give-up time, when the whole phase counts the server as lost. Periods during which
+//! attempts were refused are kept as outages.
+
+use super::Worker;
+use crate::config::{RunConfig, Target};
+use crate::conn::{MioStream, State};
+use crate::connect;
+use crate::error::EngineError;
+use crate::tally::KIND_TIMEOUT;
+use mio::{Poll, Token};
+use resplab_stats::hist::LatencyHistogram;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl Worker<'_> {
+    /// Resets connection `i`: its in-flight requests count as errors of `kind`, and it is
+    /// reconnected at once (then with backoff).
+    pub(super) fn fail(&mut self, i: usize, kind: &str, message: String) {
+        let now = self.now_ns();
+        let conn = &mut self.conns[i];
+        self.rec.lose_inflight(conn, kind, now);
+        self.any_down = true;
+        conn.reset(
+            self.poll.registry(),
+            Instant::now(),
+            self.a.cfg.reconnect.initial_backoff,
+            message,
+        );
+    }
+
+    /// Fails connections whose oldest request waited longer than the request timeout.
+    pub(super) fn expire(&mut self, now: u64, timeout_ns: u64) {
+        for i in 0..self.conns.len() {
+            let conn = &self.conns[i];
+            let overdue = conn.is_live()
+                && conn
+                    .inflight
+                    .front()
+                    .is_some_and(|f| now.saturating_sub(f.sent_ns) > timeout_ns);
+            if overdue {
+                self.fail(
+                    i,
+                    KIND_TIMEOUT,
+                    "no reply within the request timeout".into(),
+                );
+            }
+        }
+    }
+
+    /// Tries to reconnect connections whose backoff has passed. Returns whether any
+    /// connection is still down.
+    pub(super) fn reconnect_due(&mut self) -> bool {
+        let policy = self.a.cfg.reconnect;
+        let mut still_down = false;
+        for i in 0..self.conns.len() {
+            let State::Down {
+                since,
+                next_try,
+                backoff,
+                last_error,
+                refused,
+            } = &mut self.conns[i].state
+            else {
+                continue;
+            };
+            let (since, next_try, backoff, refused) = (*since, *next_try, *backoff, *refused);
+            let first_error = std::mem::take(last_error);
+            let now = Instant::now();
+            if now < next_try {
+                still_down = true;
+                continue;
+            }
+            if self.a.shared.abort.load(Ordering::Relaxed) {
+                return true;
+            }
+            let timeout = self.a.cfg.connect_timeout.min(Duration::from_secs(1));
+            let (target, readonly) = match self.cl.as_deref() {
+                Some(cl) => {
+                    let n = usize::from(self.conns[i].node);
+                    match cl.topo.nodes.get(n) {
+                        Some(node) => (node.target.clone(), cl.is_replica(n)),
+                        None => (self.a.cfg.target.clone(), false),
+                    }
+                }
+                None => (self.a.cfg.target.clone(), false),
+            };
+            let attempt = connect::open_ready_to(self.a.cfg, &target, readonly, timeout)
+                .map_err(|e| e.to_string())
+                .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
+                .and_then(|mut s: MioStream| {
+                    s.register(self.poll.registry(), Token(i))
+                        .map(|()| s)
+                        .map_err(|e| e.to_string())
+                });
+            match attempt {
+                Ok(stream) => {
+                    self.conns[i].state = State::Live(stream);
+                    self.reconnects += 1;
+                    if refused {
+                        let start = since.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        let end = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        self.outages.push((start, Some(end)));
+                    }
+                }
+                Err(err) => {
+                    let now = Instant::now();
+                    if now.duration_since(since) >= policy.give_up_after {
+                        self.a.shared.lose(format!(
+                            "no connection to {} for {:.1} s ({first_error}; last attempt: {err})",
+                            target,
+                            now.duration_since(since).as_secs_f64()
+                        ));
+                        return true;
+                    }
+                    let next = (backoff * 2).min(policy.max_backoff.max(policy.initial_backoff));
+                    self.conns[i].state = State::Down {
+                        since,
+                        next_try: now + backoff,
+                        backoff: next,
+                        last_error: first_error,
+                        refused: true,
+                    };
+                    still_down = true;
+                }
+            }
+        }
+        still_down
+    }
+}
+
+/// Opens a connection to `target`, runs its set-up (timed into `setup`) and registers
+/// it with the poller under `token`.
+pub(super) fn open_registered(
+    cfg: &RunConfig,
+    target: &Target,
+    readonly: bool,
+    poll: &Poll,
+    token: Token,
+    setup: &mut LatencyHistogram,
+) -> Result<MioStream, EngineError> {
+    let t0 = Instant::now();
+    let std = connect::open_ready_to(cfg, target, readonly, cfg.connect_timeout)
+        .map_err(|e| e.into_engine(target))?;
+    setup.record(t0.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64);
+    let mut stream = std.into_mio().map_err(|source| EngineError::Connect {
+        target: target.to_string(),
+        source,
+    })?;
+    stream
+        .register(poll.registry(), token)
+        .map_err(|e| EngineError::Worker(format!("cannot register a socket: {e}")))?;
+    Ok(stream)
+}
