@@ -7,6 +7,7 @@
 //!
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
+//! - [`run`]: the exporters of one load run (table, redis-benchmark CSV and `-q`, HDR files).
 
 pub mod benchstat;
 pub mod cfmt;
@@ -14,4 +15,5 @@ pub mod doc;
 pub mod ministat;
 pub mod plot;
 pub mod resplab;
+pub mod run;
 pub mod texttab;

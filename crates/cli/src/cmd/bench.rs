@@ -9,13 +9,14 @@
 //! persistence off and stopped when the run ends; the run says so.
 
 pub use super::bench_args::BenchArgs;
-use crate::output::{hdr, outfile::OutFile, progress::ProgressLine, rbcompat, table};
+use crate::output::{outfile::OutFile, progress::ProgressLine};
 use crate::resolve::{self, flag_error};
 use anyhow::Context as _;
 use resplab_engine::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, ServerOptions, StopToken, Target,
     ThrowawayServer, Wire,
 };
+use resplab_report::run::{hdr, rbcompat, table};
 use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::{

@@ -245,9 +245,14 @@ fn shard_lines(out: &mut String, record: &RunRecord) {
         return;
     }
     let count = record.shards.first().map_or(0, |m| m.shard.count);
-    let spread = match resplab_engine::merge::start_spread(&record.shards) {
-        Some((ms, basis)) => format!("starts {ms:.1} ms apart ({basis})"),
-        None => String::new(),
+    // The merge wrote how far apart the shards began into the record's configuration.
+    let merge = record.config.get("merge");
+    let spread = match (
+        merge.and_then(|m| m.get("start_spread_ms")?.as_f64()),
+        merge.and_then(|m| m.get("start_spread_basis")?.as_str()),
+    ) {
+        (Some(ms), Some(basis)) => format!("starts {ms:.1} ms apart ({basis})"),
+        _ => String::new(),
     };
     let _ = writeln!(
         out,
