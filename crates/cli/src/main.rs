@@ -4,6 +4,7 @@
 //! subcommand returns an exit code: 0 ok, 1 a significant regression found by a gate, 2 a
 //! usage or runtime error.
 
+mod args;
 mod cmd;
 mod output;
 mod resolve;

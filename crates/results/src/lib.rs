@@ -10,7 +10,10 @@
 //! Units are in the field names (`_us`, `_ns`, `_sec`, `_per_sec`, `bytes_`).
 //! Histograms are HdrHistogram V2-deflate, base64, in **nanoseconds**, so runs can be
 //! merged exactly later.
+//!
+//! [`calibration`] is the stored shape of what `resplab calibrate` found.
 
+pub mod calibration;
 pub mod run;
 
 pub use run::*;
