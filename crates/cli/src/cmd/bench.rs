@@ -8,7 +8,7 @@
 //! With no target, a throwaway `redis-server` is started on a free loopback port with
 //! persistence off and stopped when the run ends; the run says so.
 
-pub use super::bench_args::BenchArgs;
+pub use super::bench_args::{workload_from_flags, BenchArgs};
 use crate::output::{outfile::OutFile, progress::ProgressLine};
 use crate::resolve::{self, flag_error};
 use anyhow::Context as _;

@@ -30,7 +30,7 @@ use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{
     encode_command, frame_to_args, Decoder, Encoding, Frame, FrameKind,
 };
-use resplab_workload::{Request, Workload};
+use resplab_workload::{Request, Workload, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -203,19 +203,19 @@ impl BenchWorkloadArgs {
     }
 }
 
+/// The `bench` workload flags as `resplab bench` reads them: its flags (`--tests …`) to
+/// the workload it would run. `main` hands in `bench`'s own resolver, so both commands
+/// resolve one way and neither imports the other.
+pub type BenchWorkload<'a> = &'a dyn Fn(Vec<String>) -> Result<WorkloadSpec>;
+
 /// Resolves the `bench` workload flags exactly as `resplab bench` does and generates
 /// `per_phase` requests of every phase: (row label, arguments, inline).
-fn bench_commands(flags: &BenchWorkloadArgs, per_phase: usize) -> Result<Vec<(String, Request)>> {
-    #[derive(clap::Parser)]
-    #[command(disable_help_flag = true)]
-    struct Wrap {
-        #[command(flatten)]
-        bench: super::bench::BenchArgs,
-    }
-    let argv = std::iter::once("bench".to_string()).chain(flags.to_bench_argv());
-    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow!("{e}"))?;
-    let resolved = super::bench::resolve_args(&wrap.bench)?;
-    let workload = Workload::new(&resolved.spec)?;
+fn bench_commands(
+    flags: &BenchWorkloadArgs,
+    per_phase: usize,
+    resolve: BenchWorkload<'_>,
+) -> Result<Vec<(String, Request)>> {
+    let workload = Workload::new(&resolve(flags.to_bench_argv())?)?;
     let mut out = Vec::new();
     for (p, phase) in workload.phases().iter().enumerate() {
         let mut gen = workload.generator(p, 0);
@@ -287,10 +287,10 @@ struct BenchArgs {
 /// # Errors
 ///
 /// I/O failures and malformed input (with the byte offset or line).
-pub fn run(args: ProtoArgs) -> Result<ExitCode> {
+pub fn run(args: ProtoArgs, bench_workload: BenchWorkload<'_>) -> Result<ExitCode> {
     match args.command {
         ProtoCommand::Convert(a) => convert(a),
-        ProtoCommand::Size(a) => size(*a),
+        ProtoCommand::Size(a) => size(*a, bench_workload),
         ProtoCommand::Bench(a) => bench(a),
     }
 }
@@ -505,7 +505,7 @@ struct SizeRow {
     saving_percent: f64,
 }
 
-fn size(a: SizeArgs) -> Result<ExitCode> {
+fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     let bench_flags = a.bench.to_bench_argv();
     if !bench_flags.is_empty() && (a.file.is_some() || a.workload.is_some()) {
         eprintln!(
@@ -527,19 +527,21 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
             .into_iter()
             .map(|c| (name_of(&c), c, false))
             .collect(),
-        (None, None) if !bench_flags.is_empty() => match bench_commands(&a.bench, a.commands) {
-            Ok(c) => c
-                .into_iter()
-                .map(|(label, req)| {
-                    let args = req.args().map(<[u8]>::to_vec).collect();
-                    (label, args, req.is_inline())
-                })
-                .collect(),
-            Err(e) => {
-                eprintln!("resplab: {e:#}");
-                return Ok(ExitCode::from(2));
+        (None, None) if !bench_flags.is_empty() => {
+            match bench_commands(&a.bench, a.commands, resolve) {
+                Ok(c) => c
+                    .into_iter()
+                    .map(|(label, req)| {
+                        let args = req.args().map(<[u8]>::to_vec).collect();
+                        (label, args, req.is_inline())
+                    })
+                    .collect(),
+                Err(e) => {
+                    eprintln!("resplab: {e:#}");
+                    return Ok(ExitCode::from(2));
+                }
             }
-        },
+        }
         (None, None) => {
             eprintln!(
                 "resplab: proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
