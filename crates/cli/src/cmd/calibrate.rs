@@ -168,44 +168,12 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     if a.validate {
         return run_validate(&a, budget, durations);
     }
-    let warmup = match &a.warmup {
-        Some(w) => Some(
-            resplab_experiment::words::parse_duration(w)
-                .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?,
-        ),
-        None => None,
-    };
-    let s = setup::prepare(&Options {
-        experiment: a
-            .experiment
-            .clone()
-            .map(|f| (f, a.workload.clone().unwrap_or_default())),
-        flags: workload_flags(&a),
-        server: a.server.clone(),
-        address: a.address.clone(),
-        warmup,
-        metric: a.metric.clone(),
-        seed: a.seed,
-        durations,
-        budget,
-        target_mde_pct: a.target_mde,
-    })?;
+    let s = setup::prepare(&options(&a, durations, budget)?)?;
     let mut store = open_store(&a.db)?;
     let stop = stop_on_ctrl_c();
     let quiet = a.quiet || a.format == Format::Json;
     if !quiet {
-        eprintln!(
-            "resplab calibrate: A/A of {}, workload {}, {} trial length(s) within {}: {}",
-            s.target,
-            s.base.workloads[s.workload].name,
-            s.steps.len(),
-            a.budget,
-            s.steps
-                .iter()
-                .map(|(t, r)| format!("{r} rounds x {}", secs_text(t.as_secs_f64())))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        announce(&s, &a.budget);
     }
     let mut on_event = |(trial, rounds): &Step, ev: Event<'_>| {
         if let (
@@ -301,6 +269,51 @@ fn run_validate(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What a calibration measures, from its flags.
+fn options(
+    a: &CalibrateArgs,
+    durations: Vec<Duration>,
+    budget: Duration,
+) -> anyhow::Result<Options> {
+    let warmup = match &a.warmup {
+        Some(w) => Some(
+            resplab_experiment::words::parse_duration(w)
+                .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?,
+        ),
+        None => None,
+    };
+    Ok(Options {
+        experiment: a
+            .experiment
+            .clone()
+            .map(|f| (f, a.workload.clone().unwrap_or_default())),
+        flags: workload_flags(a),
+        server: a.server.clone(),
+        address: a.address.clone(),
+        warmup,
+        metric: a.metric.clone(),
+        seed: a.seed,
+        durations,
+        budget,
+        target_mde_pct: a.target_mde,
+    })
+}
+
+/// The line that opens a calibration: what is measured and the plan.
+fn announce(s: &setup::Setup, budget: &str) {
+    eprintln!(
+        "resplab calibrate: A/A of {}, workload {}, {} trial length(s) within {budget}: {}",
+        s.target,
+        s.base.workloads[s.workload].name,
+        s.steps.len(),
+        s.steps
+            .iter()
+            .map(|(t, r)| format!("{r} rounds x {}", secs_text(t.as_secs_f64())))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 fn workload_flags(a: &CalibrateArgs) -> WorkloadFlags {

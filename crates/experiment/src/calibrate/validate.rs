@@ -183,6 +183,7 @@ pub fn run(
     // 4. Coordinated omission.
     say("coordinated omission: open loop against 100 ms stalls every second".into());
     let co = super::co::check()?;
+    let [false_positives, power, coverage] = rate_checks(k, fp, detected, covered, true_effect_pct);
     let v = Validation {
         schema_version: CALIBRATION_SCHEMA_VERSION,
         hostname: resplab_engine::host::detect().hostname,
@@ -192,30 +193,9 @@ pub fn run(
         predicted_mde_pct: 100.0 * mde.exp_m1(),
         slowdown_pct,
         true_effect_pct,
-        false_positives: rate_check(
-            "false positives",
-            fp,
-            k,
-            0.05,
-            &|_, lo, hi| lo <= 0.05 && 0.05 <= hi,
-            "share of A/A experiments that claimed a difference; passes when its interval holds the nominal 5 %".into(),
-        ),
-        power: rate_check(
-            "power",
-            detected,
-            k,
-            0.80,
-            &|r, lo, hi| r >= 0.70 || (lo <= 0.80 && 0.80 <= hi),
-            format!("share of experiments with a true {true_effect_pct:.2}% effect (the predicted MDE) that found it; passes at 70 % or when its interval holds the nominal 80 %"),
-        ),
-        coverage: rate_check(
-            "coverage",
-            covered,
-            k,
-            0.95,
-            &|_, lo, hi| lo <= 0.95 && 0.95 <= hi,
-            "share of those experiments whose interval held the true effect; passes when its interval holds the nominal 95 %".into(),
-        ),
+        false_positives,
+        power,
+        coverage,
         co_pass: co.iter().all(|c| c.3),
         coordinated_omission: co,
         experiments: names,
@@ -229,6 +209,44 @@ pub fn run(
         result: serde_json::to_value(&v)?,
     })?;
     Ok(Some((v, id)))
+}
+
+/// The three error-rate checks of `k` experiments each: false positives of the A/A
+/// experiments (nominal 5 %), power (80 %) and coverage (95 %) of those with a true
+/// effect of `true_effect_pct`.
+fn rate_checks(
+    k: usize,
+    fp: usize,
+    detected: usize,
+    covered: usize,
+    true_effect_pct: f64,
+) -> [RateCheck; 3] {
+    [
+        rate_check(
+            "false positives",
+            fp,
+            k,
+            0.05,
+            &|_, lo, hi| lo <= 0.05 && 0.05 <= hi,
+            "share of A/A experiments that claimed a difference; passes when its interval holds the nominal 5 %".into(),
+        ),
+        rate_check(
+            "power",
+            detected,
+            k,
+            0.80,
+            &|r, lo, hi| r >= 0.70 || (lo <= 0.80 && 0.80 <= hi),
+            format!("share of experiments with a true {true_effect_pct:.2}% effect (the predicted MDE) that found it; passes at 70 % or when its interval holds the nominal 80 %"),
+        ),
+        rate_check(
+            "coverage",
+            covered,
+            k,
+            0.95,
+            &|_, lo, hi| lo <= 0.95 && 0.95 <= hi,
+            "share of those experiments whose interval held the true effect; passes when its interval holds the nominal 95 %".into(),
+        ),
+    ]
 }
 
 /// One error-rate check: `hits` of `k`, its 95 % interval, and whether `pass` accepts
