@@ -4,6 +4,7 @@
 //! subcommand returns an exit code: 0 ok, 1 a significant regression found by a gate, 2 a
 //! usage or runtime error.
 
+mod args;
 mod cmd;
 mod output;
 mod resolve;
@@ -55,7 +56,7 @@ fn main() -> ExitCode {
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Bench(a) => cmd::bench::run(*a),
-        Command::Proto(a) => cmd::proto::run(a),
+        Command::Proto(a) => cmd::proto::run(a, &cmd::bench::workload_from_flags),
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),

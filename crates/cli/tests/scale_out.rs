@@ -53,6 +53,8 @@ fn four_local_shards_merge_into_one_exact_result() {
     assert!(out.status.success(), "{}", text(&out));
     let table = text(&out);
     assert!(table.contains("merged from 4 of 4 shards"), "{table}");
+    // How far apart the shards began, as the merge recorded it.
+    assert!(table.contains(" ms apart ("), "{table}");
     assert!(table.contains("shard 4/4 on"), "{table}");
 
     let shards: Vec<Value> = files

@@ -10,14 +10,19 @@
 //! and commits it to the store in its own transaction. An interrupted experiment
 //! resumes from the first missing trial.
 //!
+//! [`calibrate`] measures this machine's noise with A/A experiments of the same runner,
+//! plans the budget a verdict needs, and validates the tool's error rates.
+//!
 //! It prints nothing: progress goes to a callback ([`runner::Event`]), so the CLI
 //! decides how it looks and tests can watch it.
 //!
 //! Neighbours: `resplab-engine` generates the load, `resplab-store` keeps the trials,
-//! `resplab-results` is the schema of one run (and merges generator shards),
-//! `resplab-workload` the vocabulary of a workload, `resplab-proto` reads the server's
-//! `INFO` text.
+//! `resplab-results` is the schema of one run (and merges generator shards) and of a
+//! calibration, `resplab-workload` the vocabulary of a workload, `resplab-proto` reads
+//! the server's `INFO` text, `resplab-serve` is the known-truth server of
+//! `calibrate --validate`.
 
+pub mod calibrate;
 pub mod client;
 pub mod cluster;
 pub mod command;

@@ -1,5 +1,5 @@
 //! Wire protocols spoken by resplab: RESP2 and RESP3 ([`resp`]) and the RESPB binary
-//! protocol ([`respb`]).
+//! protocol ([`respb`]), and the protocol lab's workloads and decoder passes ([`lab`]).
 //!
 //! Everything here is a pure function of bytes. Nothing opens a socket, reads a clock or
 //! touches a file: connections, files and timing belong to the crates above (`engine`,
@@ -18,6 +18,7 @@
 //! reads more.
 
 pub mod error;
+pub mod lab;
 pub mod resp;
 pub mod respb;
 

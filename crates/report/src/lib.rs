@@ -1,5 +1,6 @@
-//! Renderers of `resplab compare`: the exact text of ministat and benchstat, and
-//! resplab's own comparison report in text, Markdown, JSON and CSV.
+//! Renderers: of `resplab compare` (the exact text of ministat and benchstat, and
+//! resplab's own comparison report in text, Markdown, JSON and CSV), of reports with
+//! plots, of calibrations, and of one load run.
 //!
 //! Input is a [`resplab_results::sample::SampleSet`] (observations grouped by workload,
 //! metric and label); statistics come from `resplab-stats`. Nothing here reads files,
@@ -7,11 +8,15 @@
 //!
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
+//! - [`calibration`]: what `resplab calibrate` prints, and a stored calibration's page.
+//! - [`run`]: the exporters of one load run (table, redis-benchmark CSV and `-q`, HDR files).
 
 pub mod benchstat;
+pub mod calibration;
 pub mod cfmt;
 pub mod doc;
 pub mod ministat;
 pub mod plot;
 pub mod resplab;
+pub mod run;
 pub mod texttab;

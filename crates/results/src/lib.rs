@@ -12,9 +12,12 @@
 //! merged exactly later: [`merge`] is that merge, one record from the records of a
 //! workload's shards, a pure function of records.
 //!
+//! [`calibration`] is the stored shape of what `resplab calibrate` found.
+//!
 //! This crate knows records, not how they are made: no load generation, no sockets, no
 //! SQLite. Its only crate of ours below it is `resplab-stats`, for the histograms.
 
+pub mod calibration;
 pub mod run;
 
 pub use run::*;

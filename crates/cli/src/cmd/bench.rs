@@ -8,14 +8,15 @@
 //! With no target, a throwaway `redis-server` is started on a free loopback port with
 //! persistence off and stopped when the run ends; the run says so.
 
-pub use super::bench_args::BenchArgs;
-use crate::output::{hdr, outfile::OutFile, progress::ProgressLine, rbcompat, table};
+pub use super::bench_args::{workload_from_flags, BenchArgs};
+use crate::output::{outfile::OutFile, progress::ProgressLine};
 use crate::resolve::{self, flag_error};
 use anyhow::Context as _;
 use resplab_engine::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, ServerOptions, StopToken, Target,
     ThrowawayServer, Wire,
 };
+use resplab_report::run::{hdr, rbcompat, table};
 use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::{

@@ -238,3 +238,20 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Output")]
     pub per_node: bool,
 }
+
+/// The workload that `resplab bench` would run with the flags `argv` (without the
+/// command name): what `proto size` measures for bench workload flags.
+///
+/// # Errors
+/// Flags that `bench` would refuse, with its message.
+pub fn workload_from_flags(argv: Vec<String>) -> anyhow::Result<resplab_workload::WorkloadSpec> {
+    #[derive(clap::Parser)]
+    #[command(disable_help_flag = true)]
+    struct Wrap {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+    let argv = std::iter::once("bench".to_string()).chain(argv);
+    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(super::bench::resolve_args(&wrap.bench)?.spec)
+}

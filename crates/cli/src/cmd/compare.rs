@@ -173,7 +173,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
             bail!("-d: expected at least one delimiter character, found an empty string");
         }
     }
-    check_confidence_and_margin(args.confidence, args.margin)?;
+    crate::args::check_confidence_and_margin(args.confidence, args.margin)?;
     if let Some(p) = args.fail_on_regression {
         if !(p >= 0.0 && p.is_finite()) {
             bail!("--fail-on-regression: expected a percentage ≥ 0, found {p}");
@@ -449,24 +449,4 @@ fn render_ministat(args: &CompareArgs, set: &SampleSet, baseline: &str) -> anyho
         out.push_str(&text);
     }
     Ok(out)
-}
-
-/// Checks `-c/--confidence` (a percentage strictly between 0 and 100) and `--margin` (a
-/// positive percentage), as `compare` and `report` take them.
-///
-/// # Errors
-/// A message naming the flag, what it expects and what it found.
-pub(crate) fn check_confidence_and_margin(
-    confidence: f64,
-    margin: Option<f64>,
-) -> anyhow::Result<()> {
-    if !(confidence > 0.0 && confidence < 100.0) {
-        bail!("--confidence: expected a percentage between 0 and 100, found {confidence}");
-    }
-    if let Some(m) = margin {
-        if !(m > 0.0 && m.is_finite()) {
-            bail!("--margin: expected a positive percentage, found {m}");
-        }
-    }
-    Ok(())
 }

@@ -13,6 +13,7 @@
 //! without warm-up and stores it as `NAME-smoke`, so every example can be run in CI in
 //! seconds against a real server.
 
+use crate::args::DbArg;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_engine::StopToken;
@@ -53,14 +54,6 @@ pub enum Action {
     Status(NameArgs),
     /// Write every trial of an experiment (counted or not) as JSON or CSV.
     Export(ExportArgs),
-}
-
-/// `--db`.
-#[derive(Debug, Args)]
-pub struct DbArg {
-    /// The result store (SQLite).
-    #[arg(long, default_value = resplab_store::DEFAULT_DB)]
-    pub db: PathBuf,
 }
 
 /// `experiment run`.
@@ -313,7 +306,7 @@ fn execute(
         );
     }
     if !quiet {
-        for line in super::calibrate::plan_notes(store, exp) {
+        for line in resplab_experiment::calibrate::plan::notes(store, exp) {
             eprintln!("resplab: {line}");
         }
     }

@@ -5,9 +5,10 @@
 //! merged record (the output file is opened before anything else, so a bad path fails
 //! first) and prints the table with one line per shard.
 
-use crate::output::{outfile::OutFile, table};
+use crate::output::outfile::OutFile;
 use anyhow::Context as _;
 use clap::Args;
+use resplab_report::run::table;
 use resplab_results::RunRecord;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

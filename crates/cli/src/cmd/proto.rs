@@ -1,7 +1,10 @@
 //! `resplab proto`: the protocol lab. Converts request streams between RESP and RESPB,
 //! compares their wire sizes, and benchmarks three request decoders on the same
 //! commands: RESPB, resplab's zero-copy RESP decoder, and an allocating RESP decoder that
-//! builds an owned argument vector per command the way a conventional server does.
+//! builds an owned argument vector per command the way a conventional server does. The
+//! workloads, the command text format and the decoder passes are `resplab_proto::lab`;
+//! this file parses the flags, streams `convert`, re-executes itself per measurement,
+//! and prints.
 //!
 //! `proto convert` streams: it reads 64 KiB at a time, converts every complete request in
 //! the buffer, and keeps only the unfinished one, so memory stays bounded by the largest
@@ -16,15 +19,18 @@
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use resplab_proto::lab::pass::pass;
+use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of, resp_len};
+use resplab_proto::lab::{self, DecoderKind, LabWorkload};
 use resplab_proto::resp::encode::{write_command, write_inline};
-use resplab_proto::resp::request::{parse_request, parse_request_owned};
+use resplab_proto::resp::request::parse_request;
 use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{
-    encode_command, frame_to_args, Decoder, Encoding, Field, Frame, FrameKind,
+    encode_command, frame_to_args, Decoder, Encoding, Frame, FrameKind,
 };
-use resplab_workload::{Request, Workload};
+use resplab_workload::{Request, Workload, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -49,8 +55,7 @@ enum ProtoCommand {
     Bench(BenchArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Resp,
     Respb,
@@ -74,13 +79,24 @@ struct ConvertArgs {
     mux: Option<u16>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
+/// `--workload`: the lab's workloads by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum WorkloadName {
     Small,
     Medium,
     Large,
     Mixed,
+}
+
+impl WorkloadName {
+    fn lab(self) -> LabWorkload {
+        match self {
+            WorkloadName::Small => LabWorkload::Small,
+            WorkloadName::Medium => LabWorkload::Medium,
+            WorkloadName::Large => LabWorkload::Large,
+            WorkloadName::Mixed => LabWorkload::Mixed,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -187,19 +203,19 @@ impl BenchWorkloadArgs {
     }
 }
 
+/// The `bench` workload flags as `resplab bench` reads them: its flags (`--tests …`) to
+/// the workload it would run. `main` hands in `bench`'s own resolver, so both commands
+/// resolve one way and neither imports the other.
+pub type BenchWorkload<'a> = &'a dyn Fn(Vec<String>) -> Result<WorkloadSpec>;
+
 /// Resolves the `bench` workload flags exactly as `resplab bench` does and generates
 /// `per_phase` requests of every phase: (row label, arguments, inline).
-fn bench_commands(flags: &BenchWorkloadArgs, per_phase: usize) -> Result<Vec<(String, Request)>> {
-    #[derive(clap::Parser)]
-    #[command(disable_help_flag = true)]
-    struct Wrap {
-        #[command(flatten)]
-        bench: super::bench::BenchArgs,
-    }
-    let argv = std::iter::once("bench".to_string()).chain(flags.to_bench_argv());
-    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow!("{e}"))?;
-    let resolved = super::bench::resolve_args(&wrap.bench)?;
-    let workload = Workload::new(&resolved.spec)?;
+fn bench_commands(
+    flags: &BenchWorkloadArgs,
+    per_phase: usize,
+    resolve: BenchWorkload<'_>,
+) -> Result<Vec<(String, Request)>> {
+    let workload = Workload::new(&resolve(flags.to_bench_argv())?)?;
     let mut out = Vec::new();
     for (p, phase) in workload.phases().iter().enumerate() {
         let mut gen = workload.generator(p, 0);
@@ -216,12 +232,22 @@ fn bench_commands(flags: &BenchWorkloadArgs, per_phase: usize) -> Result<Vec<(St
     Ok(out)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// `--decoder` of a measuring child: the lab's decoders by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum DecoderName {
     Respb,
     RespZeroCopy,
     RespAllocating,
+}
+
+impl DecoderName {
+    fn lab(self) -> DecoderKind {
+        match self {
+            DecoderName::Respb => DecoderKind::Respb,
+            DecoderName::RespZeroCopy => DecoderKind::RespZeroCopy,
+            DecoderName::RespAllocating => DecoderKind::RespAllocating,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -261,10 +287,10 @@ struct BenchArgs {
 /// # Errors
 ///
 /// I/O failures and malformed input (with the byte offset or line).
-pub fn run(args: ProtoArgs) -> Result<ExitCode> {
+pub fn run(args: ProtoArgs, bench_workload: BenchWorkload<'_>) -> Result<ExitCode> {
     match args.command {
         ProtoCommand::Convert(a) => convert(a),
-        ProtoCommand::Size(a) => size(*a),
+        ProtoCommand::Size(a) => size(*a, bench_workload),
         ProtoCommand::Bench(a) => bench(a),
     }
 }
@@ -463,169 +489,10 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 // Commands from text and generated workloads
 // ---------------------------------------------------------------------------------------
 
-/// Splits one line into arguments with shell-like quoting.
-fn split_line(line: &str, lineno: usize, file: &str) -> Result<Vec<Vec<u8>>> {
-    let mut args = Vec::new();
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    let err = |col: usize, what: &str| anyhow!("{file}:{lineno}:{}: {what}", col + 1);
-    while i < bytes.len() {
-        while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
-            i += 1;
-        }
-        if i >= bytes.len() {
-            break;
-        }
-        let mut arg = Vec::new();
-        while let Some(&b) = bytes.get(i) {
-            if b.is_ascii_whitespace() {
-                break;
-            }
-            match b {
-                b'"' => {
-                    let open = i;
-                    i += 1;
-                    loop {
-                        match bytes.get(i) {
-                            None => {
-                                return Err(err(
-                                    open,
-                                    "expected a closing '\"', found the end of the line",
-                                ))
-                            }
-                            Some(b'"') => {
-                                i += 1;
-                                break;
-                            }
-                            Some(b'\\') => {
-                                let e = bytes.get(i + 1).copied();
-                                i += 2;
-                                match e {
-                                    Some(b'n') => arg.push(b'\n'),
-                                    Some(b'r') => arg.push(b'\r'),
-                                    Some(b't') => arg.push(b'\t'),
-                                    Some(b'x') => {
-                                        let hex = line
-                                            .get(i..i + 2)
-                                            .and_then(|h| u8::from_str_radix(h, 16).ok());
-                                        match hex {
-                                            Some(v) => arg.push(v),
-                                            None => {
-                                                return Err(err(
-                                                    i - 2,
-                                                    "expected two hex digits after \\x",
-                                                ))
-                                            }
-                                        }
-                                        i += 2;
-                                    }
-                                    Some(c) => arg.push(c),
-                                    None => {
-                                        return Err(err(i - 2, "expected a character after '\\'"))
-                                    }
-                                }
-                            }
-                            Some(&c) => {
-                                arg.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
-                }
-                b'\'' => {
-                    let open = i;
-                    let close = bytes
-                        .get(i + 1..)
-                        .and_then(|r| r.iter().position(|&c| c == b'\''))
-                        .ok_or_else(|| {
-                            err(open, "expected a closing \"'\", found the end of the line")
-                        })?;
-                    arg.extend_from_slice(bytes.get(i + 1..i + 1 + close).unwrap_or(&[]));
-                    i += close + 2;
-                }
-                _ => {
-                    arg.push(b);
-                    i += 1;
-                }
-            }
-        }
-        args.push(arg);
-    }
-    Ok(args)
-}
-
 fn read_command_file(path: &PathBuf) -> Result<Vec<Vec<Vec<u8>>>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
-    let name = path.display().to_string();
-    let mut cmds = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim_start();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        cmds.push(split_line(line, i + 1, &name)?);
-    }
-    Ok(cmds)
-}
-
-/// The protocol-lab workloads: the same shapes as the RESPB proposal's benchmark.
-fn generate(w: WorkloadName, commands: usize) -> Vec<Vec<Vec<u8>>> {
-    let key = |i: usize| format!("k{:05}", i % 100_000).into_bytes();
-    let value = |n: usize, i: usize| {
-        let mut v = format!("{i:08}").into_bytes();
-        v.resize(n, b'x');
-        v
-    };
-    let b = |s: &str| s.as_bytes().to_vec();
-    (0..commands)
-        .map(|i| match w {
-            WorkloadName::Small => vec![b("GET"), key(i)],
-            WorkloadName::Medium => vec![
-                b("SET"),
-                format!("key{:05}", i % 100_000).into_bytes(),
-                value(50, i),
-            ],
-            WorkloadName::Large => vec![
-                b("SET"),
-                format!("key{:05}", i % 100_000).into_bytes(),
-                value(1024, i),
-            ],
-            WorkloadName::Mixed => match i % 8 {
-                0 => vec![b("GET"), key(i)],
-                1 => vec![b("SET"), key(i), value(32, i)],
-                2 => vec![b("DEL"), key(i)],
-                3 => vec![b("MGET"), key(i), key(i + 1), key(i + 2)],
-                4 => vec![
-                    b("JSON.SET"),
-                    key(i),
-                    b("$.name"),
-                    format!("\"user{i}\"").into_bytes(),
-                ],
-                5 => vec![b("JSON.GET"), key(i), b("$.name")],
-                6 => vec![b("BF.ADD"), b("bloom"), key(i)],
-                _ => vec![
-                    b("FT.SEARCH"),
-                    b("idx"),
-                    format!("@name:user{}", i % 1000).into_bytes(),
-                ],
-            },
-        })
-        .collect()
-}
-
-/// The row label of a command: its name in upper case.
-fn name_of(c: &[Vec<u8>]) -> String {
-    c.first()
-        .map(|n| String::from_utf8_lossy(n).to_ascii_uppercase())
-        .unwrap_or_default()
-}
-
-fn resp_len(args: &[Vec<u8>]) -> usize {
-    let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    let mut out = Vec::new();
-    write_command(&mut out, &refs);
-    out.len()
+    Ok(lab::text::commands(&text, &path.display().to_string())?)
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -638,7 +505,7 @@ struct SizeRow {
     saving_percent: f64,
 }
 
-fn size(a: SizeArgs) -> Result<ExitCode> {
+fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     let bench_flags = a.bench.to_bench_argv();
     if !bench_flags.is_empty() && (a.file.is_some() || a.workload.is_some()) {
         eprintln!(
@@ -656,23 +523,25 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         },
-        (None, Some(w)) => generate(w, a.commands)
+        (None, Some(w)) => generate(w.lab(), a.commands)
             .into_iter()
             .map(|c| (name_of(&c), c, false))
             .collect(),
-        (None, None) if !bench_flags.is_empty() => match bench_commands(&a.bench, a.commands) {
-            Ok(c) => c
-                .into_iter()
-                .map(|(label, req)| {
-                    let args = req.args().map(<[u8]>::to_vec).collect();
-                    (label, args, req.is_inline())
-                })
-                .collect(),
-            Err(e) => {
-                eprintln!("resplab: {e:#}");
-                return Ok(ExitCode::from(2));
+        (None, None) if !bench_flags.is_empty() => {
+            match bench_commands(&a.bench, a.commands, resolve) {
+                Ok(c) => c
+                    .into_iter()
+                    .map(|(label, req)| {
+                        let args = req.args().map(<[u8]>::to_vec).collect();
+                        (label, args, req.is_inline())
+                    })
+                    .collect(),
+                Err(e) => {
+                    eprintln!("resplab: {e:#}");
+                    return Ok(ExitCode::from(2));
+                }
             }
-        },
+        }
         (None, None) => {
             eprintln!(
                 "resplab: proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
@@ -773,7 +642,8 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Sample {
     workload: String,
-    decoder: DecoderName,
+    /// The decoder's name ([`DecoderKind::name`]).
+    decoder: String,
     commands: u64,
     input_bytes: u64,
     iterations: u32,
@@ -788,7 +658,7 @@ struct Sample {
 #[derive(Debug, Clone, Serialize)]
 struct BenchRow {
     workload: String,
-    decoder: DecoderName,
+    decoder: String,
     repetitions: usize,
     commands_per_iteration: u64,
     commands_per_sec: f64,
@@ -817,144 +687,14 @@ fn peak_rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn build_stream(cmds: &[Vec<Vec<u8>>], format: Format) -> Vec<u8> {
-    let mut out = Vec::new();
-    for c in cmds {
-        let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-        match format {
-            Format::Resp => write_command(&mut out, &refs),
-            Format::Respb => {
-                encode_command(&mut out, 0, &refs);
-            }
-        }
-    }
-    out
-}
-
-fn commands_for_size(w: WorkloadName, size_mb: usize) -> usize {
-    let sample = generate(w, 64);
-    let per = sample.iter().map(|c| resp_len(c)).sum::<usize>() as f64 / 64.0;
-    ((size_mb.max(1) * 1024 * 1024) as f64 / per) as usize
-}
-
-/// One pass of a decoder over `data`: (commands, checksum, allocations). Each decoder's
-/// loop is a function of its own, so that no decoder's code shares registers or layout
-/// with another's.
-fn pass(
-    decoder: DecoderName,
-    data: &[u8],
-    dec: &Decoder,
-    limits: &Limits,
-) -> Result<(u64, u64, u64)> {
-    match decoder {
-        DecoderName::Respb => pass_respb(data, dec),
-        DecoderName::RespZeroCopy => pass_resp_zero_copy(data, limits),
-        DecoderName::RespAllocating => pass_resp_allocating(data, limits),
-    }
-}
-
-#[inline(never)]
-fn pass_respb(data: &[u8], dec: &Decoder) -> Result<(u64, u64, u64)> {
-    let mut pos = 0usize;
-    let mut n = 0u64;
-    let mut sum = 0u64;
-    let mut frame = Frame::default();
-    frame.fields.reserve(64);
-    let cap = frame.fields.capacity();
-    while pos < data.len() {
-        let rest = data.get(pos..).unwrap_or(&[]);
-        match dec.decode(rest, &mut frame) {
-            Ok(Some(k)) => {
-                pos += k;
-                n += 1;
-                sum = sum.wrapping_add(frame.fields.len() as u64);
-                if let Some(Field::Bytes(b)) = frame.fields.first() {
-                    sum = sum.wrapping_add(b.len() as u64);
-                }
-            }
-            Ok(None) => bail!("RESPB stream truncated at byte {pos}"),
-            Err(e) => bail!("malformed RESPB: {}", e.shifted(pos)),
-        }
-    }
-    ensure!(
-        pos == data.len(),
-        "decoder stopped at byte {pos} of {}",
-        data.len()
-    );
-    Ok((n, sum, u64::from(frame.fields.capacity() != cap)))
-}
-
-#[inline(never)]
-fn pass_resp_zero_copy(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64)> {
-    let mut pos = 0usize;
-    let mut n = 0u64;
-    let mut sum = 0u64;
-    let mut args: Vec<&[u8]> = Vec::with_capacity(64);
-    let cap = args.capacity();
-    while pos < data.len() {
-        let rest = data.get(pos..).unwrap_or(&[]);
-        match parse_request(rest, limits, &mut args) {
-            Ok(Some(k)) => {
-                pos += k;
-                n += 1;
-                sum = sum.wrapping_add(args.len() as u64);
-                if let Some(a) = args.get(1) {
-                    sum = sum.wrapping_add(a.len() as u64);
-                }
-            }
-            Ok(None) => bail!("RESP stream truncated at byte {pos}"),
-            Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
-        }
-    }
-    ensure!(
-        pos == data.len(),
-        "decoder stopped at byte {pos} of {}",
-        data.len()
-    );
-    Ok((n, sum, u64::from(args.capacity() != cap)))
-}
-
-#[inline(never)]
-fn pass_resp_allocating(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64)> {
-    let mut pos = 0usize;
-    let mut n = 0u64;
-    let mut sum = 0u64;
-    let mut allocs = 0u64;
-    while pos < data.len() {
-        let rest = data.get(pos..).unwrap_or(&[]);
-        match parse_request_owned(rest, limits, &mut allocs) {
-            Ok(Some((args, k))) => {
-                pos += k;
-                n += 1;
-                sum = sum.wrapping_add(args.len() as u64);
-                if let Some(a) = args.get(1) {
-                    sum = sum.wrapping_add(a.len() as u64);
-                }
-                drop(std::hint::black_box(args));
-            }
-            Ok(None) => bail!("RESP stream truncated at byte {pos}"),
-            Err(e) => bail!("malformed RESP: {}", e.shifted(pos)),
-        }
-    }
-    ensure!(
-        pos == data.len(),
-        "decoder stopped at byte {pos} of {}",
-        data.len()
-    );
-    Ok((n, sum, allocs))
-}
-
 /// The shortest measured stretch of one child.
 const MIN_MEASURE: std::time::Duration = std::time::Duration::from_millis(300);
 
 fn child(a: &BenchArgs) -> Result<ExitCode> {
     let decoder = a
         .decoder
-        .ok_or_else(|| anyhow!("--child needs --decoder"))?;
-    let format = match decoder {
-        DecoderName::Respb => Format::Respb,
-        _ => Format::Resp,
-    };
+        .ok_or_else(|| anyhow!("--child needs --decoder"))?
+        .lab();
     let (label, data, expected) = match (&a.input, a.workload.first()) {
         (Some(p), _) => (
             p.display().to_string(),
@@ -962,10 +702,14 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
             None,
         ),
         (None, Some(&w)) => {
+            let w = w.lab();
             let cmds = generate(w, commands_for_size(w, a.size_mb));
             let n = cmds.len() as u64;
-            let label = format!("{w:?}").to_lowercase();
-            (label, build_stream(&cmds, format), Some(n))
+            (
+                w.name().to_string(),
+                build_stream(&cmds, decoder.wire()),
+                Some(n),
+            )
         }
         (None, None) => bail!("--child needs --workload or --input"),
     };
@@ -1002,7 +746,7 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
     };
     let s = Sample {
         workload: label,
-        decoder,
+        decoder: decoder.name().to_string(),
         commands: n,
         input_bytes: data.len() as u64,
         iterations: passes,
@@ -1148,7 +892,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
         let max = cps.iter().copied().fold(0.0, f64::max);
         rows.push(BenchRow {
             workload: label.clone(),
-            decoder: first.decoder,
+            decoder: first.decoder.clone(),
             repetitions: ss.len(),
             commands_per_iteration: first.commands,
             commands_per_sec: median(&mut cps),
@@ -1188,7 +932,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             out.push_str(&format!(
                 "{:<8} {:<16} {:>10} {:>14.1} {:>20} {:>10.2} {:>8.1} {:>9.2} {:>10.1}\n",
                 r.workload,
-                serde_json::to_value(r.decoder)?.as_str().unwrap_or(""),
+                r.decoder,
                 r.commands_per_iteration,
                 r.commands_per_sec / 1e6,
                 format!(
@@ -1211,68 +955,4 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
     }
     write_output(None, out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_line_handles_quotes_and_escapes() {
-        let a = split_line(r#"SET "a b" 'c d' "x\x41\n" plain"#, 1, "f").unwrap();
-        assert_eq!(
-            a,
-            vec![
-                b"SET".to_vec(),
-                b"a b".to_vec(),
-                b"c d".to_vec(),
-                b"xA\n".to_vec(),
-                b"plain".to_vec()
-            ]
-        );
-        assert_eq!(
-            split_line(r#"SET """#, 1, "f").unwrap(),
-            vec![b"SET".to_vec(), vec![]]
-        );
-        let e = split_line(r#"SET "open"#, 7, "cmds.txt")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("cmds.txt:7:5:"), "{e}");
-    }
-
-    #[test]
-    fn every_decoder_consumes_every_workload() {
-        let limits = Limits::default();
-        let dec = Decoder::new(limits);
-        for w in [
-            WorkloadName::Small,
-            WorkloadName::Medium,
-            WorkloadName::Large,
-            WorkloadName::Mixed,
-        ] {
-            let cmds = generate(w, 200);
-            let resp = build_stream(&cmds, Format::Resp);
-            let respb = build_stream(&cmds, Format::Respb);
-            assert!(respb.len() < resp.len() || w == WorkloadName::Large);
-            let (n, _, a) = pass(DecoderName::Respb, &respb, &dec, &limits).unwrap();
-            assert_eq!((n, a), (200, 0));
-            let (n, _, a) = pass(DecoderName::RespZeroCopy, &resp, &dec, &limits).unwrap();
-            assert_eq!((n, a), (200, 0));
-            let (n, _, a) = pass(DecoderName::RespAllocating, &resp, &dec, &limits).unwrap();
-            assert_eq!(n, 200);
-            assert!(a >= 600, "{a}");
-        }
-    }
-
-    #[test]
-    fn mixed_workload_is_native_respb() {
-        let mut out = Vec::new();
-        for c in generate(WorkloadName::Mixed, 16) {
-            let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-            assert!(
-                matches!(encode_command(&mut out, 0, &refs), Encoding::Native(_)),
-                "{c:?}"
-            );
-        }
-    }
 }

@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use resplab_report::doc::{self, ReportInput, TrialInput, WorkloadInput};
 use resplab_report::resplab::ResplabOptions;
+use resplab_results::calibration::StoredCalibration;
 use resplab_results::import::{
     detect, load_inputs, Format as InputFormat, InputSpec, Location, NoStore, PlainOptions,
     StoredSource,
@@ -76,10 +77,10 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let [one] = args.inputs.as_slice() {
         if let Some(which) = one.strip_prefix("calibration:") {
-            return super::calibrate::report(&args.db, which, args.format, args.output.as_deref());
+            return calibration(&args.db, which, args.format, args.output.as_deref());
         }
     }
-    super::compare::check_confidence_and_margin(args.confidence, args.margin)?;
+    crate::args::check_confidence_and_margin(args.confidence, args.margin)?;
     let stored = stored_name(&args.inputs);
     let (mut input, default_stem) = match &stored {
         Some(name) => (
@@ -131,6 +132,58 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `resplab report calibration:ID|latest`: a stored calibration (or `--validate` run) as
+/// its own report, rendered by `resplab_report::calibration`; in Markdown the budget plot
+/// is a file in the plot folder beside it.
+///
+/// # Errors
+/// No store at `db`, no such calibration (the message lists the stored ones), a stored
+/// result this build cannot read, or an output that cannot be written.
+fn calibration(
+    db: &Path,
+    which: &str,
+    format: Option<ReportFormat>,
+    output: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    if !db.exists() {
+        bail!(
+            "--db {}: no result store there (run resplab calibrate first, or give --db)",
+            db.display()
+        );
+    }
+    let store =
+        Store::open(db).with_context(|| format!("opening the result store {}", db.display()))?;
+    let stored = resplab_experiment::calibrate::stored::load(&store, db, which)?;
+    let id = match &stored {
+        StoredCalibration::Calibration { id, .. } | StoredCalibration::Validation { id, .. } => *id,
+    };
+    let page = resplab_report::calibration::page(&stored, db)?;
+    let (format, output, file) =
+        report_target(format, output, &format!("calibration-{id}-report"))?;
+    match format {
+        ReportFormat::Md => {
+            let mut wrote = vec![output.display().to_string()];
+            let (dir, plot_dir) = plot_folder(&output);
+            if let Some((svg, _)) = &page.budget {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
+                let plot = dir.join("budget.svg");
+                std::fs::write(&plot, svg)
+                    .with_context(|| format!("cannot write plot {}", plot.display()))?;
+                wrote.push(plot.display().to_string());
+            }
+            let md = resplab_report::calibration::markdown(&page, &plot_dir);
+            file.finish(md.as_bytes())?;
+            println!("wrote {}", wrote.join(" and "));
+        }
+        ReportFormat::Html => {
+            file.finish(resplab_report::calibration::html(&page).as_bytes())?;
+            println!("wrote {}", output.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Where a report goes: the format asked for (else the one `-o`'s extension names: HTML
 /// unless `.md`/`.markdown`) and the file (`-o`, else `{default_stem}.md|html`), its
 /// folder made when missing and the file prepared for writing, so that a path that cannot
@@ -138,7 +191,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
 ///
 /// # Errors
 /// A folder that cannot be made or a file that cannot be written, naming `-o`.
-pub(crate) fn report_target(
+fn report_target(
     asked: Option<ReportFormat>,
     output: Option<&Path>,
     default_stem: &str,
@@ -173,7 +226,7 @@ pub(crate) fn report_target(
 
 /// The folder of a Markdown report's plots: its path, and its name as the report links
 /// it (`REPORT-plots`, beside the report).
-pub(crate) fn plot_folder(output: &Path) -> (PathBuf, String) {
+fn plot_folder(output: &Path) -> (PathBuf, String) {
     let stem = output
         .file_stem()
         .and_then(|s| s.to_str())

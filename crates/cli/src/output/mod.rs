@@ -1,12 +1,6 @@
-//! Exporters for one load run: the terminal table, redis-benchmark's `--csv` and `-q`
-//! layouts, HdrHistogram percentile files, and the live progress line.
-//!
-//! Every exporter reads the same [`RunRecord`](resplab_results::RunRecord), so all of
-//! them show the same numbers. The JSON form is `serde_json` of the record itself (its
-//! fields are documented in `docs/json.md`).
+//! Where the output of a command goes: output files opened before anything is measured,
+//! and the live progress line on a terminal. The exporters themselves (table, CSV, HDR
+//! files) are `resplab_report::run`.
 
-pub mod hdr;
 pub mod outfile;
 pub mod progress;
-pub mod rbcompat;
-pub mod table;

@@ -1,0 +1,200 @@
+//! Calibration: this machine's noise, and the budget a verdict needs on it
+//! (`resplab calibrate`).
+//!
+//! An A/A experiment — the same server twice, as two variants, in randomized interleaved
+//! rounds, through the experiment [`runner`](crate::runner) and into the store — is run
+//! at two or three trial lengths within a wall-time budget. From it: the noise of each
+//! length ([`noise`]: per-trial CV of each arm, the standard deviation of the per-round
+//! log ratio, lag-1 autocorrelations that show drift, outlier rounds), how that noise
+//! shrinks with the trial length (the noise law), the budget table and the cheapest plan
+//! that reaches the target MDE ([`plan`]); and the A/A verdict itself, which should find
+//! no difference: when it does, the set-up is biased, and that is the finding. The
+//! calibration is stored ([`resplab_results::calibration`]), and `experiment run` uses the
+//! newest one matching its workload on this host to say what its plan can detect
+//! ([`plan::notes`]). [`validate`] checks the tool's own error rates against known truth
+//! with `resplab serve` as the server, [`co`] its coordinated-omission correction.
+//!
+//! The statistics are `resplab_stats::budget` (noise law, table) and the default paired
+//! comparison (`resplab_stats::verdict`), the same one every verdict uses. Nothing here
+//! prints: progress goes to a callback, and the caller renders the result
+//! (`resplab_report::calibration`).
+
+pub mod co;
+pub mod noise;
+pub mod plan;
+pub mod setup;
+pub mod stored;
+pub mod validate;
+
+use crate::runner::{self, Event, RunError};
+use crate::{Experiment, SpecError};
+use resplab_engine::StopToken;
+use resplab_results::calibration::Calibration;
+use resplab_stats::verdict::Direction;
+use resplab_store::{NewCalibration, Store, StoreError};
+use std::time::{Duration, Instant};
+
+pub use setup::{Setup, WorkloadFlags};
+
+/// Fewest rounds an A/A experiment of one trial length is worth running (the paired
+/// interval needs 6).
+pub const MIN_ROUNDS: u32 = 6;
+/// Most rounds of one trial length.
+pub const MAX_ROUNDS: u32 = 200;
+/// Assumed cost of a trial besides its measured time before anything was measured:
+/// server start and readiness (the measured figure replaces it in the results).
+pub const GUESS_OVERHEAD_SEC: f64 = 0.15;
+/// The two variants of the A/A experiment.
+pub const VARIANTS: [&str; 2] = ["a", "a-again"];
+
+/// Why a calibration could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// A flag or a set-up that cannot be calibrated; the message names the flag.
+    #[error("{0}")]
+    Invalid(String),
+    /// The experiment file of `--experiment` (or the definition made from the flags).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// An A/A experiment failed.
+    #[error("{what}")]
+    Run {
+        what: String,
+        #[source]
+        source: Box<RunError>,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A stored calibration this build cannot read.
+    #[error("{what}")]
+    Stored {
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The coordinated-omission check's server or run.
+    #[error("{what}")]
+    Check {
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// One A/A experiment of a calibration: its trial length and rounds.
+pub type Step = (Duration, u32);
+
+/// How a calibration ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Calibrated {
+    /// The calibration, stored under this id.
+    Done(Box<Calibration>, i64),
+    /// The stop token ended this A/A experiment early: its trials so far are stored,
+    /// nothing was calibrated.
+    Interrupted { experiment: String },
+}
+
+/// Runs the A/A experiments of `setup`, one per planned step, into `store`; analyses
+/// them, stores the calibration and returns it with its id. `on_event` sees every
+/// runner event with the step it belongs to.
+///
+/// # Errors
+/// An experiment that fails, a store that cannot be read or written.
+pub fn run(
+    setup: &Setup,
+    store: &mut Store,
+    stop: &StopToken,
+    on_event: &mut dyn FnMut(&Step, Event<'_>),
+) -> Result<Calibrated, CalibrateError> {
+    let base = &setup.base;
+    let workload = &base.workloads[setup.workload];
+    let stamp = resplab_store::write::now_unix_ms();
+    let direction = if resplab_store::metrics::higher_is_better(&base.primary_metric) {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    };
+    let mut found = Vec::new();
+    for (i, step) in setup.steps.iter().enumerate() {
+        let (trial, rounds) = *step;
+        let exp = aa_experiment(base, setup.workload, trial, rounds, stamp, i);
+        let header = format!(
+            "# resplab calibrate: A/A of workload `{}` with {} x {} trials\n{}",
+            workload.name,
+            rounds,
+            resplab_results::calibration::secs_text(trial.as_secs_f64()),
+            setup.text
+        );
+        let started = Instant::now();
+        let outcome = runner::run(&exp, &header, store, stop, &mut |ev| on_event(step, ev))
+            .map_err(|source| CalibrateError::Run {
+                what: format!("A/A experiment {}", exp.name),
+                source: Box::new(source),
+            })?;
+        if outcome.interrupted {
+            return Ok(Calibrated::Interrupted {
+                experiment: exp.name,
+            });
+        }
+        let wall = started.elapsed().as_secs_f64();
+        found.push(noise::analyze(store, &exp, trial, wall, direction)?);
+    }
+    let cal = noise::summarize(
+        base,
+        setup.workload,
+        &setup.target,
+        found,
+        setup.target_mde_pct,
+    );
+    let id = store.insert_calibration(&NewCalibration {
+        hostname: cal.hostname.clone(),
+        target: cal.target.clone(),
+        workload_key: cal.workload_key.clone(),
+        workload_name: cal.workload.clone(),
+        metric: cal.metric.clone(),
+        result: serde_json::to_value(&cal)?,
+    })?;
+    Ok(Calibrated::Done(Box::new(cal), id))
+}
+
+/// The A/A experiment of one trial length: the baseline twice, the one workload at
+/// `trial`, `rounds` rounds, a seed of its own.
+fn aa_experiment(
+    base: &Experiment,
+    workload: usize,
+    trial: Duration,
+    rounds: u32,
+    stamp: u64,
+    index: usize,
+) -> Experiment {
+    let mut exp = base.clone();
+    let a = base.baseline().clone();
+    exp.variants = VARIANTS
+        .iter()
+        .map(|n| crate::Variant {
+            name: (*n).to_string(),
+            ..a.clone()
+        })
+        .collect();
+    let mut w = base.workloads[workload].clone();
+    w.budget = crate::TrialBudget::TestTime(trial);
+    exp.workloads = vec![w];
+    exp.rounds = rounds;
+    // The file's order stands (randomized unless it says "fixed"): calibrate checks the
+    // set-up as the user runs it, biases included.
+    exp.seed = base.seed.wrapping_add(index as u64);
+    exp.name = format!("calibrate-{stamp}-{}ms", trial.as_millis());
+    exp
+}
+
+/// The fingerprint a calibration is found by: the workload's shape without its name and
+/// trial length (a calibration measures several lengths).
+pub fn workload_key(w: &crate::Workload) -> String {
+    let mut shape = w.clone();
+    shape.name = String::new();
+    shape.budget = crate::TrialBudget::TestTime(Duration::ZERO);
+    let json = serde_json::to_string(&shape).unwrap_or_default();
+    resplab_store::write::fingerprint(json.as_bytes())
+}

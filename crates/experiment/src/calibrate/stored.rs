@@ -1,0 +1,70 @@
+//! Stored calibrations as their report shows them: one by id or the newest, with the
+//! newest `--validate` run of the same host beside a calibration.
+
+use super::CalibrateError;
+use resplab_results::calibration::{Calibration, StoredCalibration, Validation, VALIDATION_KEY};
+use resplab_store::{CalibrationRow, Store};
+use std::path::Path;
+
+/// The calibration `which` (an id, or `latest`) of the store at `db` (named in errors).
+///
+/// # Errors
+/// `which` is neither, no such calibration (the message lists the stored ones), or a
+/// stored result this build cannot read.
+pub fn load(store: &Store, db: &Path, which: &str) -> Result<StoredCalibration, CalibrateError> {
+    let all = store.calibrations()?;
+    let row = if which == "latest" {
+        all.iter().max_by_key(|c| (c.created_at_unix_ms, c.id))
+    } else {
+        let id: i64 = which.parse().map_err(|_| {
+            CalibrateError::Invalid(format!(
+                "calibration:{which}: expected calibration:ID (a number) or calibration:latest"
+            ))
+        })?;
+        all.iter().find(|c| c.id == id)
+    };
+    let Some(row) = row else {
+        let ids: Vec<String> = all.iter().map(|c| c.id.to_string()).collect();
+        let known = if ids.is_empty() {
+            "the store has no calibration".to_string()
+        } else {
+            format!("stored: {}", ids.join(", "))
+        };
+        return Err(CalibrateError::Invalid(format!(
+            "calibration:{which}: no such calibration in {} ({known})",
+            db.display()
+        )));
+    };
+    let unreadable = |source| {
+        CalibrateError::Stored {
+        what: format!(
+            "calibration {} was stored by a resplab whose calibration format this build cannot read",
+            row.id
+        ),
+        source,
+    }
+    };
+    let is_validation = |r: &CalibrationRow| r.workload_key == VALIDATION_KEY;
+    if is_validation(row) {
+        let v: Validation = serde_json::from_value(row.result.clone()).map_err(unreadable)?;
+        return Ok(StoredCalibration::Validation {
+            id: row.id,
+            validation: Box::new(v),
+        });
+    }
+    let cal: Calibration = serde_json::from_value(row.result.clone()).map_err(unreadable)?;
+    let checks = all
+        .iter()
+        .filter(|r| is_validation(r) && r.hostname == row.hostname)
+        .max_by_key(|r| (r.created_at_unix_ms, r.id))
+        .and_then(|r| {
+            serde_json::from_value::<Validation>(r.result.clone())
+                .ok()
+                .map(|v| (r.id, Box::new(v)))
+        });
+    Ok(StoredCalibration::Calibration {
+        id: row.id,
+        calibration: Box::new(cal),
+        checks,
+    })
+}

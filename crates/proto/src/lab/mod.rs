@@ -1,0 +1,99 @@
+//! The protocol lab (`resplab proto`): the lab's workloads and request streams
+//! ([`workload`]), commands written as text ([`text`]), and one pass of each request
+//! decoder over a stream ([`pass`]) — what `proto size` and `proto bench` measure.
+//!
+//! Like the rest of the crate these are pure functions of bytes; reading files, timing a
+//! pass, re-running the binary per measurement and printing stay with the caller.
+
+pub mod pass;
+pub mod text;
+pub mod workload;
+
+use std::fmt;
+
+/// A wire format of a request stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    Resp,
+    Respb,
+}
+
+/// A built-in workload of the lab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LabWorkload {
+    /// `GET key`.
+    Small,
+    /// `SET key <50 bytes>`.
+    Medium,
+    /// `SET key <1 KiB>`.
+    Large,
+    /// Eight native RESPB commands in turn (GET, SET, DEL, MGET, JSON.SET, JSON.GET,
+    /// BF.ADD, FT.SEARCH).
+    Mixed,
+}
+
+impl LabWorkload {
+    /// Every workload, in the order `proto bench` runs them.
+    pub const ALL: [LabWorkload; 4] = [
+        LabWorkload::Small,
+        LabWorkload::Medium,
+        LabWorkload::Large,
+        LabWorkload::Mixed,
+    ];
+
+    /// The workload's name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            LabWorkload::Small => "small",
+            LabWorkload::Medium => "medium",
+            LabWorkload::Large => "large",
+            LabWorkload::Mixed => "mixed",
+        }
+    }
+}
+
+/// A request decoder `proto bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DecoderKind {
+    Respb,
+    RespZeroCopy,
+    RespAllocating,
+}
+
+impl DecoderKind {
+    /// Every decoder.
+    pub const ALL: [DecoderKind; 3] = [
+        DecoderKind::Respb,
+        DecoderKind::RespZeroCopy,
+        DecoderKind::RespAllocating,
+    ];
+
+    /// The decoder's name on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecoderKind::Respb => "respb",
+            DecoderKind::RespZeroCopy => "resp-zero-copy",
+            DecoderKind::RespAllocating => "resp-allocating",
+        }
+    }
+
+    /// The wire format the decoder reads.
+    pub fn wire(self) -> Wire {
+        match self {
+            DecoderKind::Respb => Wire::Respb,
+            DecoderKind::RespZeroCopy | DecoderKind::RespAllocating => Wire::Resp,
+        }
+    }
+}
+
+/// A lab input that cannot be read or decoded; the message says where and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabError(pub String);
+
+impl fmt::Display for LabError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LabError {}

@@ -1,0 +1,160 @@
+//! One pass of a request decoder over a stream, for `proto bench`: RESPB, resplab's
+//! zero-copy RESP decoder, and an allocating RESP decoder that builds an owned argument
+//! vector per command the way a conventional server does. Each returns (commands,
+//! checksum, allocations): the checksum keeps the work from being optimised away; the
+//! RESPB and zero-copy decoders reuse one argument buffer and count a growth of it, the
+//! allocating decoder counts each vector it creates.
+
+use super::{DecoderKind, LabError};
+use crate::resp::request::{parse_request, parse_request_owned};
+use crate::resp::Limits;
+use crate::respb::codec::{Decoder, Field, Frame};
+
+/// One pass of a decoder over `data`: (commands, checksum, allocations). Each decoder's
+/// loop is a function of its own, so that no decoder's code shares registers or layout
+/// with another's.
+pub fn pass(
+    decoder: DecoderKind,
+    data: &[u8],
+    dec: &Decoder,
+    limits: &Limits,
+) -> Result<(u64, u64, u64), LabError> {
+    match decoder {
+        DecoderKind::Respb => pass_respb(data, dec),
+        DecoderKind::RespZeroCopy => pass_resp_zero_copy(data, limits),
+        DecoderKind::RespAllocating => pass_resp_allocating(data, limits),
+    }
+}
+
+#[inline(never)]
+pub fn pass_respb(data: &[u8], dec: &Decoder) -> Result<(u64, u64, u64), LabError> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut frame = Frame::default();
+    frame.fields.reserve(64);
+    let cap = frame.fields.capacity();
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match dec.decode(rest, &mut frame) {
+            Ok(Some(k)) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(frame.fields.len() as u64);
+                if let Some(Field::Bytes(b)) = frame.fields.first() {
+                    sum = sum.wrapping_add(b.len() as u64);
+                }
+            }
+            Ok(None) => return Err(LabError(format!("RESPB stream truncated at byte {pos}"))),
+            Err(e) => return Err(LabError(format!("malformed RESPB: {}", e.shifted(pos)))),
+        }
+    }
+    if pos != data.len() {
+        return Err(LabError(format!(
+            "decoder stopped at byte {pos} of {}",
+            data.len()
+        )));
+    }
+    Ok((n, sum, u64::from(frame.fields.capacity() != cap)))
+}
+
+#[inline(never)]
+pub fn pass_resp_zero_copy(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64), LabError> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut args: Vec<&[u8]> = Vec::with_capacity(64);
+    let cap = args.capacity();
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match parse_request(rest, limits, &mut args) {
+            Ok(Some(k)) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(args.len() as u64);
+                if let Some(a) = args.get(1) {
+                    sum = sum.wrapping_add(a.len() as u64);
+                }
+            }
+            Ok(None) => return Err(LabError(format!("RESP stream truncated at byte {pos}"))),
+            Err(e) => return Err(LabError(format!("malformed RESP: {}", e.shifted(pos)))),
+        }
+    }
+    if pos != data.len() {
+        return Err(LabError(format!(
+            "decoder stopped at byte {pos} of {}",
+            data.len()
+        )));
+    }
+    Ok((n, sum, u64::from(args.capacity() != cap)))
+}
+
+#[inline(never)]
+pub fn pass_resp_allocating(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64), LabError> {
+    let mut pos = 0usize;
+    let mut n = 0u64;
+    let mut sum = 0u64;
+    let mut allocs = 0u64;
+    while pos < data.len() {
+        let rest = data.get(pos..).unwrap_or(&[]);
+        match parse_request_owned(rest, limits, &mut allocs) {
+            Ok(Some((args, k))) => {
+                pos += k;
+                n += 1;
+                sum = sum.wrapping_add(args.len() as u64);
+                if let Some(a) = args.get(1) {
+                    sum = sum.wrapping_add(a.len() as u64);
+                }
+                drop(std::hint::black_box(args));
+            }
+            Ok(None) => return Err(LabError(format!("RESP stream truncated at byte {pos}"))),
+            Err(e) => return Err(LabError(format!("malformed RESP: {}", e.shifted(pos)))),
+        }
+    }
+    if pos != data.len() {
+        return Err(LabError(format!(
+            "decoder stopped at byte {pos} of {}",
+            data.len()
+        )));
+    }
+    Ok((n, sum, allocs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::workload::{build_stream, generate};
+    use crate::lab::{LabWorkload, Wire};
+
+    #[test]
+    fn every_decoder_consumes_every_workload() {
+        let limits = Limits::default();
+        let dec = Decoder::new(limits);
+        for w in LabWorkload::ALL {
+            let cmds = generate(w, 200);
+            let resp = build_stream(&cmds, Wire::Resp);
+            let respb = build_stream(&cmds, Wire::Respb);
+            assert!(respb.len() < resp.len() || w == LabWorkload::Large);
+            let (n, _, a) = pass(DecoderKind::Respb, &respb, &dec, &limits).unwrap();
+            assert_eq!((n, a), (200, 0));
+            let (n, _, a) = pass(DecoderKind::RespZeroCopy, &resp, &dec, &limits).unwrap();
+            assert_eq!((n, a), (200, 0));
+            let (n, _, a) = pass(DecoderKind::RespAllocating, &resp, &dec, &limits).unwrap();
+            assert_eq!(n, 200);
+            assert!(a >= 600, "{a}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_stream_is_named_with_its_offset() {
+        let limits = Limits::default();
+        let dec = Decoder::new(limits);
+        let mut resp = build_stream(&generate(LabWorkload::Small, 2), Wire::Resp);
+        resp.pop();
+        let e = pass(DecoderKind::RespZeroCopy, &resp, &dec, &limits).unwrap_err();
+        assert!(
+            e.to_string().starts_with("RESP stream truncated at byte "),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! What `resplab calibrate` found, as it is stored (the `calibrations` table's JSON) and
+//! printed: the noise of an A/A experiment at each trial length, the noise law, the
+//! budget table and, for `--validate`, the tool's measured error rates.
+//!
+//! The types are plain data: `resplab-experiment` measures them, `resplab-report` renders
+//! them. [`CALIBRATION_SCHEMA_VERSION`] changes whenever a field changes meaning or goes
+//! away; a row stored before the version was written reads as version 1.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of [`Calibration`] and [`Validation`] this build writes.
+pub const CALIBRATION_SCHEMA_VERSION: u32 = 1;
+
+/// The `workload_key` under which `--validate` results are stored in the calibrations
+/// table: no workload's fingerprint, so no experiment takes one for its noise.
+pub const VALIDATION_KEY: &str = "validate:resplab-serve";
+
+fn first_version() -> u32 {
+    1
+}
+
+/// The noise at one trial length.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Noise {
+    pub trial_sec: f64,
+    pub experiment: String,
+    pub rounds: u32,
+    /// Rounds in which both arms have a counted trial.
+    pub pairs: usize,
+    /// Median of the metric over every counted trial.
+    pub median: f64,
+    /// Per-trial coefficient of variation of each arm, percent.
+    pub cv_a_pct: Option<f64>,
+    pub cv_b_pct: Option<f64>,
+    /// Standard deviation of the per-round log ratio.
+    pub sd_log_ratio: Option<f64>,
+    /// Lag-1 autocorrelation of the per-round log ratios (rounds in order) and of each
+    /// arm's values in run order.
+    pub lag1_ratio: Option<f64>,
+    pub lag1_a: Option<f64>,
+    pub lag1_b: Option<f64>,
+    /// Rounds whose log ratio is more than 3.5 robust sd from the median.
+    pub outlier_rounds: Vec<u32>,
+    /// Wall time of the experiment and the cost of a trial beyond its measured time.
+    pub wall_sec: f64,
+    pub overhead_sec: f64,
+    /// The A/A comparison (a-again vs a).
+    pub aa_effect_pct: Option<f64>,
+    pub aa_ci_low_pct: Option<f64>,
+    pub aa_ci_high_pct: Option<f64>,
+    pub aa_p_value: Option<f64>,
+    pub aa_mde_pct: Option<f64>,
+    pub aa_verdict: String,
+}
+
+/// One plan of the budget table.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PlanRow {
+    pub rounds: usize,
+    pub trial_sec: f64,
+    pub mde_pct: f64,
+    pub wall_sec: f64,
+}
+
+/// What a calibration found; stored as the `calibrations` row's JSON.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// Always [`CALIBRATION_SCHEMA_VERSION`] when written by this build.
+    #[serde(default = "first_version")]
+    pub schema_version: u32,
+    pub hostname: String,
+    pub target: String,
+    pub workload: String,
+    pub workload_key: String,
+    pub metric: String,
+    pub warmup_sec: f64,
+    pub noise: Vec<Noise>,
+    /// s_d(T) = a·T^(−b).
+    pub noise_a: f64,
+    pub noise_b: f64,
+    /// Median cost of a trial beyond its measured time, seconds.
+    pub overhead_sec: f64,
+    pub table: Vec<PlanRow>,
+    pub target_mde_pct: f64,
+    pub cheapest: Option<PlanRow>,
+    /// When an A/A comparison claimed a difference: what it means.
+    pub biased: Option<String>,
+}
+
+/// One error-rate check of `--validate`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RateCheck {
+    pub name: String,
+    /// Experiments (or, for coordinated omission, quantiles) checked.
+    pub k: usize,
+    pub hits: usize,
+    pub rate: f64,
+    /// 95 % Clopper–Pearson interval of the rate.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub nominal: f64,
+    pub pass: bool,
+    pub detail: String,
+}
+
+/// What `--validate` found; stored in the calibrations table under [`VALIDATION_KEY`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Validation {
+    /// Always [`CALIBRATION_SCHEMA_VERSION`] when written by this build.
+    #[serde(default = "first_version")]
+    pub schema_version: u32,
+    pub hostname: String,
+    pub trial_sec: f64,
+    pub rounds: u32,
+    /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent.
+    pub sd_log_ratio: f64,
+    pub predicted_mde_pct: f64,
+    /// The slowdown injected for the power check and the true effect it makes.
+    pub slowdown_pct: f64,
+    pub true_effect_pct: f64,
+    pub false_positives: RateCheck,
+    pub power: RateCheck,
+    pub coverage: RateCheck,
+    /// (quantile, measured ms, analytic ms, within ±10 %).
+    pub coordinated_omission: Vec<(String, f64, f64, bool)>,
+    pub co_pass: bool,
+    pub experiments: Vec<String>,
+}
+
+impl Validation {
+    /// Every error-rate check and the coordinated-omission check passed.
+    pub fn is_pass(&self) -> bool {
+        self.false_positives.pass && self.power.pass && self.coverage.pass && self.co_pass
+    }
+}
+
+/// A stored calibration as its report shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoredCalibration {
+    /// A calibration, with the newest `--validate` run of the same host if there is one.
+    Calibration {
+        id: i64,
+        calibration: Box<Calibration>,
+        checks: Option<(i64, Box<Validation>)>,
+    },
+    /// A `--validate` run.
+    Validation {
+        id: i64,
+        validation: Box<Validation>,
+    },
+}
+
+/// A length of time as calibrations word it: `0.5 s`, `2 s`, `1.5 min`, `2.0 h`.
+pub fn secs_text(s: f64) -> String {
+    if s < 120.0 {
+        let t = format!("{s:.2}");
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        format!("{t} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_of_time_read_as_calibrate_prints_them() {
+        assert_eq!(secs_text(0.5), "0.5 s");
+        assert_eq!(secs_text(2.0), "2 s");
+        assert_eq!(secs_text(90.0), "90 s");
+        assert_eq!(secs_text(150.0), "2.5 min");
+        assert_eq!(secs_text(7200.0), "2.0 h");
+    }
+
+    #[test]
+    fn a_row_stored_without_a_version_reads_as_version_1() {
+        let v = serde_json::json!({
+            "hostname": "h", "target": "t", "workload": "w", "workload_key": "k",
+            "metric": "ops_per_sec", "warmup_sec": 0.2, "noise": [], "noise_a": 0.01,
+            "noise_b": 0.5, "overhead_sec": 0.1, "table": [], "target_mde_pct": 1.0,
+            "cheapest": null, "biased": null
+        });
+        let c: Calibration = serde_json::from_value(v).unwrap();
+        assert_eq!(c.schema_version, 1);
+        let back = serde_json::to_value(&c).unwrap();
+        assert_eq!(back["schema_version"], CALIBRATION_SCHEMA_VERSION);
+    }
+}
