@@ -602,8 +602,11 @@ impl Runner<'_> {
         }
         let ctl = ctl.ok_or_else(no_server)?;
         let cpu_before = server_cpu(ctl);
-        let spec = crate::workload::to_spec(workload, trial_seed(exp.seed, slot))
-            .map_err(RunError::Workload)?;
+        let spec = crate::workload::to_spec(
+            workload,
+            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
+        )
+        .map_err(RunError::Workload)?;
         let compiled = resplab_workload::Workload::new(&spec)
             .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
         let mut cfg = connect_config(base, host, port).map_err(|reason| {
@@ -750,7 +753,9 @@ impl Runner<'_> {
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
-        let seed = trial_seed(exp.seed, slot).to_string();
+        let seed =
+            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload)
+                .to_string();
         let round = slot.round.to_string();
         let port_text = port.to_string();
         let uri = format!("redis://{host}:{port}");
@@ -1341,18 +1346,6 @@ fn server_cpu(ctl: &mut Client) -> Option<f64> {
     let cpu = info.get("cpu")?;
     let f = |k: &str| cpu.get(k).and_then(|v| v.parse::<f64>().ok());
     Some(f("used_cpu_sys")? + f("used_cpu_user")?)
-}
-
-/// The seed of a trial's request stream: the same for every variant of a round and
-/// workload, so paired trials send identical requests.
-pub fn trial_seed(seed: u64, slot: &TrialSlot) -> u64 {
-    let mut z = seed
-        ^ (u64::from(slot.round) << 40)
-        ^ (u64::from(slot.attempt) << 24)
-        ^ slot.workload as u64;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn primary_value(run: &RunRecord, metric: &str, server_cpu: Option<f64>) -> Option<f64> {

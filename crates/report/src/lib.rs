@@ -7,6 +7,8 @@
 //!
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
+//! - [`verdict`]: the words of a verdict (table labels and the experiment's running
+//!   verdict line), in one place.
 
 pub mod benchstat;
 pub mod cfmt;
@@ -15,3 +17,4 @@ pub mod ministat;
 pub mod plot;
 pub mod resplab;
 pub mod texttab;
+pub mod verdict;

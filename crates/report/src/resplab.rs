@@ -38,12 +38,15 @@
 
 use resplab_results::sample::{Direction, Metric, Sample, SampleSet};
 use resplab_stats::bootstrap::{geomean_ratio, GeomeanMethod, BOOTSTRAP_APPROXIMATE_BELOW};
+use resplab_stats::describe::{plain_median, plain_median_sorted};
 use resplab_stats::fdr::bh_qvalues;
 use resplab_stats::verdict::{
     compare_paired, compare_unpaired, CompareConfig, Comparison, Design, Expectation,
     Verdict as StatsVerdict, Warning,
 };
 use resplab_stats::StatsError;
+
+use crate::verdict::{fmt_p_value, interval_verdict, Verdict};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -89,55 +92,6 @@ impl Default for SummaryOptions {
         SummaryOptions {
             primary_metric: None,
             seed: 0x0072_6573_706c_6162,
-        }
-    }
-}
-
-/// The verdict as printed: the stats verdict in the words of the metric's direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The variant is better than the baseline (interval excludes zero).
-    Faster,
-    /// The variant is worse than the baseline (interval excludes zero).
-    Slower,
-    /// The metric has no direction and went up (interval excludes zero).
-    Higher,
-    /// The metric has no direction and went down (interval excludes zero).
-    Lower,
-    /// The interval lies inside ±margin.
-    Equivalent,
-    /// None of the above: look at the MDE.
-    Inconclusive,
-    /// Too few trials for an interval, or values that have no ratio.
-    NoVerdict,
-}
-
-impl Verdict {
-    /// Upper-case label for tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Faster => "FASTER",
-            Verdict::Slower => "SLOWER",
-            Verdict::Higher => "HIGHER",
-            Verdict::Lower => "LOWER",
-            Verdict::Equivalent => "EQUIVALENT",
-            Verdict::Inconclusive => "INCONCLUSIVE",
-            Verdict::NoVerdict => "NO VERDICT",
-        }
-    }
-
-    /// The stats verdict in the words of `direction`.
-    pub fn from_stats(v: StatsVerdict, direction: Direction) -> Verdict {
-        let plain = direction == Direction::Unknown;
-        match v {
-            StatsVerdict::Better if plain => Verdict::Higher,
-            StatsVerdict::Worse if plain => Verdict::Lower,
-            StatsVerdict::Better => Verdict::Faster,
-            StatsVerdict::Worse => Verdict::Slower,
-            StatsVerdict::Equivalent => Verdict::Equivalent,
-            StatsVerdict::Inconclusive => Verdict::Inconclusive,
-            StatsVerdict::TooFewTrials => Verdict::NoVerdict,
         }
     }
 }
@@ -246,30 +200,6 @@ pub struct Summary {
     pub verdict: Option<Verdict>,
 }
 
-/// The verdict of an effect's interval (percent): better or worse when it excludes zero,
-/// equivalent when it lies inside ±`margin_pct`, inconclusive otherwise. For a geomean,
-/// whose bootstrap interval has no test of its own.
-pub fn interval_verdict(
-    low_pct: f64,
-    high_pct: f64,
-    direction: Direction,
-    margin_pct: Option<f64>,
-) -> Verdict {
-    let up = low_pct > 0.0;
-    let down = high_pct < 0.0;
-    match direction {
-        _ if !up && !down => match margin_pct {
-            Some(m) if low_pct > -m && high_pct < m => Verdict::Equivalent,
-            _ => Verdict::Inconclusive,
-        },
-        Direction::Unknown if up => Verdict::Higher,
-        Direction::Unknown => Verdict::Lower,
-        Direction::HigherIsBetter if up => Verdict::Faster,
-        Direction::LowerIsBetter if down => Verdict::Faster,
-        _ => Verdict::Slower,
-    }
-}
-
 /// The full comparison.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -295,33 +225,6 @@ const INSTRUMENTED_WORDS: [&str; 8] = [
     "ebpf",
     "profil",
 ];
-
-/// Ordinary median in O(n) (mean of the two middle values for even n); NaN when empty.
-fn median(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    let (lower, hi, _) = s.select_nth_unstable_by(n / 2, f64::total_cmp);
-    let hi = *hi;
-    if n % 2 == 1 {
-        hi
-    } else {
-        let lo = lower.iter().copied().max_by(f64::total_cmp).unwrap_or(hi);
-        (lo + hi) / 2.0
-    }
-}
-
-/// Median of sorted values (mean of the two middle ones for even n); NaN when empty.
-fn sorted_median(v: &[f64]) -> f64 {
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
 
 /// Per-round log-ratios kept for the summary bootstrap.
 struct Paired {
@@ -607,8 +510,8 @@ fn compare_one(
         leave_one_out: Vec::new(),
     };
     if base.is_empty() || var.is_empty() {
-        row.baseline_median = median(&base.values);
-        row.variant_median = median(&var.values);
+        row.baseline_median = plain_median(&base.values);
+        row.variant_median = plain_median(&var.values);
         warnings.push(advice(
             "no_values",
             "one side has no usable values; nothing to compare",
@@ -665,8 +568,8 @@ fn compare_one(
     }
     row.paired = pairs.len() >= 2;
     if row.paired {
-        row.baseline_median = median(&base.values);
-        row.variant_median = median(&var.values);
+        row.baseline_median = plain_median(&base.values);
+        row.variant_median = plain_median(&var.values);
     }
     let result = if row.paired {
         let b: Vec<f64> = pairs.iter().map(|p| p.1).collect();
@@ -682,7 +585,7 @@ fn compare_one(
         ] {
             let mut sorted = sample.clone();
             sorted.sort_unstable_by(f64::total_cmp);
-            *median = sorted_median(&sorted);
+            *median = plain_median_sorted(&sorted);
         }
         compare_unpaired(&base.values, &var.values, &cfg)
     };
@@ -804,15 +707,6 @@ pub(crate) fn fmt_interval(lo: Option<f64>, hi: Option<f64>) -> String {
 
 fn fmt_p(v: Option<f64>) -> String {
     v.map_or("-".into(), fmt_p_value)
-}
-
-/// A p-value to three decimals; `<0.001` rather than a p of `0.000`.
-pub fn fmt_p_value(p: f64) -> String {
-    if p < 0.0005 {
-        "<0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 fn fmt_mde(v: Option<f64>) -> String {
@@ -1080,14 +974,6 @@ pub fn render_json(report: &Report) -> String {
         + "\n"
 }
 
-fn csv_field(f: &str) -> String {
-    if f.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", f.replace('"', "\"\""))
-    } else {
-        f.to_string()
-    }
-}
-
 /// CSV, one row per comparison, raw numbers; geomean summaries follow as rows whose
 /// workload is `geomean`.
 pub fn render_csv(report: &Report) -> String {
@@ -1098,8 +984,7 @@ pub fn render_csv(report: &Report) -> String {
     );
     let o = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
     let mut push = |fields: &[String]| {
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-        out.push_str(&line.join(","));
+        out.push_str(&resplab_results::csv::record(fields));
         out.push('\n');
     };
     for r in &report.rows {
@@ -1350,49 +1235,6 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.kind == "non_positive"));
-    }
-
-    #[test]
-    fn tiny_p_values_are_not_printed_as_zero() {
-        assert_eq!(fmt_p_value(0.0312), "0.031");
-        assert_eq!(fmt_p_value(0.0005), "0.001");
-        assert_eq!(fmt_p_value(0.0004), "<0.001");
-        assert_eq!(fmt_p_value(0.0), "<0.001");
-    }
-
-    #[test]
-    fn interval_verdicts_follow_the_direction_and_the_margin() {
-        use Direction::*;
-        assert_eq!(
-            interval_verdict(1.0, 3.0, HigherIsBetter, None),
-            Verdict::Faster
-        );
-        assert_eq!(
-            interval_verdict(1.0, 3.0, LowerIsBetter, None),
-            Verdict::Slower
-        );
-        assert_eq!(
-            interval_verdict(-3.0, -1.0, LowerIsBetter, None),
-            Verdict::Faster
-        );
-        assert_eq!(
-            interval_verdict(-3.0, -1.0, HigherIsBetter, None),
-            Verdict::Slower
-        );
-        assert_eq!(interval_verdict(1.0, 3.0, Unknown, None), Verdict::Higher);
-        assert_eq!(interval_verdict(-3.0, -1.0, Unknown, None), Verdict::Lower);
-        assert_eq!(
-            interval_verdict(-1.0, 2.0, HigherIsBetter, Some(5.0)),
-            Verdict::Equivalent
-        );
-        assert_eq!(
-            interval_verdict(-1.0, 6.0, HigherIsBetter, Some(5.0)),
-            Verdict::Inconclusive
-        );
-        assert_eq!(
-            interval_verdict(-1.0, 2.0, HigherIsBetter, None),
-            Verdict::Inconclusive
-        );
     }
 
     #[test]

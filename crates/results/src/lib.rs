@@ -14,6 +14,7 @@
 pub mod run;
 
 pub use run::*;
+pub mod csv;
 pub mod import;
 pub mod sample;
 pub mod secrets;

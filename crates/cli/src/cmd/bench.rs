@@ -568,7 +568,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         }
     };
     let seed = match &shard {
-        Some(s) if s.count > 1 => shard_seed(master_seed, s.index),
+        Some(s) if s.count > 1 => resplab_workload::seed::shard_seed(master_seed, s.index),
         _ => master_seed,
     };
 
@@ -746,13 +746,6 @@ fn resolve_tls(a: &BenchArgs, uri_tls: bool) -> anyhow::Result<Option<resplab_en
 fn share(total: u64, index: u32, count: u32) -> u64 {
     let (index, count) = (u64::from(index), u64::from(count));
     total / count + u64::from(index < total % count)
-}
-
-/// The seed of shard `index`, derived from the master seed (distinct per shard).
-pub fn shard_seed(master: u64, index: u32) -> u64 {
-    resplab_workload::seed::splitmix64(
-        master ^ resplab_workload::seed::splitmix64(0x5348_4152_4400_0000 | u64::from(index)),
-    )
 }
 
 /// The workload of `--workload-spec` (base64 JSON), with `seed` as its seed. It replaces

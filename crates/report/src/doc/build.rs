@@ -18,7 +18,8 @@
 use super::input::{ReportInput, TrialInput, WorkloadInput};
 use super::{Block, Cell, Document};
 use crate::plot::{self, significant, PlotError, Series};
-use crate::resplab::{self, fmt_interval, Row, Verdict};
+use crate::resplab::{self, fmt_interval, Row};
+use crate::verdict::{self, Verdict};
 use resplab_results::sample::{Direction, Metric, SampleSet};
 use resplab_results::RunRecord;
 use resplab_stats::bootstrap::{geomean_ratio, GeomeanMethod};
@@ -459,7 +460,7 @@ fn geomeans(ctx: &Ctx<'_>, set: &SampleSet) -> Vec<String> {
                     (g.ratio - 1.0) * 100.0,
                     (g.ci_low - 1.0) * 100.0,
                     (g.ci_high - 1.0) * 100.0,
-                    resplab::interval_verdict(
+                    verdict::interval_verdict(
                         (g.ci_low - 1.0) * 100.0,
                         (g.ci_high - 1.0) * 100.0,
                         ctx.metric.direction,
@@ -578,7 +579,7 @@ fn workload(
                         Cell::text(pct(r.effect_pct)),
                         Cell::text(ci(r)),
                         Cell::strong(r.verdict.label()),
-                        Cell::text(r.p_value.map_or("–".into(), resplab::fmt_p_value)),
+                        Cell::text(r.p_value.map_or("–".into(), verdict::fmt_p_value)),
                         Cell::text(n_text(r)),
                         Cell::text(r.mde_pct.map_or("–".into(), |m| format!("{m:.2}%"))),
                         Cell::text(num(r.baseline_median)),
@@ -715,11 +716,6 @@ fn trial_plots(
     Ok(())
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    resplab_stats::describe::median_sorted(v)
-}
-
 fn latency_plots(
     ctx: &Ctx<'_>,
     stem: &str,
@@ -802,8 +798,8 @@ fn latency_plots(
         if cands.is_empty() {
             continue;
         }
-        let mut vals: Vec<f64> = cands.iter().map(|c| c.1).collect();
-        let m = median(&mut vals);
+        let vals: Vec<f64> = cands.iter().map(|c| c.1).collect();
+        let m = resplab_stats::describe::median(&vals).unwrap_or(f64::NAN);
         let mut best = cands[0];
         for c in &cands[1..] {
             if (c.1 - m).abs() < (best.1 - m).abs() {
