@@ -96,32 +96,6 @@ impl Default for SummaryOptions {
     }
 }
 
-/// A warning with advice.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Advice {
-    /// Stable identifier (`too_few_trials`, `high_variance`, …).
-    pub kind: &'static str,
-    /// What happened and what to do.
-    pub message: String,
-}
-
-impl Advice {
-    fn from_warning(w: &Warning) -> Advice {
-        let kind = match w {
-            Warning::TooFewTrials { .. } => "too_few_trials",
-            Warning::HighVariance { .. } => "high_variance",
-            Warning::NotInterleaved => "not_interleaved",
-            Warning::ImplausibleDirection { .. } => "implausible_direction",
-            Warning::OutlierRounds { .. } => "outlier_rounds",
-            Warning::FewPairs { .. } => "few_pairs",
-        };
-        Advice {
-            kind,
-            message: w.advice(),
-        }
-    }
-}
-
 /// The result without one flagged round (paired rows).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LeftOut {
@@ -165,7 +139,7 @@ pub struct Row {
     /// Minimal detectable effect at 80 % power, percent.
     pub mde_pct: Option<f64>,
     pub verdict: Verdict,
-    pub warnings: Vec<Advice>,
+    pub warnings: Vec<Warning>,
     /// For each outlier round, the result without it.
     pub leave_one_out: Vec<LeftOut>,
 }
@@ -460,13 +434,6 @@ fn looks_instrumented(label: &str) -> bool {
     INSTRUMENTED_WORDS.iter().any(|w| lower.contains(w))
 }
 
-fn advice(kind: &'static str, message: impl Into<String>) -> Advice {
-    Advice {
-        kind,
-        message: message.into(),
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn compare_one(
     workload: &Arc<str>,
@@ -480,10 +447,12 @@ fn compare_one(
     let mut warnings = Vec::new();
     for (l, s) in [(baseline, base), (label, var)] {
         for (origin, value, why) in &s.flagged {
-            warnings.push(advice(
-                "flagged_value",
-                format!("{l}: value {value} from {origin} left out: {why}"),
-            ));
+            warnings.push(Warning::FlaggedValue {
+                label: l.to_string(),
+                value: *value,
+                origin: origin.to_string(),
+                why: why.clone(),
+            });
         }
     }
     let mut row = Row {
@@ -512,10 +481,7 @@ fn compare_one(
     if base.is_empty() || var.is_empty() {
         row.baseline_median = plain_median(&base.values);
         row.variant_median = plain_median(&var.values);
-        warnings.push(advice(
-            "no_values",
-            "one side has no usable values; nothing to compare",
-        ));
+        warnings.push(Warning::NoValues);
         row.warnings = warnings;
         return (row, None);
     }
@@ -548,22 +514,12 @@ fn compare_one(
         }
         if repeated {
             pairs.clear();
-            warnings.push(advice(
-                "repeated_rounds",
-                "a round holds several values of one label (with --paired: several values of \
-                 this metric per file), so trials cannot be paired by round; compared unpaired",
-            ));
+            warnings.push(Warning::RepeatedRounds);
         }
         pairs.sort_by_key(|p| p.0);
         let unmatched = (base.len() - pairs.len()) + (var.len() - pairs.len());
         if pairs.len() >= 2 && unmatched > 0 {
-            warnings.push(advice(
-                "unmatched_rounds",
-                format!(
-                    "{unmatched} trials have no partner in the same round and were left out of \
-                     the paired comparison; check for failed or missing trials"
-                ),
-            ));
+            warnings.push(Warning::UnmatchedRounds { trials: unmatched });
         }
     }
     row.paired = pairs.len() >= 2;
@@ -576,7 +532,7 @@ fn compare_one(
         let v: Vec<f64> = pairs.iter().map(|p| p.2).collect();
         compare_paired(&b, &v, &cfg)
     } else {
-        warnings.push(Advice::from_warning(&Warning::NotInterleaved));
+        warnings.push(Warning::NotInterleaved);
         // The medians from a sorted copy of one sample at a time, dropped before the
         // comparison makes its own (log) copies: long samples are held at most twice.
         for (sample, median) in [
@@ -593,18 +549,15 @@ fn compare_one(
         Ok(c) => c,
         Err(e) => {
             let a = match e {
-                StatsError::NonPositive { .. } | StatsError::NonFinite { .. } => advice(
-                    "non_positive",
-                    format!(
-                        "{e}; values ≤ 0 have no ratio: compare them with --style ministat \
-                         (differences of means) instead"
-                    ),
-                ),
-                StatsError::AllEqual => advice(
-                    "all_equal",
-                    "every value of both samples is the same; a rank test has nothing to compare",
-                ),
-                other => advice("not_comparable", other.to_string()),
+                StatsError::NonPositive { .. } | StatsError::NonFinite { .. } => {
+                    Warning::NonPositive {
+                        error: e.to_string(),
+                    }
+                }
+                StatsError::AllEqual => Warning::AllEqual,
+                other => Warning::NotComparable {
+                    error: other.to_string(),
+                },
             };
             warnings.push(a);
             row.warnings = warnings;
@@ -639,7 +592,7 @@ fn compare_one(
             },
             other => other.clone(),
         };
-        warnings.push(Advice::from_warning(&w));
+        warnings.push(w);
     }
     row.leave_one_out = c
         .leave_one_out
@@ -653,14 +606,10 @@ fn compare_one(
         })
         .collect();
     if row.paired && opts.not_interleaved.iter().any(|l| l == label) {
-        warnings.push(advice(
-            "not_interleaved",
-            format!(
-                "{label} and {baseline} ran in different phases (not interleaved): their trials \
-                 are paired by round number only, so drift between the phases (a reboot, \
-                 another kernel) is confounded with the change"
-            ),
-        ));
+        warnings.push(Warning::PhasesNotInterleaved {
+            variant: label.to_string(),
+            baseline: baseline.to_string(),
+        });
     }
     row.warnings = warnings;
     let d = row
@@ -788,7 +737,7 @@ fn cells(r: &Row, with_q: bool) -> Vec<String> {
     }
     c.push(fmt_mde(r.mde_pct));
     // A row whose arms were not interleaved carries the mark in its verdict.
-    if r.warnings.iter().any(|w| w.kind == "not_interleaved") {
+    if r.warnings.iter().any(|w| w.kind() == "not_interleaved") {
         c.push(format!("{} (not interleaved)", r.verdict.label()));
     } else {
         c.push(r.verdict.label().into());
@@ -799,7 +748,7 @@ fn cells(r: &Row, with_q: bool) -> Vec<String> {
 /// Warning lines: one per (kind, variant, message), naming the rows it applies to (the
 /// first three, then a count), so a warning that holds for every metric is read once.
 fn notes(report: &Report) -> Vec<String> {
-    let mut groups: Vec<(&str, &str, &str, Vec<String>)> = Vec::new();
+    let mut groups: Vec<(&str, &str, String, Vec<String>)> = Vec::new();
     let mut out: Vec<String> = Vec::new();
     for r in &report.rows {
         let place = if r.workload.is_empty() {
@@ -808,16 +757,17 @@ fn notes(report: &Report) -> Vec<String> {
             format!("{} {}", r.workload, r.metric)
         };
         for w in &r.warnings {
+            let message = w.message();
             match groups
                 .iter_mut()
-                .find(|g| g.0 == w.kind && g.1 == r.variant && g.2 == w.message)
+                .find(|g| g.0 == w.kind() && g.1 == r.variant && g.2 == message)
             {
                 Some(g) => {
                     if !g.3.contains(&place) {
                         g.3.push(place.clone());
                     }
                 }
-                None => groups.push((w.kind, &r.variant, &w.message, vec![place.clone()])),
+                None => groups.push((w.kind(), &r.variant, message, vec![place.clone()])),
             }
         }
     }
@@ -988,7 +938,7 @@ pub fn render_csv(report: &Report) -> String {
         out.push('\n');
     };
     for r in &report.rows {
-        let warnings: Vec<&str> = r.warnings.iter().map(|w| w.kind).collect();
+        let warnings: Vec<&str> = r.warnings.iter().map(|w| w.kind()).collect();
         push(&[
             r.workload.clone(),
             r.metric.clone(),
@@ -1106,7 +1056,7 @@ mod tests {
         assert!(rep.rows[0]
             .warnings
             .iter()
-            .any(|w| w.kind == "not_interleaved"));
+            .any(|w| w.kind() == "not_interleaved"));
         assert!(render_text(&rep).contains("EQUIVALENT"));
         assert!(render_csv(&rep).lines().count() == 2);
         assert!(render_json(&rep).contains("\"verdict\": \"equivalent\""));
@@ -1202,13 +1152,16 @@ mod tests {
         let rep = compare(&set, "base", &ResplabOptions::default());
         let r = &rep.rows[0];
         assert_eq!(r.verdict, Verdict::Faster);
-        assert!(r.warnings.iter().any(|w| w.kind == "implausible_direction"));
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| w.kind() == "implausible_direction"));
         let o = r
             .warnings
             .iter()
-            .find(|w| w.kind == "outlier_rounds")
+            .find(|w| w.kind() == "outlier_rounds")
             .unwrap();
-        assert!(o.message.contains("[4]"), "{o:?}");
+        assert!(o.message().contains("[4]"), "{o:?}");
         assert_eq!(r.leave_one_out.len(), 1);
         assert_eq!(r.leave_one_out[0].round, 4);
         assert_eq!(r.leave_one_out[0].verdict, Verdict::Faster);
@@ -1234,7 +1187,7 @@ mod tests {
         assert!(rep.rows[0]
             .warnings
             .iter()
-            .any(|w| w.kind == "non_positive"));
+            .any(|w| w.kind() == "non_positive"));
     }
 
     #[test]

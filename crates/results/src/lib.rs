@@ -15,6 +15,8 @@ pub mod run;
 
 pub use run::*;
 pub mod csv;
+pub mod warning;
+pub use warning::Warning;
 pub mod import;
 pub mod sample;
 pub mod secrets;

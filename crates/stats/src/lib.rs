@@ -2,7 +2,9 @@
 //! calculations behind `resplab compare`.
 //!
 //! This crate is pure: numbers in, numbers out, no I/O of any kind. Each module states
-//! its method and cost and cites where the method comes from.
+//! its method and cost and cites where the method comes from. Of the rest of resplab it
+//! knows only `resplab-results`' warning enum, whose comparison variants its verdicts
+//! raise; it knows nothing of records, files, stores or rendering.
 //!
 //! - [`ministat`]: ministat's vitals and Student's t, number for number; Welch's t.
 //! - [`utest`]: the Mann–Whitney U test as benchstat computes it.
@@ -14,7 +16,8 @@
 //! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
 //! - [`fdr`]: Benjamini–Hochberg q-values.
-//! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
+//! - [`describe`]: means, variances, both medians (benchstat's and the plain one),
+//!   quantiles, geomean, MAD: the one median and quantile helper of resplab.
 //! - [`dist`]: normal and Student t distributions.
 
 pub mod bootstrap;

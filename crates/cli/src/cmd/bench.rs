@@ -236,21 +236,15 @@ fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSp
         git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
     };
     if config.tls.as_ref().is_some_and(|t| t.insecure) {
-        record.warnings.push(Warning {
-            kind: "tls_insecure".into(),
-            message: "--insecure: the server's TLS certificate was NOT verified; anything could have answered on that address".into(),
-        });
+        record.warnings.push(Warning::TlsInsecure);
     }
     let threads = f64::from(config.effective_threads());
     if record.duration_sec > 0.0 {
         let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
         if busy > 0.8 {
-            record.warnings.push(Warning {
-                kind: "client_saturated".into(),
-                message: format!(
-                    "the load generator kept its {threads} thread(s) {:.0}% busy: the figures may measure the client, not the server; add --threads or give the client its own CPUs",
-                    busy * 100.0
-                ),
+            record.warnings.push(Warning::ClientSaturated {
+                threads,
+                busy_pct: busy * 100.0,
             });
         }
     }

@@ -590,17 +590,18 @@ fn workload(
         });
         // One line per warning text, naming every (metric, variant) it applies to: the
         // same advice for six variants is one line, not six.
-        let mut groups: Vec<(&str, &str, Vec<String>)> = Vec::new();
+        let mut groups: Vec<(&str, String, Vec<String>)> = Vec::new();
         for r in &rows {
             for a in &r.warnings {
                 let place = format!("{}, {}", r.metric, r.variant);
+                let message = a.message();
                 match groups
                     .iter_mut()
-                    .find(|g| g.0 == a.kind && g.1 == a.message)
+                    .find(|g| g.0 == a.kind() && g.1 == message)
                 {
                     Some(g) if !g.2.contains(&place) => g.2.push(place),
                     Some(_) => {}
-                    None => groups.push((a.kind, &a.message, vec![place])),
+                    None => groups.push((a.kind(), message, vec![place])),
                 }
             }
         }
@@ -1169,7 +1170,7 @@ fn provenance(ctx: &Ctx<'_>, blocks: &mut Vec<Block>) {
     for (v, r) in &runs {
         for w in &r.warnings {
             *warn
-                .entry((format!("[{}] {v}", w.kind), w.message.clone()))
+                .entry((format!("[{}] {v}", w.kind()), w.message()))
                 .or_default() += 1;
         }
     }
