@@ -10,6 +10,11 @@
 //! Units are in the field names (`_us`, `_ns`, `_sec`, `_per_sec`, `bytes_`).
 //! Histograms are HdrHistogram V2-deflate, base64, in **nanoseconds**, so runs can be
 //! merged exactly later.
+//!
+//! Beside the schema: [`warning`], the one typed warning enum whose every variant words
+//! its own advice (raised by the engine, the merge, the statistics and the report), and
+//! [`csv`], the one CSV field writer. This crate knows nothing of load generation,
+//! statistics, SQLite or rendering.
 
 pub mod run;
 
