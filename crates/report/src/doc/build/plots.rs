@@ -104,6 +104,22 @@ pub(super) fn latency_plots(
         ));
         return Ok(());
     }
+    spectrum(ctx, stem, w, blocks)?;
+    let reps = representatives(ctx, w);
+    if reps.is_empty() {
+        return Ok(());
+    }
+    series_plots(ctx, stem, w, &reps, blocks)
+}
+
+/// The latency spectrum: every counted trial's histogram merged per variant, and a
+/// sentence naming the histograms that could not be read.
+fn spectrum(
+    ctx: &Ctx<'_>,
+    stem: &str,
+    w: &WorkloadInput,
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let closed = w
         .trials
         .iter()
@@ -158,8 +174,15 @@ pub(super) fn latency_plots(
             bad.join("; ")
         )));
     }
+    Ok(())
+}
 
-    // One representative trial per variant: value closest to the variant's median.
+/// One representative trial per variant: the one with a per-second series whose value
+/// is closest to the variant's median.
+fn representatives<'a>(
+    ctx: &Ctx<'a>,
+    w: &'a WorkloadInput,
+) -> Vec<(usize, &'a String, &'a TrialInput)> {
     let mut reps: Vec<(usize, &String, &TrialInput)> = Vec::new();
     for (i, v) in ctx.variants.iter().enumerate() {
         let cands: Vec<(&TrialInput, f64)> = w
@@ -181,9 +204,18 @@ pub(super) fn latency_plots(
         }
         reps.push((i, v, best.0));
     }
-    if reps.is_empty() {
-        return Ok(());
-    }
+    reps
+}
+
+/// Throughput and p99 per interval of the representative trials, or a sentence saying
+/// why their series are too short for a plot.
+fn series_plots(
+    ctx: &Ctx<'_>,
+    stem: &str,
+    w: &WorkloadInput,
+    reps: &[(usize, &String, &TrialInput)],
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let which: Vec<String> = reps
         .iter()
         .map(|(_, v, t)| match t.round {
