@@ -131,46 +131,14 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         Some(r) => *r.get_ref(),
         None => 10,
     };
-    let budget = match (&e.test_time, &e.requests) {
-        (Some(t), Some(_)) => {
-            return Err(cx.err(t.span(), "give either test_time or requests, not both"))
-        }
-        (Some(t), None) => TrialBudget::TestTime(nonzero(cx, t)?),
-        (None, Some(r)) if *r.get_ref() == 0 => {
-            return Err(cx.err(r.span(), "expected at least 1 request, found 0"))
-        }
-        (None, Some(r)) => TrialBudget::Requests(*r.get_ref()),
-        (None, None) => TrialBudget::Requests(100_000),
-    };
+    let budget = trial_budget(cx, e)?;
     let warmup = match &e.warmup {
         Some(w) => cx.duration(w)?,
         None => Duration::ZERO,
     };
-    let order = match e.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
-        None | Some(("rmit", _)) => Order::Rmit,
-        Some(("abba", _)) => Order::Abba,
-        Some(("fixed", _)) => Order::Fixed,
-        Some((other, span)) => {
-            return Err(cx.err(
-                span,
-                format!("expected \"rmit\", \"abba\" or \"fixed\", found \"{other}\""),
-            ))
-        }
-    };
+    let order = order(cx, e)?;
     let primary_metric = primary_metric(cx, spec)?;
-    let margin = match &e.margin {
-        Some(m) if !(*m.get_ref() > 0.0 && *m.get_ref() < 1.0) => {
-            return Err(cx.err(
-                m.span(),
-                format!(
-                    "expected a fraction between 0 and 1 (0.02 means ±2 %), found {}",
-                    m.get_ref()
-                ),
-            ))
-        }
-        Some(m) => Some(*m.get_ref()),
-        None => None,
-    };
+    let margin = margin(cx, e)?;
     let client_cpu_limit = match &e.client_cpu_limit {
         Some(c) if !(*c.get_ref() > 0.0 && *c.get_ref() <= 1.0) => {
             return Err(cx.err(
@@ -208,6 +176,56 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         generators: Vec::new(),
     };
     Ok((exp, budget))
+}
+
+/// The default trial budget: `test_time` or `requests` (not both), 100 000 requests if
+/// neither.
+fn trial_budget(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<TrialBudget, SpecError> {
+    Ok(match (&e.test_time, &e.requests) {
+        (Some(t), Some(_)) => {
+            return Err(cx.err(t.span(), "give either test_time or requests, not both"))
+        }
+        (Some(t), None) => TrialBudget::TestTime(nonzero(cx, t)?),
+        (None, Some(r)) if *r.get_ref() == 0 => {
+            return Err(cx.err(r.span(), "expected at least 1 request, found 0"))
+        }
+        (None, Some(r)) => TrialBudget::Requests(*r.get_ref()),
+        (None, None) => TrialBudget::Requests(100_000),
+    })
+}
+
+/// The trial order: `rmit` (the default), `abba` or `fixed`.
+fn order(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Order, SpecError> {
+    Ok(
+        match e.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
+            None | Some(("rmit", _)) => Order::Rmit,
+            Some(("abba", _)) => Order::Abba,
+            Some(("fixed", _)) => Order::Fixed,
+            Some((other, span)) => {
+                return Err(cx.err(
+                    span,
+                    format!("expected \"rmit\", \"abba\" or \"fixed\", found \"{other}\""),
+                ))
+            }
+        },
+    )
+}
+
+/// The equivalence margin, a fraction strictly between 0 and 1, if any.
+fn margin(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Option<f64>, SpecError> {
+    Ok(match &e.margin {
+        Some(m) if !(*m.get_ref() > 0.0 && *m.get_ref() < 1.0) => {
+            return Err(cx.err(
+                m.span(),
+                format!(
+                    "expected a fraction between 0 and 1 (0.02 means ±2 %), found {}",
+                    m.get_ref()
+                ),
+            ))
+        }
+        Some(m) => Some(*m.get_ref()),
+        None => None,
+    })
 }
 
 /// The primary metric: a known metric name, or any name when a workload is a command

@@ -30,44 +30,7 @@ pub(super) fn resolve_workload(
             format!("`{k}` belongs to a command workload; give `run = \"…\"` too"),
         ));
     }
-    let tests: Vec<String> = w
-        .tests
-        .as_ref()
-        .map(|t| {
-            t.get_ref()
-                .items()
-                .iter()
-                .flat_map(|s| {
-                    s.split(',')
-                        .map(|x| x.trim().to_string())
-                        .collect::<Vec<_>>()
-                })
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let commands: Vec<String> = w
-        .command
-        .as_ref()
-        .map(|c| c.get_ref().items())
-        .unwrap_or_default();
-    if let (Some(t), Some(_)) = (&w.tests, &w.command) {
-        return Err(cx.err_key(
-            t.span(),
-            key("tests"),
-            "give either tests or command, not both",
-        ));
-    }
-    if let Some(t) = &w.tests {
-        crate::workload::check_tests(&tests.join(","))
-            .map_err(|m| cx.err_key(t.span(), key("tests"), m))?;
-    }
-    if let Some(c) = &w.command {
-        for cmd in &commands {
-            crate::workload::check_command(cmd)
-                .map_err(|m| cx.err_key(c.span(), key("command"), m))?;
-        }
-    }
+    let (tests, commands) = tests_and_commands(cx, index, w)?;
     let check = |v: &Option<Spanned<String>>,
                  k: &str,
                  f: fn(&str) -> Result<(), String>|
@@ -108,6 +71,103 @@ pub(super) fn resolve_workload(
     let pipeline = positive(&w.pipeline, "pipeline", 1)?;
     let clients = positive(&w.clients, "clients", 50)?;
     let threads = positive(&w.threads, "threads", 1)?;
+    let (rate, arrivals) = arrivals(cx, index, w)?;
+    let budget = budget(cx, index, w, default_budget)?;
+    let mix_keys = ratio.is_some()
+        || key_pattern.is_some()
+        || data_size_range.is_some()
+        || data_size_list.is_some();
+    let tests = if tests.is_empty() && commands.is_empty() && !mix_keys {
+        vec!["set".to_string(), "get".to_string()]
+    } else {
+        tests
+    };
+    let preload = w.preload.as_ref().map(|p| Preload {
+        keys: p.keys,
+        value_size: p.value_size.unwrap_or(3),
+        key_prefix: p
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| if tests.is_empty() { "memtier-" } else { "key:" }.to_string()),
+    });
+    check_sizes(cx, index, w)?;
+    Ok(Workload {
+        name,
+        tests,
+        commands,
+        ratio,
+        key_pattern,
+        keyspace: w.keyspace.as_ref().map(|k| *k.get_ref()),
+        data_size: w.data_size.as_ref().map(|k| *k.get_ref()),
+        data_size_range,
+        data_size_list,
+        pipeline,
+        clients,
+        threads,
+        rate,
+        arrivals,
+        budget,
+        preload,
+        run: None,
+    })
+}
+
+/// The workload's redis-benchmark tests (comma lists flattened) or its commands, not
+/// both, each checked.
+fn tests_and_commands(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+) -> Result<(Vec<String>, Vec<String>), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let tests: Vec<String> = w
+        .tests
+        .as_ref()
+        .map(|t| {
+            t.get_ref()
+                .items()
+                .iter()
+                .flat_map(|s| {
+                    s.split(',')
+                        .map(|x| x.trim().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let commands: Vec<String> = w
+        .command
+        .as_ref()
+        .map(|c| c.get_ref().items())
+        .unwrap_or_default();
+    if let (Some(t), Some(_)) = (&w.tests, &w.command) {
+        return Err(cx.err_key(
+            t.span(),
+            key("tests"),
+            "give either tests or command, not both",
+        ));
+    }
+    if let Some(t) = &w.tests {
+        crate::workload::check_tests(&tests.join(","))
+            .map_err(|m| cx.err_key(t.span(), key("tests"), m))?;
+    }
+    if let Some(c) = &w.command {
+        for cmd in &commands {
+            crate::workload::check_command(cmd)
+                .map_err(|m| cx.err_key(c.span(), key("command"), m))?;
+        }
+    }
+    Ok((tests, commands))
+}
+
+/// The open-loop rate, if any, and the arrival process (`poisson` by default).
+fn arrivals(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+) -> Result<(Option<f64>, String), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
     let rate = match &w.rate {
         Some(r) if !(r.get_ref().is_finite() && *r.get_ref() > 0.0) => {
             return Err(cx.err_key(
@@ -136,7 +196,19 @@ pub(super) fn resolve_workload(
             ))
         }
     };
-    let budget = match (&w.test_time, &w.requests) {
+    Ok((rate, arrivals))
+}
+
+/// The workload's trial budget: `test_time` or `requests` (not both), the experiment's
+/// default if neither.
+fn budget(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    default_budget: TrialBudget,
+) -> Result<TrialBudget, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    Ok(match (&w.test_time, &w.requests) {
         (Some(t), Some(_)) => {
             return Err(cx.err_key(
                 t.span(),
@@ -154,24 +226,12 @@ pub(super) fn resolve_workload(
         }
         (None, Some(r)) => TrialBudget::Requests(*r.get_ref()),
         (None, None) => default_budget,
-    };
-    let mix_keys = ratio.is_some()
-        || key_pattern.is_some()
-        || data_size_range.is_some()
-        || data_size_list.is_some();
-    let tests = if tests.is_empty() && commands.is_empty() && !mix_keys {
-        vec!["set".to_string(), "get".to_string()]
-    } else {
-        tests
-    };
-    let preload = w.preload.as_ref().map(|p| Preload {
-        keys: p.keys,
-        value_size: p.value_size.unwrap_or(3),
-        key_prefix: p
-            .key_prefix
-            .clone()
-            .unwrap_or_else(|| if tests.is_empty() { "memtier-" } else { "key:" }.to_string()),
-    });
+    })
+}
+
+/// `keyspace` and `data_size`, when given, are at least 1.
+fn check_sizes(cx: &Ctx<'_>, index: usize, w: &WorkloadSpecToml) -> Result<(), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
     if let Some(k) = &w.keyspace {
         if *k.get_ref() == 0 {
             return Err(cx.err_key(
@@ -190,23 +250,5 @@ pub(super) fn resolve_workload(
             ));
         }
     }
-    Ok(Workload {
-        name,
-        tests,
-        commands,
-        ratio,
-        key_pattern,
-        keyspace: w.keyspace.as_ref().map(|k| *k.get_ref()),
-        data_size: w.data_size.as_ref().map(|k| *k.get_ref()),
-        data_size_range,
-        data_size_list,
-        pipeline,
-        clients,
-        threads,
-        rate,
-        arrivals,
-        budget,
-        preload,
-        run: None,
-    })
+    Ok(())
 }

@@ -269,6 +269,14 @@ pub fn run_phase(
     result.map(|()| outcome)
 }
 
+/// A server started (or found) for one execution, stopped when it ends.
+struct Started {
+    host: String,
+    port: u16,
+    process: Option<ServerProcess>,
+    cluster: Option<crate::cluster::LocalCluster>,
+}
+
 impl Runner<'_> {
     fn run_all(&mut self, outcome: &mut Outcome) -> Result<(), RunError> {
         let mut announced: BTreeSet<(u32, u32)> = BTreeSet::new();
@@ -307,6 +315,57 @@ impl Runner<'_> {
         for slot in &exec.trials {
             self.ensure_setup(slot.variant)?;
         }
+        let Started {
+            host,
+            port,
+            process,
+            cluster,
+        } = self.start_server(exec, base)?;
+        let mut ctl = match &base.server {
+            ServerSource::None if port == 0 => None,
+            _ => Some(self.control(base, &host, port)?),
+        };
+        if let Some(c) = ctl.as_mut() {
+            config_set(c, base, &base.config)?;
+        }
+        for slot in &exec.trials {
+            if self.stop.is_stopped() {
+                outcome.interrupted = true;
+                break;
+            }
+            let variant = &exp.variants[slot.variant];
+            let workload = &exp.workloads[slot.workload];
+            (self.on_event)(Event::Trial {
+                slot: *slot,
+                variant: &variant.name,
+                workload: &workload.name,
+                stored,
+            });
+            let Some(trial) =
+                self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref())?
+            else {
+                outcome.interrupted = true;
+                break;
+            };
+            self.store_trial(slot, &trial, outcome)?;
+            stored += 1;
+            let standing = self.standing()?;
+            (self.on_event)(Event::Standing(&standing));
+        }
+        drop(ctl);
+        if let Some(mut p) = process {
+            p.stop();
+        }
+        if let Some(mut c) = cluster {
+            c.stop();
+        }
+        Ok(())
+    }
+
+    /// The server of an execution: a local cluster, a spawned server, a checked address,
+    /// the `[server]` section's (started per execution, or once per round), or none.
+    fn start_server(&mut self, exec: &Execution, base: &Variant) -> Result<Started, RunError> {
+        let exp = self.exp;
         let mut process = None;
         let mut cluster = None;
         let (host, port) = match &base.server {
@@ -356,39 +415,11 @@ impl Runner<'_> {
                 })?;
                 (host.clone(), *port)
             }
-            ServerSource::None => match &exp.shared_server {
-                None => (String::new(), 0),
-                Some(sh) if !sh.per_round => {
-                    let p = ServerProcess::start(
-                        "[server]",
-                        &sh.command,
-                        &[],
-                        None,
-                        exp.ready_timeout,
-                    )?;
-                    let port = p.port;
-                    process = Some(p);
-                    ("127.0.0.1".to_string(), port)
-                }
-                Some(sh) => {
-                    let key = (exec.round, exec.attempt);
-                    if self.shared.as_ref().map(|s| (s.0, s.1)) != Some(key) {
-                        if let Some((_, _, mut old)) = self.shared.take() {
-                            old.stop();
-                        }
-                        let p = ServerProcess::start(
-                            "[server]",
-                            &sh.command,
-                            &[],
-                            None,
-                            exp.ready_timeout,
-                        )?;
-                        self.shared = Some((key.0, key.1, p));
-                    }
-                    let port = self.shared.as_ref().map_or(0, |s| s.2.port);
-                    ("127.0.0.1".to_string(), port)
-                }
-            },
+            ServerSource::None => {
+                let (host, port, p) = self.shared_server(exec)?;
+                process = p;
+                (host, port)
+            }
             ServerSource::Toggle { .. } => {
                 return Err(RunError::Workload(format!(
                     "variant `{}` is a toggle and has no server of its own",
@@ -396,67 +427,89 @@ impl Runner<'_> {
                 )))
             }
         };
-        let mut ctl = match &base.server {
-            ServerSource::None if port == 0 => None,
-            _ => Some(self.control(base, &host, port)?),
+        Ok(Started {
+            host,
+            port,
+            process,
+            cluster,
+        })
+    }
+
+    /// The `[server]` section's server for a variant without its own: started for this
+    /// execution (returned, to stop when it ends), or once per round attempt (kept by the
+    /// runner); none without a `[server]` section.
+    fn shared_server(
+        &mut self,
+        exec: &Execution,
+    ) -> Result<(String, u16, Option<ServerProcess>), RunError> {
+        match &self.exp.shared_server {
+            None => Ok((String::new(), 0, None)),
+            Some(sh) if !sh.per_round => {
+                let p = ServerProcess::start(
+                    "[server]",
+                    &sh.command,
+                    &[],
+                    None,
+                    self.exp.ready_timeout,
+                )?;
+                let port = p.port;
+                Ok(("127.0.0.1".to_string(), port, Some(p)))
+            }
+            Some(sh) => {
+                let key = (exec.round, exec.attempt);
+                if self.shared.as_ref().map(|s| (s.0, s.1)) != Some(key) {
+                    if let Some((_, _, mut old)) = self.shared.take() {
+                        old.stop();
+                    }
+                    let p = ServerProcess::start(
+                        "[server]",
+                        &sh.command,
+                        &[],
+                        None,
+                        self.exp.ready_timeout,
+                    )?;
+                    self.shared = Some((key.0, key.1, p));
+                }
+                let port = self.shared.as_ref().map_or(0, |s| s.2.port);
+                Ok(("127.0.0.1".to_string(), port, None))
+            }
+        }
+    }
+
+    /// Stores a finished trial, counts it, and reports it with its primary value.
+    fn store_trial(
+        &mut self,
+        slot: &TrialSlot,
+        trial: &NewTrial,
+        outcome: &mut Outcome,
+    ) -> Result<(), RunError> {
+        let exp = self.exp;
+        let variant = &exp.variants[slot.variant];
+        let workload = &exp.workloads[slot.workload];
+        let valid = trial.is_valid();
+        let failed: Vec<Check> = trial.checks.iter().filter(|c| !c.passed).cloned().collect();
+        let primary = match &trial.command {
+            Some(c) => c
+                .metrics
+                .iter()
+                .find(|m| m.name == exp.primary_metric)
+                .map(|m| m.value),
+            None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
         };
-        if let Some(c) = ctl.as_mut() {
-            config_set(c, base, &base.config)?;
+        let trial_id = self.store.insert_trial(trial)?;
+        outcome.trials_run += 1;
+        if !valid {
+            outcome.invalid += 1;
         }
-        for slot in &exec.trials {
-            if self.stop.is_stopped() {
-                outcome.interrupted = true;
-                break;
-            }
-            let variant = &exp.variants[slot.variant];
-            let workload = &exp.workloads[slot.workload];
-            (self.on_event)(Event::Trial {
-                slot: *slot,
-                variant: &variant.name,
-                workload: &workload.name,
-                stored,
-            });
-            let Some(trial) =
-                self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref())?
-            else {
-                outcome.interrupted = true;
-                break;
-            };
-            let valid = trial.is_valid();
-            let failed: Vec<Check> = trial.checks.iter().filter(|c| !c.passed).cloned().collect();
-            let primary = match &trial.command {
-                Some(c) => c
-                    .metrics
-                    .iter()
-                    .find(|m| m.name == exp.primary_metric)
-                    .map(|m| m.value),
-                None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
-            };
-            let trial_id = self.store.insert_trial(&trial)?;
-            stored += 1;
-            outcome.trials_run += 1;
-            if !valid {
-                outcome.invalid += 1;
-            }
-            (self.on_event)(Event::Stored {
-                slot: *slot,
-                variant: &variant.name,
-                workload: &workload.name,
-                trial_id,
-                valid,
-                failed,
-                primary,
-            });
-            let standing = self.standing()?;
-            (self.on_event)(Event::Standing(&standing));
-        }
-        drop(ctl);
-        if let Some(mut p) = process {
-            p.stop();
-        }
-        if let Some(mut c) = cluster {
-            c.stop();
-        }
+        (self.on_event)(Event::Stored {
+            slot: *slot,
+            variant: &variant.name,
+            workload: &workload.name,
+            trial_id,
+            valid,
+            failed,
+            primary,
+        });
         Ok(())
     }
 
