@@ -442,16 +442,13 @@ impl Runner<'_> {
         &mut self,
         exec: &Execution,
     ) -> Result<(String, u16, Option<ServerProcess>), RunError> {
+        let timeout = self.exp.ready_timeout;
+        let start =
+            |command: &[String]| ServerProcess::start("[server]", command, &[], None, timeout);
         match &self.exp.shared_server {
             None => Ok((String::new(), 0, None)),
             Some(sh) if !sh.per_round => {
-                let p = ServerProcess::start(
-                    "[server]",
-                    &sh.command,
-                    &[],
-                    None,
-                    self.exp.ready_timeout,
-                )?;
+                let p = start(&sh.command)?;
                 let port = p.port;
                 Ok(("127.0.0.1".to_string(), port, Some(p)))
             }
@@ -461,14 +458,7 @@ impl Runner<'_> {
                     if let Some((_, _, mut old)) = self.shared.take() {
                         old.stop();
                     }
-                    let p = ServerProcess::start(
-                        "[server]",
-                        &sh.command,
-                        &[],
-                        None,
-                        self.exp.ready_timeout,
-                    )?;
-                    self.shared = Some((key.0, key.1, p));
+                    self.shared = Some((key.0, key.1, start(&sh.command)?));
                 }
                 let port = self.shared.as_ref().map_or(0, |s| s.2.port);
                 Ok(("127.0.0.1".to_string(), port, None))
