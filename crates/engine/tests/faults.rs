@@ -52,7 +52,7 @@ fn reconnects_after_client_kill() {
         set.errors,
         set.error_kinds.get("connection_lost").copied().unwrap_or(0)
     );
-    assert!(rec.warnings.iter().any(|w| w.kind == "reconnects"));
+    assert!(rec.warnings.iter().any(|w| w.kind() == "reconnects"));
     // Load went on after the kill.
     let late: u64 = rec
         .series
@@ -131,7 +131,7 @@ fn a_server_dead_until_the_end_of_the_test_time_is_not_a_completed_run() {
         "{up_rate} vs {}",
         rec.totals.ops_per_sec
     );
-    assert!(rec.warnings.iter().any(|w| w.kind == "unreachable"));
+    assert!(rec.warnings.iter().any(|w| w.kind() == "unreachable"));
 }
 
 /// A server that goes away and comes back: the run reaches its budget, but its end says
@@ -257,7 +257,7 @@ fn error_replies_are_counted_per_kind() {
     assert_eq!(set.errors, 20);
     assert_eq!(set.error_kinds["ERR"], 20);
     assert_eq!(rec.totals.errors, 20);
-    assert!(rec.warnings.iter().any(|w| w.kind == "errors"));
+    assert!(rec.warnings.iter().any(|w| w.kind() == "errors"));
     assert_eq!(rec.connections.reconnects, 0);
 }
 

@@ -72,7 +72,7 @@ fn a_stall_shows_in_latency_but_not_in_service_time() {
     // The requests held back by the cap waited in the client: that is send lag.
     assert!(ol.send_lag_us.max >= 80_000.0, "{:?}", ol.send_lag_us);
     assert!(ol.generator_behind);
-    assert!(rec.warnings.iter().any(|w| w.kind == "schedule_lag"));
+    assert!(rec.warnings.iter().any(|w| w.kind() == "schedule_lag"));
     assert_eq!(ol.send_lag_limit_us, 250.0);
 }
 

@@ -56,11 +56,9 @@ struct SplitMix(u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let out = resplab_workload::seed::splitmix64(self.0);
+        self.0 = self.0.wrapping_add(resplab_workload::seed::GOLDEN_GAMMA);
+        out
     }
 
     /// Uniform in `0..n` (n > 0), by widening multiplication.

@@ -1000,16 +1000,6 @@ impl PrevConfig for Option<&Vec<(String, String)>> {
     }
 }
 
-fn csv_field(f: &str) -> String {
-    let needs =
-        f.contains([',', '"', '\r', '\n']) || f.chars().next().is_some_and(char::is_whitespace);
-    if needs {
-        format!("\"{}\"", f.replace('"', "\"\""))
-    } else {
-        f.to_string()
-    }
-}
-
 fn csv_col_name(mut x: usize) -> String {
     let mut name = Vec::new();
     while x > 0 {
@@ -1058,8 +1048,7 @@ fn csv_of_tables(
     let mut row_no = 1usize;
     let mut prev: Option<&Vec<(String, String)>> = None;
     let emit = |out: &mut String, row: &[String]| {
-        let line: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
-        out.push_str(&line.join(","));
+        out.push_str(&resplab_results::csv::record(row));
         out.push('\n');
     };
     for (i, t) in tables.iter().enumerate() {

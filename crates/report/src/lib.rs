@@ -10,6 +10,8 @@
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
 //! - [`calibration`]: what `resplab calibrate` prints, and a stored calibration's page.
 //! - [`run`]: the exporters of one load run (table, redis-benchmark CSV and `-q`, HDR files).
+//! - [`verdict`]: the words of a verdict (table labels and the experiment's running
+//!   verdict line), in one place.
 
 pub mod benchstat;
 pub mod calibration;
@@ -20,3 +22,4 @@ pub mod plot;
 pub mod resplab;
 pub mod run;
 pub mod texttab;
+pub mod verdict;

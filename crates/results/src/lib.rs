@@ -14,13 +14,21 @@
 //!
 //! [`calibration`] is the stored shape of what `resplab calibrate` found.
 //!
+//! Beside the schema: [`warning`], the one typed warning enum whose every variant words
+//! its own advice (raised by the engine, the merge, the statistics and the report), and
+//! [`csv`], the one CSV field writer.
+//!
 //! This crate knows records, not how they are made: no load generation, no sockets, no
-//! SQLite. Its only crate of ours below it is `resplab-stats`, for the histograms.
+//! SQLite, no rendering. Its only crate of ours below it is `resplab-stats`, for the
+//! histograms and the warning enum it re-exports.
 
 pub mod calibration;
 pub mod run;
 
 pub use run::*;
+pub mod csv;
+pub use resplab_stats::warning;
+pub use warning::Warning;
 pub mod import;
 pub mod merge;
 pub mod sample;

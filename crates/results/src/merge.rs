@@ -424,34 +424,26 @@ fn merged_warnings(
     let mut warnings = Vec::new();
     for (_, r, s) in shards {
         for w in &r.warnings {
-            warnings.push(Warning {
-                kind: w.kind.clone(),
-                message: format!(
-                    "shard {}/{count} ({}): {}",
-                    s.index + 1,
-                    r.host.hostname,
-                    w.message
-                ),
+            warnings.push(Warning::Shard {
+                index: s.index,
+                count,
+                host: r.host.hostname.clone(),
+                warning: Box::new(w.clone()),
             });
         }
     }
     if !missing.is_empty() {
-        warnings.push(Warning {
-            kind: "partial_merge".into(),
-            message: format!(
-                "shard(s) {} missing: the figures cover {} of {count} shards, not the whole workload",
-                missing.join(", "),
-                shards.len()
-            ),
+        warnings.push(Warning::PartialMerge {
+            missing: missing.to_vec(),
+            merged: shards.len(),
+            count,
         });
     }
     if let Some((ms, basis)) = spread {
         if ms > SPREAD_WARN_MS {
-            warnings.push(Warning {
-                kind: "start_spread".into(),
-                message: format!(
-                    "the shards began {ms:.0} ms apart ({basis}): the first and last intervals of the series hold fewer shards; use --start-at with a time far enough ahead for every shard to connect"
-                ),
+            warnings.push(Warning::StartSpread {
+                spread_ms: ms,
+                basis: basis.into(),
             });
         }
     }
@@ -855,7 +847,7 @@ mod tests {
         let m = merge(&inputs(vec![a, b]), false).unwrap();
         let per_sec: Vec<u64> = m.series.iter().map(|s| s.requests).collect();
         assert_eq!(per_sec, vec![500, 1000, 500]);
-        assert!(m.warnings.iter().any(|w| w.kind == "start_spread"));
+        assert!(m.warnings.iter().any(|w| w.kind() == "start_spread"));
     }
 
     #[test]
@@ -873,7 +865,7 @@ mod tests {
         let e = merge(&inputs(vec![a.clone()]), false).unwrap_err().0;
         assert!(e.contains("shard(s) 2/2 missing"), "{e}");
         let m = merge(&inputs(vec![a.clone()]), true).unwrap();
-        assert!(m.warnings.iter().any(|w| w.kind == "partial_merge"));
+        assert!(m.warnings.iter().any(|w| w.kind() == "partial_merge"));
 
         let mut other_seed = shard(1, 2, &[(100, 10)], 1e12);
         other_seed.shard.as_mut().unwrap().master_seed = 7;

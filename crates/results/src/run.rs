@@ -1,5 +1,6 @@
 //! [`RunRecord`] and its parts: the result of one `resplab bench` run.
 
+use crate::warning::Warning;
 use resplab_stats::hist::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -399,13 +400,4 @@ pub enum RunEnd {
         unreachable_sec: f64,
         message: String,
     },
-}
-
-/// A typed warning with advice.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Warning {
-    /// Stable identifier, e.g. `"client_saturated"`, `"schedule_lag"`, `"errors"`.
-    pub kind: String,
-    /// What happened and what to change.
-    pub message: String,
 }

@@ -20,6 +20,7 @@
 //!
 //! Cost: O(n) per descriptor; the table is O(plans).
 
+use crate::describe::plain_median_finite;
 use crate::power::PowerSpec;
 
 /// The rounds of the budget table.
@@ -74,9 +75,9 @@ pub fn outliers(x: &[f64], k: f64) -> Vec<usize> {
     if x.len() < 3 {
         return Vec::new();
     }
-    let med = median(x);
+    let med = plain_median_finite(x);
     let dev: Vec<f64> = x.iter().map(|v| (v - med).abs()).collect();
-    let mad = median(&dev) * 1.4826;
+    let mad = plain_median_finite(&dev) * 1.4826;
     if mad <= 0.0 || !mad.is_finite() {
         return Vec::new();
     }
@@ -85,20 +86,6 @@ pub fn outliers(x: &[f64], k: f64) -> Vec<usize> {
         .filter(|(_, v)| (*v - med).abs() > k * mad)
         .map(|(i, _)| i)
         .collect()
-}
-
-fn median(x: &[f64]) -> f64 {
-    let mut v: Vec<f64> = x.iter().copied().filter(|v| v.is_finite()).collect();
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
 }
 
 /// How the standard deviation of the per-round log ratio shrinks with the trial duration:

@@ -5,8 +5,13 @@
 //! one benchstat prints): position h = 1/3 + q·(n + 1/3), linear interpolation between
 //! the order statistics around h, evaluated in that floating-point order.
 //!
-//! Cost: `mean_var`, `geomean` O(n); `median_sorted` O(1); `median` and `mad` O(n log n)
-//! (they sort a copy).
+//! Two medians live here, and only here: benchstat's interpolated one ([`median`],
+//! [`median_sorted`], [`quantile_sorted`]) and the ordinary middle-average one
+//! ([`plain_median`] and its sorted and finite-only forms). Every other module and crate
+//! calls these rather than writing its own.
+//!
+//! Cost: `mean_var`, `geomean`, `plain_median`, `mad` O(n); `median_sorted`,
+//! `plain_median_sorted` O(1); `median` O(n log n) (it sorts a copy).
 
 use crate::error::{check_finite, StatsError};
 
@@ -87,27 +92,46 @@ pub fn geomean(xs: &[f64]) -> Result<f64, StatsError> {
 }
 
 /// Median absolute deviation from the median (unscaled; multiply by 1.4826 for a normal
-/// standard deviation). Uses the ordinary middle-average median. O(n log n).
+/// standard deviation). Uses the ordinary middle-average median. O(n).
 pub fn mad(xs: &[f64]) -> f64 {
     let med = plain_median(xs);
     let dev: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
     plain_median(&dev)
 }
 
-/// Ordinary median (mean of the two middle values for even n); NaN when empty.
-/// O(n log n).
+/// Ordinary median (mean of the two middle values for even n); NaN when empty. O(n):
+/// it selects the middle of a copy instead of sorting it.
 pub fn plain_median(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
+    let n = xs.len();
+    if n == 0 {
         return f64::NAN;
     }
     let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
+    let (lower, hi, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
     if n % 2 == 1 {
-        v[n / 2]
+        hi
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        let lo = lower.iter().copied().max_by(f64::total_cmp).unwrap_or(hi);
+        (lo + hi) / 2.0
     }
+}
+
+/// [`plain_median`] of an ascending sample. O(1).
+pub fn plain_median_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// [`plain_median`] of the finite values of `xs` (NaN and infinities left out); NaN when
+/// none is finite. O(n).
+pub fn plain_median_finite(xs: &[f64]) -> f64 {
+    let finite: Vec<f64> = xs.iter().copied().filter(|v| v.is_finite()).collect();
+    plain_median(&finite)
 }
 
 #[cfg(test)]
@@ -127,5 +151,25 @@ mod tests {
         assert!((geomean(&[1.0, 4.0, 16.0]).unwrap() - 4.0).abs() < 1e-12);
         assert!(geomean(&[1.0, 0.0]).is_err());
         assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), 1.0);
+    }
+
+    #[test]
+    fn plain_median_averages_the_middle_pair() {
+        assert_eq!(plain_median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(plain_median(&[9.0, 1.0, 5.0]), 5.0);
+        assert!(plain_median(&[]).is_nan());
+        assert_eq!(plain_median_sorted(&[1.0, 2.0, 3.0, 4.0]), 2.5);
+        assert!(plain_median_sorted(&[]).is_nan());
+        assert_eq!(
+            plain_median_finite(&[f64::NAN, 1.0, 3.0, f64::INFINITY]),
+            2.0
+        );
+        assert!(plain_median_finite(&[f64::NAN]).is_nan());
+        // benchstat's median interpolates differently from the plain one only in how
+        // it rounds; on these values they agree.
+        assert_eq!(
+            median(&[4.0, 1.0, 3.0, 2.0]).unwrap(),
+            plain_median(&[4.0, 1.0, 3.0, 2.0])
+        );
     }
 }

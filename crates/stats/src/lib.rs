@@ -2,7 +2,12 @@
 //! calculations behind `resplab compare`.
 //!
 //! This crate is pure: numbers in, numbers out, no I/O of any kind. Each module states
-//! its method and cost and cites where the method comes from.
+//! its method and cost and cites where the method comes from. It depends on no crate of
+//! resplab and knows nothing of records, files, stores or rendering.
+//!
+//! - [`warning`]: every warning resplab gives, one typed enum whose variants word their
+//!   own advice; it lives here, at the bottom of the crate graph, so that the verdicts
+//!   here and every crate above (results re-exports it) raise and render the same type.
 //!
 //! - [`ministat`]: ministat's vitals and Student's t, number for number; Welch's t.
 //! - [`utest`]: the Mann–Whitney U test as benchstat computes it.
@@ -14,7 +19,8 @@
 //! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
 //! - [`fdr`]: Benjamini–Hochberg q-values.
-//! - [`describe`]: means, variances, benchstat's median, geomean, MAD.
+//! - [`describe`]: means, variances, both medians (benchstat's and the plain one),
+//!   quantiles, geomean, MAD: the one median and quantile helper of resplab.
 //! - [`dist`]: normal and Student t distributions.
 
 pub mod bootstrap;
@@ -31,5 +37,6 @@ pub mod rank;
 pub mod select;
 pub mod utest;
 pub mod verdict;
+pub mod warning;
 
 pub use error::StatsError;

@@ -89,68 +89,8 @@ pub enum Verdict {
     TooFewTrials,
 }
 
-/// A typed warning; [`Warning::advice`] says what to do about it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Warning {
-    /// Fewer trials than a finite interval needs (`need` per arm, or pairs).
-    TooFewTrials {
-        /// Trials (or pairs) available.
-        have: usize,
-        /// Trials (or pairs) needed for a finite interval at this confidence.
-        need: usize,
-    },
-    /// The per-trial variation is high (coefficient of variation above the threshold).
-    HighVariance {
-        /// Estimated per-trial CV in percent.
-        cv_pct: f64,
-        /// The threshold in percent.
-        threshold_pct: f64,
-    },
-    /// Trials of the two arms were not interleaved (added by the caller).
-    NotInterleaved,
-    /// The variant went the way the caller said it cannot plausibly go.
-    ImplausibleDirection {
-        /// The estimated effect in percent.
-        effect_pct: f64,
-    },
-    /// Rounds far from the others (paired designs).
-    OutlierRounds {
-        /// 0-based indices of the flagged rounds.
-        rounds: Vec<usize>,
-    },
-    /// So few pairs that the exact signed-rank test's smallest p-value (every
-    /// difference of one sign) is close to α.
-    FewPairs {
-        /// Pairs available.
-        pairs: usize,
-        /// The smallest two-sided p-value the test can give, 2/2ⁿ.
-        min_p: f64,
-    },
-}
-
-impl Warning {
-    /// One line of advice for the user.
-    pub fn advice(&self) -> String {
-        match self {
-            Warning::TooFewTrials { have, need } => format!(
-                "only {have} trials; at least {need} are needed for a confidence interval (10 or more recommended)"
-            ),
-            Warning::HighVariance { cv_pct, threshold_pct } => format!(
-                "per-trial variation is {cv_pct:.1}% (above {threshold_pct:.1}%): pin CPUs, set the governor to performance, lengthen windows, or add rounds"
-            ),
-            Warning::NotInterleaved => "trials of the two arms were not interleaved: drift can masquerade as an effect; run randomized interleaved rounds".to_string(),
-            Warning::ImplausibleDirection { effect_pct } => format!(
-                "the variant looks {effect_pct:+.2}% in an implausible direction: suspect code layout or placement bias; compare several builds (link orders, env padding) and check CPU placement"
-            ),
-            Warning::FewPairs { pairs, min_p } => format!(
-                "with {pairs} pairs the signed-rank test's p-value cannot go below {min_p:.3} (all {pairs} rounds on one side); an effect is found only if it shows in nearly every round, and the MDE is the effect that does so 80% of the time: more rounds detect smaller effects"
-            ),
-            Warning::OutlierRounds { rounds } => format!(
-                "rounds {rounds:?} lie far from the others (> 5 MADs); they are kept; see the leave-one-out line and check those runs for interference"
-            ),
-        }
-    }
-}
+/// The comparison's warnings are variants of resplab's one warning enum.
+pub use crate::warning::Warning;
 
 /// Which test produced the p-value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -599,7 +539,7 @@ mod tests {
         let c = compare_paired(&a, &b, &cfg).unwrap();
         assert!(c.leave_one_out.is_empty());
         for w in &c.warnings {
-            assert!(!w.advice().is_empty());
+            assert!(!w.message().is_empty());
         }
     }
 }

@@ -210,9 +210,9 @@ fn power_at_the_printed_mde_is_eighty_percent() {
         .find(|w| matches!(w, Warning::FewPairs { .. }))
         .expect("a few-pairs note");
     assert!(
-        w.advice().contains("cannot go below 0.031"),
+        w.message().contains("cannot go below 0.031"),
         "{}",
-        w.advice()
+        w.message()
     );
 }
 

@@ -9,6 +9,7 @@
 
 use crate::write::Check;
 use crate::{Store, StoreError};
+use resplab_results::csv;
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -642,16 +643,16 @@ impl Store {
             for (command, metric, value) in self.metric_rows(t.id)? {
                 out.push_str(&format!(
                     "{},{},{},{},{},{},{},{},{},{},{}\n",
-                    csv_field(&info.name),
-                    csv_field(&t.workload),
-                    csv_field(&t.variant),
+                    csv::field(&info.name),
+                    csv::field(&t.workload),
+                    csv::field(&t.variant),
                     t.round,
                     t.attempt,
                     t.position,
                     t.valid,
                     counted.contains(&t.id),
-                    csv_field(&command),
-                    csv_field(&metric),
+                    csv::field(&command),
+                    csv::field(&metric),
                     value
                 ));
             }
@@ -689,13 +690,5 @@ impl Store {
             )
             .optional()
             .map_err(|e| self.err(e))
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }

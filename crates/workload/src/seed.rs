@@ -15,6 +15,11 @@
 //! seeds. The derived seed feeds `Xoshiro256PlusPlus::seed_from_u64` (itself expanded
 //! with SplitMix64), a small, fast generator that is plenty for load generation (not
 //! for cryptography).
+//!
+//! Every seed resplab derives is derived here: the streams of a run
+//! ([`derive_seed`]), the seed of each shard of a sharded run ([`shard_seed`]), and the
+//! seed of each trial of an experiment ([`trial_seed`]). Their formulas are part of what
+//! a stored seed means, so they never change.
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -31,13 +36,37 @@ pub enum SeedPurpose {
     Values = 0x5641_4c55_4553_0000,
 }
 
-/// SplitMix64's output function: a bijective 64-bit mixer.
+/// SplitMix64's state increment (the golden ratio in 64 bits).
+pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function: a bijective 64-bit mixer. It is [`mix64`] of the
+/// word advanced by [`GOLDEN_GAMMA`], so `splitmix64(s)` is the next output of a
+/// SplitMix64 generator whose state is `s`.
 #[inline]
-pub fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+pub fn splitmix64(z: u64) -> u64 {
+    mix64(z.wrapping_add(GOLDEN_GAMMA))
+}
+
+/// SplitMix64's finalizer alone (Stafford's variant 13): a bijection with strong
+/// avalanche, without the state increment.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The master seed of shard `index` of a sharded run (distinct per shard, the same on
+/// every host for one master seed).
+pub fn shard_seed(master: u64, index: u32) -> u64 {
+    splitmix64(master ^ splitmix64(0x5348_4152_4400_0000 | u64::from(index)))
+}
+
+/// The seed of an experiment trial's request stream: the same for every variant of one
+/// round, attempt and workload (`workload` is its position in the experiment), so
+/// paired trials send identical requests.
+pub fn trial_seed(master: u64, round: u32, attempt: u32, workload: usize) -> u64 {
+    mix64(master ^ (u64::from(round) << 40) ^ (u64::from(attempt) << 24) ^ workload as u64)
 }
 
 /// The seed of stream `stream` of phase `phase` for `purpose` (see the module docs).
@@ -65,6 +94,21 @@ mod tests {
         // First output of SplitMix64 seeded with 0 (Vigna's reference implementation):
         // the state becomes 0x9e3779b97f4a7c15 and is mixed to 0xe220a8397b1dcdaf.
         assert_eq!(splitmix64(0), 0xe220_a839_7b1d_cdaf);
+    }
+
+    #[test]
+    fn shard_and_trial_seeds_keep_their_formulas() {
+        // Stored experiments and sharded runs record seeds derived by these formulas:
+        // the values must not move.
+        assert_eq!(splitmix64(7), mix64(7u64.wrapping_add(GOLDEN_GAMMA)));
+        assert_eq!(
+            shard_seed(42, 3),
+            splitmix64(42 ^ splitmix64(0x5348_4152_4400_0003))
+        );
+        assert_ne!(shard_seed(42, 0), shard_seed(42, 1));
+        assert_eq!(trial_seed(9, 2, 1, 4), mix64(9 ^ (2 << 40) ^ (1 << 24) ^ 4));
+        assert_ne!(trial_seed(9, 2, 1, 4), trial_seed(9, 3, 1, 4));
+        assert_ne!(trial_seed(9, 2, 1, 4), trial_seed(9, 2, 1, 5));
     }
 
     #[test]

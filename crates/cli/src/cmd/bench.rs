@@ -237,21 +237,15 @@ fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSp
         git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
     };
     if config.tls.as_ref().is_some_and(|t| t.insecure) {
-        record.warnings.push(Warning {
-            kind: "tls_insecure".into(),
-            message: "--insecure: the server's TLS certificate was NOT verified; anything could have answered on that address".into(),
-        });
+        record.warnings.push(Warning::TlsInsecure);
     }
     let threads = f64::from(config.effective_threads());
     if record.duration_sec > 0.0 {
         let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
         if busy > 0.8 {
-            record.warnings.push(Warning {
-                kind: "client_saturated".into(),
-                message: format!(
-                    "the load generator kept its {threads} thread(s) {:.0}% busy: the figures may measure the client, not the server; add --threads or give the client its own CPUs",
-                    busy * 100.0
-                ),
+            record.warnings.push(Warning::ClientSaturated {
+                threads,
+                busy_pct: busy * 100.0,
             });
         }
     }
@@ -574,7 +568,7 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         }
     };
     let seed = match &shard {
-        Some(s) if s.count > 1 => shard_seed(master_seed, s.index),
+        Some(s) if s.count > 1 => resplab_workload::seed::shard_seed(master_seed, s.index),
         _ => master_seed,
     };
 
@@ -752,13 +746,6 @@ fn resolve_tls(a: &BenchArgs, uri_tls: bool) -> anyhow::Result<Option<resplab_en
 fn share(total: u64, index: u32, count: u32) -> u64 {
     let (index, count) = (u64::from(index), u64::from(count));
     total / count + u64::from(index < total % count)
-}
-
-/// The seed of shard `index`, derived from the master seed (distinct per shard).
-pub fn shard_seed(master: u64, index: u32) -> u64 {
-    resplab_workload::seed::splitmix64(
-        master ^ resplab_workload::seed::splitmix64(0x5348_4152_4400_0000 | u64::from(index)),
-    )
 }
 
 /// The workload of `--workload-spec` (base64 JSON), with `seed` as its seed. It replaces

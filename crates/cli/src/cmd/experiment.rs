@@ -20,6 +20,7 @@ use resplab_engine::StopToken;
 use resplab_experiment::plan;
 use resplab_experiment::runner::{self, Event, Standing};
 use resplab_experiment::{Experiment, Overrides, TrialBudget};
+use resplab_report::verdict::standing_line;
 use resplab_store::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -384,7 +385,11 @@ fn execute(
             if rounds > 0 && last_round_shown != Some(rounds) {
                 last_round_shown = Some(rounds);
                 for s in standing {
-                    let _ = writeln!(err, "  {}", verdict_line(s, higher, margin));
+                    let _ = writeln!(
+                        err,
+                        "  {}",
+                        standing_line(&s.workload, &s.variant, &s.pairs, higher, margin)
+                    );
                 }
             }
         }
@@ -451,7 +456,7 @@ fn execute(
     out!("verdict ({}, paired by round):", exp.primary_metric);
     let trials = store.trials(status.info.id)?;
     for s in final_standing(store, exp)? {
-        let mut line = verdict_line(&s, higher, margin);
+        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, margin);
         if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
             line.push_str(
                 " [NOT INTERLEAVED: run in different phases; drift between them is \
@@ -581,60 +586,6 @@ fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standin
 /// ratio with its exact signed-rank interval and p-value, and the minimal detectable
 /// effect at 80 % power; faster/slower when the interval excludes 0, equivalent within
 /// the margin, otherwise no difference proven.
-pub fn verdict_line(s: &Standing, higher_is_better: bool, margin: Option<f64>) -> String {
-    use resplab_stats::verdict::{compare_paired, CompareConfig, Direction, Verdict};
-    let head = format!("{} / {} vs baseline:", s.workload, s.variant);
-    let (a, b): (Vec<f64>, Vec<f64>) = s
-        .pairs
-        .iter()
-        .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
-        .map(|(_, a, b)| (*a, *b))
-        .unzip();
-    let n = a.len();
-    if n < resplab_stats::verdict::min_pairs(0.95) {
-        let ratio = if n > 0 {
-            let mean = a.iter().zip(&b).map(|(a, b)| (b / a).ln()).sum::<f64>() / n as f64;
-            format!(", ratio so far {:+.2} %", (mean.exp() - 1.0) * 100.0)
-        } else {
-            String::new()
-        };
-        return format!(
-            "{head} {n} round(s){ratio}; need >= {} rounds for a 95 % CI",
-            resplab_stats::verdict::min_pairs(0.95)
-        );
-    }
-    let mut cfg = CompareConfig::new(if higher_is_better {
-        Direction::HigherIsBetter
-    } else {
-        Direction::LowerIsBetter
-    });
-    cfg.margin_pct = margin.map(|m| m * 100.0);
-    let c = match compare_paired(&a, &b, &cfg) {
-        Ok(c) => c,
-        Err(e) => return format!("{head} {e}"),
-    };
-    let mde = c
-        .mde_pct
-        .map_or(String::new(), |m| format!(", MDE {m:.2} % at 80 % power"));
-    let body = format!(
-        "{:+.2} % [{:+.2} %, {:+.2} %], p = {}, n = {n}{mde}",
-        c.effect_pct,
-        c.ci_low_pct,
-        c.ci_high_pct,
-        resplab_report::resplab::fmt_p_value(c.p_value)
-    );
-    let verdict = match c.verdict {
-        Verdict::Better if higher_is_better => "FASTER".to_string(),
-        Verdict::Better => "BETTER (lower)".to_string(),
-        Verdict::Worse if higher_is_better => "SLOWER".to_string(),
-        Verdict::Worse => "WORSE (higher)".to_string(),
-        Verdict::Equivalent => format!("EQUIVALENT within ±{:.1} %", margin.unwrap_or(0.0) * 100.0),
-        Verdict::Inconclusive => "no difference proven".to_string(),
-        Verdict::TooFewTrials => "too few rounds for a verdict".to_string(),
-    };
-    format!("{head} {verdict}: {body}")
-}
-
 fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
     let store = open_store(&db.db)?;
     let all = store.list_experiments()?;

@@ -108,12 +108,7 @@ fn shard_facts(
     if let Some(at) = start_at_unix_ms {
         let late = load_started_unix_ms - at as f64;
         if late > START_LATE_MS {
-            warnings.push(Warning {
-                kind: "start_late".into(),
-                message: format!(
-                    "the load began {late:.0} ms after --start-at (the connections were not ready in time, or the time had passed): shards did not start together; give a later --start-at"
-                ),
-            });
+            warnings.push(Warning::StartLate { late_ms: late });
         }
     }
     let shard = ShardInfo {
@@ -285,47 +280,35 @@ fn warnings_for(
 ) -> Vec<Warning> {
     let mut w = Vec::new();
     if totals.errors > 0 {
-        let kinds: Vec<String> = totals
-            .error_kinds
-            .iter()
-            .map(|(k, v)| format!("{k} x{v}"))
-            .collect();
-        w.push(Warning {
-            kind: "errors".into(),
-            message: format!(
-                "{} of {} requests failed ({}); check the commands and the server log",
-                totals.errors,
-                totals.requests,
-                kinds.join(", ")
-            ),
+        w.push(Warning::Errors {
+            failed: totals.errors,
+            requests: totals.requests,
+            kinds: totals
+                .error_kinds
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
         });
     }
     if let Some(up_rate) = conns.ops_per_sec_while_reachable {
-        w.push(Warning {
-            kind: "unreachable".into(),
-            message: format!(
-                "the target could not be reached for {:.1} s of the run: {:.0} ops/s over the whole window, {:.0} ops/s over the time it could be reached; neither is a healthy figure: run again",
-                conns.unreachable_sec, totals.ops_per_sec, up_rate
-            ),
+        w.push(Warning::Unreachable {
+            unreachable_sec: conns.unreachable_sec,
+            ops_per_sec: totals.ops_per_sec,
+            reachable_ops_per_sec: up_rate,
         });
     }
     if conns.reconnects > 0 || conns.protocol_errors > 0 {
-        w.push(Warning {
-            kind: "reconnects".into(),
-            message: format!(
-                "connections were reset {} times ({} protocol errors); latency around the resets is not representative",
-                conns.reconnects, conns.protocol_errors
-            ),
+        w.push(Warning::Reconnects {
+            reconnects: conns.reconnects,
+            protocol_errors: conns.protocol_errors,
         });
     }
     if let Some(ol) = open {
         if ol.generator_behind {
-            w.push(Warning {
-                kind: "schedule_lag".into(),
-                message: format!(
-                    "the load generator fell behind its schedule (send lag p99.9 {:.0} us, limit {:.0} us, {} requests unsent); lower --rate, or raise --threads, --clients or --pipeline",
-                    ol.send_lag_us.p99_9, ol.send_lag_limit_us, ol.unsent
-                ),
+            w.push(Warning::ScheduleLag {
+                send_lag_p99_9_us: ol.send_lag_us.p99_9,
+                limit_us: ol.send_lag_limit_us,
+                unsent: ol.unsent,
             });
         }
     }

@@ -8,7 +8,7 @@
 //! [`verdict_colour`].
 
 use super::{render_svg_sized, significant, PlotError, DESC_FONT, TICK_FONT, WIDTH};
-use crate::resplab::Verdict;
+use crate::verdict::Verdict;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 

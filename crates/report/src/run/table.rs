@@ -164,7 +164,7 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
         );
     }
     for w in &record.warnings {
-        let _ = writeln!(out, "warning: {}", w.message);
+        let _ = writeln!(out, "warning: {}", w.message());
     }
     out
 }

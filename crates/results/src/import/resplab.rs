@@ -70,7 +70,9 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
     for w in &record.warnings {
         out.notes.push(format!(
             "{}: run warning [{}]: {}",
-            ctx.file, w.kind, w.message
+            ctx.file,
+            w.kind(),
+            w.message()
         ));
     }
     if out.observations.is_empty() {

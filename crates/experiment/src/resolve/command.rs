@@ -1,0 +1,136 @@
+//! Command workloads: any benchmark program with its placeholders, output format and
+//! metrics, resolved and checked.
+
+use super::*;
+
+/// Placeholders a command workload's `run` and `cwd` may use.
+pub(super) const COMMAND_PLACEHOLDERS: &[&str] =
+    &["host", "port", "uri", "dir", "seed", "round", "variant"];
+
+/// A `[[workload]]` with `run = "…"`: a command line and how to read its output. The
+/// bench vocabulary does not apply to it, so its keys are refused here.
+pub(super) fn resolve_command_workload(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    name: String,
+    default_budget: TrialBudget,
+) -> Result<Workload, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let bench_keys = [
+        ("tests", w.tests.as_ref().map(|v| v.span())),
+        ("command", w.command.as_ref().map(|v| v.span())),
+        ("ratio", w.ratio.as_ref().map(|v| v.span())),
+        ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
+        ("keyspace", w.keyspace.as_ref().map(|v| v.span())),
+        ("data_size", w.data_size.as_ref().map(|v| v.span())),
+        (
+            "data_size_range",
+            w.data_size_range.as_ref().map(|v| v.span()),
+        ),
+        (
+            "data_size_list",
+            w.data_size_list.as_ref().map(|v| v.span()),
+        ),
+        ("pipeline", w.pipeline.as_ref().map(|v| v.span())),
+        ("clients", w.clients.as_ref().map(|v| v.span())),
+        ("threads", w.threads.as_ref().map(|v| v.span())),
+        ("rate", w.rate.as_ref().map(|v| v.span())),
+        ("arrivals", w.arrivals.as_ref().map(|v| v.span())),
+        ("test_time", w.test_time.as_ref().map(|v| v.span())),
+        ("requests", w.requests.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = bench_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` is bench vocabulary; a workload with `run` sets its load in its own command line"),
+        ));
+    }
+    let run = w.run.as_ref().expect("called for workloads with run");
+    if w.preload.is_some() {
+        return Err(cx.err_key(
+            run.span(),
+            key("preload"),
+            "`preload` is bench vocabulary; load data in the command or a hook instead",
+        ));
+    }
+    let line = run.get_ref().trim().to_string();
+    if line.is_empty() {
+        return Err(cx.err_key(
+            run.span(),
+            key("run"),
+            "expected a command line, found nothing",
+        ));
+    }
+    let shell = w.shell.as_ref().is_some_and(|s| *s.get_ref());
+    if !shell {
+        crate::words::split_words(&line).map_err(|e| cx.err_key(run.span(), key("run"), e))?;
+    }
+    let mut texts = vec![(run.span(), "run", line.clone())];
+    if let Some(c) = &w.cwd {
+        texts.push((c.span(), "cwd", c.get_ref().clone()));
+    }
+    for (span, k, text) in &texts {
+        if let Some(p) = crate::words::placeholders(text)
+            .into_iter()
+            .find(|p| !COMMAND_PLACEHOLDERS.contains(&p.as_str()))
+        {
+            return Err(cx.err_key(
+                span.clone(),
+                key(k),
+                format!(
+                    "unknown placeholder {{{p}}}; a command may use {}",
+                    COMMAND_PLACEHOLDERS
+                        .iter()
+                        .map(|p| format!("{{{p}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    let timeout = match &w.timeout {
+        Some(t) => nonzero(cx, t)?,
+        None => Duration::from_secs(600),
+    };
+    let format = match &w.format {
+        None => None,
+        Some(f) => Some(OutputFormat::from_name(f.get_ref()).ok_or_else(|| {
+            let hint = match error::closest(f.get_ref(), OutputFormat::NAMES) {
+                Some(c) => format!("; did you mean \"{c}\"?"),
+                None => format!("; expected one of {}", OutputFormat::NAMES.join(", ")),
+            };
+            cx.err_key(
+                f.span(),
+                key("format"),
+                format!("unknown format \"{}\"{hint}", f.get_ref()),
+            )
+        })?),
+    };
+    Ok(Workload {
+        name,
+        tests: Vec::new(),
+        commands: Vec::new(),
+        ratio: None,
+        key_pattern: None,
+        keyspace: None,
+        data_size: None,
+        data_size_range: None,
+        data_size_list: None,
+        pipeline: 1,
+        clients: 1,
+        threads: 1,
+        rate: None,
+        arrivals: "poisson".into(),
+        budget: default_budget,
+        preload: None,
+        run: Some(CommandRun {
+            line,
+            shell,
+            timeout,
+            cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
+            format,
+        }),
+    })
+}

@@ -1,0 +1,187 @@
+//! A variant's connection: address or spawned server, TLS, user and password (the
+//! password only as the name of an environment variable), and cluster options.
+
+use super::*;
+
+/// The connection keys of a variant: `uri` (instead of `address`), the TLS keys, `user`
+/// and `password_env` (for `address`/`uri` variants), and `cluster` (with `server`).
+pub(super) fn resolve_connect(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    server: ServerSource,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(ServerSource, Connect), SpecError> {
+    let mut server = server;
+    let mut tls_on = v.tls.as_ref().is_some_and(|t| *t.get_ref());
+    let mut user = v.user.as_ref().map(|u| sub(u.get_ref()));
+    if let Some(u) = &v.uri {
+        if v.server.is_some() || v.address.is_some() || v.toggle_of.is_some() {
+            return Err(cx.err_key(
+                u.span(),
+                key("uri"),
+                "give either uri or server/address/toggle_of, not both",
+            ));
+        }
+        let text = sub(u.get_ref());
+        let bad = |m: String| cx.err_key(u.span(), key("uri"), m);
+        // One URI parser for bench and experiments; its errors never show the userinfo.
+        let parsed = resplab_engine::uri::parse(&text).map_err(|e| {
+            bad(format!(
+                "expected redis://[user@]host[:port] or rediss://…, found \"{}\" ({})",
+                e.shown, e.why
+            ))
+        })?;
+        tls_on |= parsed.tls;
+        match &parsed.credentials {
+            Some(resplab_engine::uri::Credentials::Pair { .. }) => {
+                return Err(bad(
+                    "a password in the experiment file would be stored with every trial: name the environment variable that holds it with password_env = \"VAR\" and give the user alone (redis://user@host:port)".into(),
+                ));
+            }
+            // In a file, which may hold no password, a lone word is the user.
+            Some(resplab_engine::uri::Credentials::Lone(u)) if !u.is_empty() => {
+                user = Some(u.clone());
+            }
+            _ => {}
+        }
+        if parsed.db.is_some() {
+            return Err(bad(format!(
+                "a database number is not taken from an experiment uri, found \"{}\"",
+                resplab_engine::uri::redact(&text)
+            )));
+        }
+        let (host, port) = (parsed.host, parsed.port);
+        server = ServerSource::Address { host, port };
+    }
+    if let Some(c) = &v.cluster {
+        let spec = c.get_ref();
+        let command = match &server {
+            ServerSource::Spawn { command } if v.address.is_none() && v.uri.is_none() => {
+                command.clone()
+            }
+            _ => {
+                return Err(cx.err_key(
+                    c.span(),
+                    key("cluster"),
+                    "cluster = {…} starts a fresh cluster from the variant's server command; for a cluster that is already running give its address (cluster mode is detected)",
+                ))
+            }
+        };
+        if spec.masters == 0 || spec.masters > 64 || spec.replicas > 8 {
+            return Err(cx.err_key(
+                c.span(),
+                key("cluster"),
+                format!(
+                    "expected 1 to 64 masters and 0 to 8 replicas each, found masters = {}, replicas = {}",
+                    spec.masters, spec.replicas
+                ),
+            ));
+        }
+        server = ServerSource::Cluster {
+            command,
+            masters: spec.masters,
+            replicas: spec.replicas,
+        };
+    }
+    let tls_keys: [(&str, Option<std::ops::Range<usize>>); 7] = [
+        ("tls", v.tls.as_ref().map(|t| t.span())),
+        ("cacert", v.cacert.as_ref().map(|t| t.span())),
+        ("cacertdir", v.cacertdir.as_ref().map(|t| t.span())),
+        ("cert", v.cert.as_ref().map(|t| t.span())),
+        ("key", v.key.as_ref().map(|t| t.span())),
+        ("sni", v.sni.as_ref().map(|t| t.span())),
+        ("insecure", v.insecure.as_ref().map(|t| t.span())),
+    ];
+    let auth_keys = [
+        ("user", v.user.as_ref().map(|t| t.span())),
+        ("password_env", v.password_env.as_ref().map(|t| t.span())),
+    ];
+    if !matches!(server, ServerSource::Address { .. }) {
+        if let Some((k, Some(span))) = tls_keys
+            .iter()
+            .chain(auth_keys.iter())
+            .find(|(_, sp)| sp.is_some())
+            .cloned()
+        {
+            return Err(cx.err_key(
+                span,
+                key(k),
+                "TLS and credentials are settings of a server that is already running: give address or uri with them",
+            ));
+        }
+    }
+    if !tls_on {
+        if let Some((k, Some(span))) = tls_keys[1..].iter().find(|(_, sp)| sp.is_some()).cloned() {
+            return Err(cx.err_key(
+                span,
+                key(k),
+                "a TLS setting without TLS: add tls = true or use a rediss:// uri",
+            ));
+        }
+    }
+    let path = |p: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
+        match p {
+            None => Ok(None),
+            Some(p) => {
+                let text = sub(p.get_ref());
+                if !std::path::Path::new(&text).exists() {
+                    return Err(cx.err_key(p.span(), key(k), format!("{text} does not exist")));
+                }
+                Ok(Some(text))
+            }
+        }
+    };
+    let tls = if tls_on {
+        Some(TlsConnect {
+            cacert: path(&v.cacert, "cacert")?,
+            cacertdir: path(&v.cacertdir, "cacertdir")?,
+            cert: path(&v.cert, "cert")?,
+            key: path(&v.key, "key")?,
+            sni: v.sni.as_ref().map(|s| sub(s.get_ref())),
+            insecure: v.insecure.as_ref().is_some_and(|i| *i.get_ref()),
+        })
+    } else {
+        None
+    };
+    if let Some(t) = &tls {
+        if t.cert.is_some() != t.key.is_some() {
+            let span = v
+                .cert
+                .as_ref()
+                .or(v.key.as_ref())
+                .map(|s| s.span())
+                .unwrap_or_default();
+            return Err(cx.err_key(span, key("cert"), "cert and key go together (mutual TLS)"));
+        }
+    }
+    let password_env = match &v.password_env {
+        None => None,
+        Some(p) => {
+            let name = p.get_ref().trim().to_string();
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(cx.err_key(
+                    p.span(),
+                    key("password_env"),
+                    format!("expected the name of an environment variable, found \"{name}\""),
+                ));
+            }
+            if std::env::var_os(&name).is_none() {
+                return Err(cx.err_key(
+                    p.span(),
+                    key("password_env"),
+                    format!("the environment variable {name} is not set: export it before running the experiment"),
+                ));
+            }
+            Some(name)
+        }
+    };
+    Ok((
+        server,
+        Connect {
+            tls,
+            user,
+            password_env,
+        },
+    ))
+}

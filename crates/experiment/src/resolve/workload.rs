@@ -1,0 +1,254 @@
+//! Workloads in the bench vocabulary (tests, ratio, key pattern, data sizes, arrivals,
+//! preload), resolved and checked into the experiment model.
+
+use super::*;
+
+pub(super) fn resolve_workload(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    default_budget: TrialBudget,
+) -> Result<Workload, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let name = w.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return Err(cx.err_key(w.name.span(), key("name"), "expected a non-empty name"));
+    }
+    if w.run.is_some() {
+        return resolve_command_workload(cx, index, w, name, default_budget);
+    }
+    let command_keys = [
+        ("shell", w.shell.as_ref().map(|v| v.span())),
+        ("timeout", w.timeout.as_ref().map(|v| v.span())),
+        ("cwd", w.cwd.as_ref().map(|v| v.span())),
+        ("format", w.format.as_ref().map(|v| v.span())),
+    ];
+    if let Some((k, Some(span))) = command_keys.iter().find(|(_, s)| s.is_some()) {
+        return Err(cx.err_key(
+            span.clone(),
+            key(k),
+            format!("`{k}` belongs to a command workload; give `run = \"…\"` too"),
+        ));
+    }
+    let (tests, commands) = tests_and_commands(cx, index, w)?;
+    let check = |v: &Option<Spanned<String>>,
+                 k: &str,
+                 f: fn(&str) -> Result<(), String>|
+     -> Result<Option<String>, SpecError> {
+        match v {
+            None => Ok(None),
+            Some(s) => {
+                f(s.get_ref()).map_err(|m| cx.err_key(s.span(), key(k), m))?;
+                Ok(Some(s.get_ref().clone()))
+            }
+        }
+    };
+    let ratio = check(&w.ratio, "ratio", crate::workload::check_ratio)?;
+    let key_pattern = check(
+        &w.key_pattern,
+        "key_pattern",
+        crate::workload::check_key_pattern,
+    )?;
+    let data_size_range = check(
+        &w.data_size_range,
+        "data_size_range",
+        crate::workload::check_size_range,
+    )?;
+    let data_size_list = check(
+        &w.data_size_list,
+        "data_size_list",
+        crate::workload::check_size_list,
+    )?;
+    let positive = |v: &Option<Spanned<u32>>, k: &str, default: u32| -> Result<u32, SpecError> {
+        match v {
+            Some(x) if *x.get_ref() == 0 => {
+                Err(cx.err_key(x.span(), key(k), "expected at least 1, found 0"))
+            }
+            Some(x) => Ok(*x.get_ref()),
+            None => Ok(default),
+        }
+    };
+    let pipeline = positive(&w.pipeline, "pipeline", 1)?;
+    let clients = positive(&w.clients, "clients", 50)?;
+    let threads = positive(&w.threads, "threads", 1)?;
+    let (rate, arrivals) = arrivals(cx, index, w)?;
+    let budget = budget(cx, index, w, default_budget)?;
+    let mix_keys = ratio.is_some()
+        || key_pattern.is_some()
+        || data_size_range.is_some()
+        || data_size_list.is_some();
+    let tests = if tests.is_empty() && commands.is_empty() && !mix_keys {
+        vec!["set".to_string(), "get".to_string()]
+    } else {
+        tests
+    };
+    let preload = w.preload.as_ref().map(|p| Preload {
+        keys: p.keys,
+        value_size: p.value_size.unwrap_or(3),
+        key_prefix: p
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| if tests.is_empty() { "memtier-" } else { "key:" }.to_string()),
+    });
+    check_sizes(cx, index, w)?;
+    Ok(Workload {
+        name,
+        tests,
+        commands,
+        ratio,
+        key_pattern,
+        keyspace: w.keyspace.as_ref().map(|k| *k.get_ref()),
+        data_size: w.data_size.as_ref().map(|k| *k.get_ref()),
+        data_size_range,
+        data_size_list,
+        pipeline,
+        clients,
+        threads,
+        rate,
+        arrivals,
+        budget,
+        preload,
+        run: None,
+    })
+}
+
+/// The workload's redis-benchmark tests (comma lists flattened) or its commands, not
+/// both, each checked.
+fn tests_and_commands(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+) -> Result<(Vec<String>, Vec<String>), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let tests: Vec<String> = w
+        .tests
+        .as_ref()
+        .map(|t| {
+            t.get_ref()
+                .items()
+                .iter()
+                .flat_map(|s| {
+                    s.split(',')
+                        .map(|x| x.trim().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let commands: Vec<String> = w
+        .command
+        .as_ref()
+        .map(|c| c.get_ref().items())
+        .unwrap_or_default();
+    if let (Some(t), Some(_)) = (&w.tests, &w.command) {
+        return Err(cx.err_key(
+            t.span(),
+            key("tests"),
+            "give either tests or command, not both",
+        ));
+    }
+    if let Some(t) = &w.tests {
+        crate::workload::check_tests(&tests.join(","))
+            .map_err(|m| cx.err_key(t.span(), key("tests"), m))?;
+    }
+    if let Some(c) = &w.command {
+        for cmd in &commands {
+            crate::workload::check_command(cmd)
+                .map_err(|m| cx.err_key(c.span(), key("command"), m))?;
+        }
+    }
+    Ok((tests, commands))
+}
+
+/// The open-loop rate, if any, and the arrival process (`poisson` by default).
+fn arrivals(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+) -> Result<(Option<f64>, String), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    let rate = match &w.rate {
+        Some(r) if !(r.get_ref().is_finite() && *r.get_ref() > 0.0) => {
+            return Err(cx.err_key(
+                r.span(),
+                key("rate"),
+                format!(
+                    "expected requests per second above 0, found {}",
+                    r.get_ref()
+                ),
+            ))
+        }
+        Some(r) => Some(*r.get_ref()),
+        None => None,
+    };
+    let arrivals = match &w.arrivals {
+        None => "poisson".to_string(),
+        Some(a) if a.get_ref() == "poisson" || a.get_ref() == "constant" => a.get_ref().clone(),
+        Some(a) => {
+            return Err(cx.err_key(
+                a.span(),
+                key("arrivals"),
+                format!(
+                    "expected \"poisson\" or \"constant\", found \"{}\"",
+                    a.get_ref()
+                ),
+            ))
+        }
+    };
+    Ok((rate, arrivals))
+}
+
+/// The workload's trial budget: `test_time` or `requests` (not both), the experiment's
+/// default if neither.
+fn budget(
+    cx: &Ctx<'_>,
+    index: usize,
+    w: &WorkloadSpecToml,
+    default_budget: TrialBudget,
+) -> Result<TrialBudget, SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    Ok(match (&w.test_time, &w.requests) {
+        (Some(t), Some(_)) => {
+            return Err(cx.err_key(
+                t.span(),
+                key("test_time"),
+                "give either test_time or requests, not both",
+            ))
+        }
+        (Some(t), None) => TrialBudget::TestTime(nonzero(cx, t)?),
+        (None, Some(r)) if *r.get_ref() == 0 => {
+            return Err(cx.err_key(
+                r.span(),
+                key("requests"),
+                "expected at least 1 request, found 0",
+            ))
+        }
+        (None, Some(r)) => TrialBudget::Requests(*r.get_ref()),
+        (None, None) => default_budget,
+    })
+}
+
+/// `keyspace` and `data_size`, when given, are at least 1.
+fn check_sizes(cx: &Ctx<'_>, index: usize, w: &WorkloadSpecToml) -> Result<(), SpecError> {
+    let key = |k: &str| format!("workload[{index}].{k}");
+    if let Some(k) = &w.keyspace {
+        if *k.get_ref() == 0 {
+            return Err(cx.err_key(
+                k.span(),
+                key("keyspace"),
+                "expected at least 1 key, found 0",
+            ));
+        }
+    }
+    if let Some(d) = &w.data_size {
+        if *d.get_ref() == 0 {
+            return Err(cx.err_key(
+                d.span(),
+                key("data_size"),
+                "expected at least 1 byte, found 0",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The executor of a command workload: any benchmark program, run with the trial's
+//! address and seed filled in, its output read through `results::import` into the
+//! trial's run record.
+
+use super::*;
+
+impl Runner<'_> {
+    /// A command workload's trial: the command runs against the server the execution
+    /// started (or the variant's address), its output is read into metrics, and any
+    /// failure makes the trial invalid with the reason, naming variant, round and command.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn measure_command(
+        &mut self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        run: &crate::model::CommandRun,
+        host: &str,
+        port: u16,
+        mut ctl: Option<&mut Client>,
+        env: &[(String, String)],
+        process: Option<&ServerProcess>,
+        restore: Vec<(String, String)>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let seed =
+            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload)
+                .to_string();
+        let round = slot.round.to_string();
+        let port_text = port.to_string();
+        let uri = format!("redis://{host}:{port}");
+        let dir = self.work_dir(variant);
+        let filled = crate::command::fill(
+            run,
+            &[
+                ("host", host),
+                ("port", &port_text),
+                ("uri", &uri),
+                ("dir", &dir),
+                ("seed", &seed),
+                ("round", &round),
+                ("variant", &variant.name),
+            ],
+        )
+        .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))?;
+        let cpu_before = ctl.as_deref_mut().and_then(server_cpu);
+        let started = resplab_store::write::now_unix_ms();
+        let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
+        if finished.interrupted || self.stop.is_stopped() {
+            return Ok(None);
+        }
+        let cpu_after = ctl.as_deref_mut().and_then(server_cpu);
+        let mut info = ctl
+            .as_deref_mut()
+            .map(|c| server_facts(c, process))
+            .unwrap_or_default();
+        info.entry("resplab".into())
+            .or_default()
+            .insert("command".into(), filled.display.clone());
+        after_trial(variant, ctl, env, restore)?;
+        let read = match &finished.failure {
+            Some(f) => Err(f.clone()),
+            None => crate::command::read_metrics(run.format, &finished),
+        };
+        let mut histograms = Vec::new();
+        let mut total = None;
+        let (metrics, check) = match read {
+            Ok(readout) => {
+                let rows = readout.metrics;
+                histograms = readout.histograms;
+                total = readout.total;
+                let detail = format!(
+                    "`{}` exited 0 in {:.2} s; {} metrics read",
+                    filled.display,
+                    finished.wall.as_secs_f64(),
+                    rows.len()
+                );
+                (
+                    rows,
+                    Check {
+                        name: "command".into(),
+                        passed: true,
+                        detail,
+                    },
+                )
+            }
+            Err(reason) => {
+                let tail = crate::launch::last_lines(&finished.stderr, 3);
+                let tail = if tail.is_empty() {
+                    crate::launch::last_lines(&finished.stdout, 3)
+                } else {
+                    tail
+                };
+                let detail = format!(
+                    "variant `{}`, round {}: command `{}` {reason}{}",
+                    variant.name,
+                    slot.round + 1,
+                    filled.display,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; its output ends: {tail}")
+                    }
+                );
+                (
+                    crate::command::read_metrics(None, &finished)
+                        .map(|r| r.metrics)
+                        .unwrap_or_default(),
+                    Check {
+                        name: "command".into(),
+                        passed: false,
+                        detail,
+                    },
+                )
+            }
+        };
+        let mut record = empty_record();
+        record.started_at_unix_ms = started;
+        record.duration_sec = finished.wall.as_secs_f64();
+        // The latency histograms the output carried become the record's summaries, so
+        // they are stored and the report draws their latency spectrum. Their rates are
+        // the tool's own, in the metrics: ops_per_sec here stays 0.
+        let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
+            requests: h.count(),
+            latency_us: resplab_results::LatencyUs::from_histogram(h),
+            histogram: h.to_base64(),
+            ..resplab_results::Summary::default()
+        };
+        for (name, h) in &histograms {
+            record.commands.insert(name.clone(), summary(h));
+        }
+        if let Some(h) = &total {
+            record.totals = summary(h);
+        }
+        record.host = self.host.clone();
+        record.config = serde_json::json!({
+            "command": filled.display,
+            "workload": run,
+            "experiment": exp.name,
+            "variant": variant.name,
+            "workload_name": workload.name,
+            "round": slot.round,
+            "attempt": slot.attempt,
+            "position": slot.position,
+        });
+        let server_cpu_sec = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        Ok(Some(NewTrial {
+            run: record,
+            server_info: info,
+            server_cpu_sec,
+            checks: vec![check],
+            command: Some(resplab_store::CommandTrial {
+                metrics,
+                command: filled.display,
+                exit_code: finished.exit_code,
+                stdout: finished.stdout,
+                stderr: finished.stderr,
+            }),
+            ..self.trial_frame(slot, variant, workload, started)
+        }))
+    }
+
+    /// The variant's own working directory for command workloads (`{dir}`, and
+    /// `RESPLAB_DIR` in its hooks): the same for every trial of a run, so a `setup` hook
+    /// can build into it what the command then runs.
+    pub(super) fn work_dir(&self, v: &Variant) -> String {
+        let dir = self.work_dir_path(v);
+        let _ = std::fs::create_dir_all(&dir);
+        dir.display().to_string()
+    }
+
+    /// Where [`Runner::work_dir`] puts a variant's working directory.
+    pub(super) fn work_dir_path(&self, v: &Variant) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!(
+            "resplab-work-{}-{}",
+            self.exp.name,
+            v.name
+                .chars()
+                .map(
+                    |c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '_'
+                    }
+                )
+                .collect::<String>()
+        ))
+    }
+}

@@ -1,0 +1,210 @@
+//! The executor of resplab's own load: the workload compiled and run by the engine
+//! against the variant's server, in this process.
+
+use super::*;
+
+/// The connection part of a trial's run configuration: `host:port` and the variant's TLS,
+/// user and password (read now from the environment variable it names).
+///
+/// # Errors
+/// The password's environment variable is no longer set.
+pub(super) fn connect_config(v: &Variant, host: &str, port: u16) -> Result<RunConfig, String> {
+    let mut cfg = RunConfig::new(Target::Tcp {
+        host: host.to_string(),
+        port,
+    });
+    let c = &v.connect;
+    if let Some(t) = &c.tls {
+        cfg.tls = Some(resplab_engine::TlsOptions {
+            ca_file: t.cacert.as_ref().map(Into::into),
+            ca_dir: t.cacertdir.as_ref().map(Into::into),
+            cert: t.cert.as_ref().map(Into::into),
+            key: t.key.as_ref().map(Into::into),
+            sni: t.sni.clone(),
+            insecure: t.insecure,
+            protocols: Vec::new(),
+            ciphersuites: Vec::new(),
+        });
+    }
+    let password = match &c.password_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            format!(
+                "variant `{}`: the environment variable {var} (password_env) is not set",
+                v.name
+            )
+        })?),
+        None => None,
+    };
+    if password.is_some() || c.user.is_some() {
+        cfg.credentials = Some(resplab_engine::Credentials {
+            user: c.user.clone(),
+            password: password.unwrap_or_default(),
+        });
+    }
+    Ok(cfg)
+}
+
+impl Runner<'_> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn measure(
+        &mut self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        base: &Variant,
+        host: &str,
+        port: u16,
+        ctl: Option<&mut Client>,
+        env: &[(String, String)],
+        process: Option<&ServerProcess>,
+    ) -> Result<Option<NewTrial>, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let timeout = variant.hooks.timeout;
+        let mut ctl = ctl;
+        let no_server = || {
+            RunError::Workload(format!(
+                "variant `{}` has no server (server = \"none\"); workload `{}` needs one",
+                variant.name, workload.name
+            ))
+        };
+        if let Some(cmd) = &variant.hooks.before_trial {
+            launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
+        }
+        let mut restore = Vec::new();
+        if let ServerSource::Toggle { on, guard, .. } = &variant.server {
+            let ctl = ctl.as_deref_mut().ok_or_else(no_server)?;
+            for (k, _) in &variant.config {
+                let old = ctl
+                    .call(&["CONFIG", "GET", k])
+                    .map_err(|e| control_err(variant, "CONFIG GET", e))?;
+                if let crate::client::Reply::Array(Some(items)) = old {
+                    if let Some(v) = items.get(1) {
+                        restore.push((k.clone(), v.text()));
+                    }
+                }
+            }
+            config_set(ctl, variant, &variant.config)?;
+            if let Some(cmd) = on {
+                launch::run_hook(&variant.name, "toggle_on", cmd, env, timeout)?;
+            }
+            std::thread::sleep(*guard);
+        }
+        if let Some(p) = &workload.preload {
+            preload(
+                ctl.as_deref_mut().ok_or_else(no_server)?,
+                variant,
+                workload,
+                p,
+            )?;
+        }
+        if let Some(run) = &workload.run {
+            return self
+                .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
+        }
+        let ctl = ctl.ok_or_else(no_server)?;
+        let cpu_before = server_cpu(ctl);
+        let spec = crate::workload::to_spec(
+            workload,
+            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
+        )
+        .map_err(RunError::Workload)?;
+        let compiled = resplab_workload::Workload::new(&spec)
+            .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
+        let mut cfg = connect_config(base, host, port).map_err(|reason| {
+            RunError::Launch(LaunchError::Control {
+                variant: variant.name.clone(),
+                what: "reading the connection settings".into(),
+                reason,
+            })
+        })?;
+        cfg.threads = workload.threads;
+        cfg.clients = workload.clients;
+        cfg.pipeline = workload.pipeline;
+        cfg.budget = match workload.budget {
+            TrialBudget::Requests(n) => Budget::Requests(n),
+            TrialBudget::TestTime(d) => Budget::Duration(d),
+        };
+        cfg.warmup = exp.warmup;
+        cfg.seed = spec.seed;
+        cfg.open_loop = workload.rate.map(|rate| OpenLoop {
+            rate_per_sec: rate,
+            arrivals: if workload.arrivals == "constant" {
+                resplab_engine::Arrivals::Constant
+            } else {
+                resplab_engine::Arrivals::Poisson
+            },
+        });
+        let started = resplab_store::write::now_unix_ms();
+        let t0 = Instant::now();
+        let on_event = &mut self.on_event;
+        let mut generator_failures: Vec<String> = Vec::new();
+        let mut run = if exp.generators.is_empty() {
+            resplab_engine::run(&cfg, &compiled, self.stop, &mut |p| {
+                on_event(Event::Progress(p))
+            })
+            .map_err(|source| RunError::Engine {
+                variant: variant.name.clone(),
+                workload: workload.name.clone(),
+                source,
+            })?
+        } else {
+            let Some((record, failures)) = self.run_generators(workload, &spec, &cfg, host, port)
+            else {
+                return Ok(None);
+            };
+            generator_failures = failures;
+            record
+        };
+        let _ = t0;
+        if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
+            return Ok(None);
+        }
+        let cpu_after = server_cpu(ctl);
+        let info = server_facts(ctl, process);
+        after_trial(variant, Some(ctl), env, restore)?;
+        let _ = base;
+        run.config = serde_json::json!({
+            "engine": run.config,
+            "workload": spec,
+            "experiment": exp.name,
+            "variant": variant.name,
+            "workload_name": workload.name,
+            "round": slot.round,
+            "attempt": slot.attempt,
+            "position": slot.position,
+        });
+        if exp.generators.is_empty() {
+            run.host = self.host.clone();
+        }
+        let server_cpu_sec = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        let mut checks = self.checks(
+            &run,
+            workload.threads,
+            variant
+                .client_cpus
+                .as_deref()
+                .or(base.client_cpus.as_deref()),
+        );
+        if !exp.generators.is_empty() {
+            checks.push(Check {
+                name: "generators".into(),
+                passed: generator_failures.is_empty(),
+                detail: if generator_failures.is_empty() {
+                    format!("{} shards merged", run.shards.len())
+                } else {
+                    generator_failures.join("; ")
+                },
+            });
+        }
+        Ok(Some(NewTrial {
+            run,
+            server_info: info,
+            server_cpu_sec,
+            checks,
+            ..self.trial_frame(slot, variant, workload, started)
+        }))
+    }
+}

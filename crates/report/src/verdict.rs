@@ -1,0 +1,257 @@
+//! The words of a verdict, in one place: the label a table shows (`FASTER`, `SLOWER`,
+//! `EQUIVALENT`, …), the verdict of a bare interval (a geomean's), and the running
+//! verdict line `resplab experiment run` prints after every round and at the end.
+//!
+//! The numbers behind a verdict come from [`resplab_stats::verdict`]; this module only
+//! names them. A metric with a direction is FASTER or SLOWER whichever way it is better
+//! (a lower latency is FASTER); a metric without one is HIGHER or LOWER.
+
+use resplab_results::sample::Direction;
+use resplab_stats::verdict::{compare_paired, min_pairs, CompareConfig, Verdict as StatsVerdict};
+use serde::Serialize;
+
+/// The verdict as printed: the stats verdict in the words of the metric's direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The variant is better than the baseline (interval excludes zero).
+    Faster,
+    /// The variant is worse than the baseline (interval excludes zero).
+    Slower,
+    /// The metric has no direction and went up (interval excludes zero).
+    Higher,
+    /// The metric has no direction and went down (interval excludes zero).
+    Lower,
+    /// The interval lies inside ±margin.
+    Equivalent,
+    /// None of the above: look at the MDE.
+    Inconclusive,
+    /// Too few trials for an interval, or values that have no ratio.
+    NoVerdict,
+}
+
+impl Verdict {
+    /// Upper-case label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Faster => "FASTER",
+            Verdict::Slower => "SLOWER",
+            Verdict::Higher => "HIGHER",
+            Verdict::Lower => "LOWER",
+            Verdict::Equivalent => "EQUIVALENT",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+            Verdict::NoVerdict => "NO VERDICT",
+        }
+    }
+
+    /// The verdict in a sentence of the running verdict line: the label, except that an
+    /// equivalence names its margin (a fraction), an inconclusive result says that no
+    /// difference was proven, and a missing verdict says why.
+    pub fn sentence(self, margin: Option<f64>) -> String {
+        match self {
+            Verdict::Equivalent => {
+                format!("EQUIVALENT within ±{:.1} %", margin.unwrap_or(0.0) * 100.0)
+            }
+            Verdict::Inconclusive => "no difference proven".into(),
+            Verdict::NoVerdict => "too few rounds for a verdict".into(),
+            other => other.label().into(),
+        }
+    }
+
+    /// The stats verdict in the words of `direction`.
+    pub fn from_stats(v: StatsVerdict, direction: Direction) -> Verdict {
+        let plain = direction == Direction::Unknown;
+        match v {
+            StatsVerdict::Better if plain => Verdict::Higher,
+            StatsVerdict::Worse if plain => Verdict::Lower,
+            StatsVerdict::Better => Verdict::Faster,
+            StatsVerdict::Worse => Verdict::Slower,
+            StatsVerdict::Equivalent => Verdict::Equivalent,
+            StatsVerdict::Inconclusive => Verdict::Inconclusive,
+            StatsVerdict::TooFewTrials => Verdict::NoVerdict,
+        }
+    }
+}
+
+/// The verdict of an effect's interval (percent): better or worse when it excludes zero,
+/// equivalent when it lies inside ±`margin_pct`, inconclusive otherwise. For a geomean,
+/// whose bootstrap interval has no test of its own.
+pub fn interval_verdict(
+    low_pct: f64,
+    high_pct: f64,
+    direction: Direction,
+    margin_pct: Option<f64>,
+) -> Verdict {
+    let up = low_pct > 0.0;
+    let down = high_pct < 0.0;
+    match direction {
+        _ if !up && !down => match margin_pct {
+            Some(m) if low_pct > -m && high_pct < m => Verdict::Equivalent,
+            _ => Verdict::Inconclusive,
+        },
+        Direction::Unknown if up => Verdict::Higher,
+        Direction::Unknown => Verdict::Lower,
+        Direction::HigherIsBetter if up => Verdict::Faster,
+        Direction::LowerIsBetter if down => Verdict::Faster,
+        _ => Verdict::Slower,
+    }
+}
+
+/// A p-value to three decimals; `<0.001` rather than a p of `0.000`.
+pub fn fmt_p_value(p: f64) -> String {
+    if p < 0.0005 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// The running verdict of one workload and variant of an experiment, from the
+/// (round, baseline, variant) values of its primary metric, as one line:
+/// `set / v1 vs baseline: SLOWER: -3.10 % [-4.02 %, -2.20 %], p = 0.031, n = 6, MDE …`.
+/// Below the rounds an interval needs, the line gives the ratio so far instead.
+/// `margin` is a fraction (0.01 for ±1 %).
+pub fn standing_line(
+    workload: &str,
+    variant: &str,
+    pairs: &[(u32, f64, f64)],
+    higher_is_better: bool,
+    margin: Option<f64>,
+) -> String {
+    let head = format!("{workload} / {variant} vs baseline:");
+    let (a, b): (Vec<f64>, Vec<f64>) = pairs
+        .iter()
+        .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
+        .map(|(_, a, b)| (*a, *b))
+        .unzip();
+    let n = a.len();
+    let need = min_pairs(0.95);
+    if n < need {
+        let ratio = if n > 0 {
+            let mean = a.iter().zip(&b).map(|(a, b)| (b / a).ln()).sum::<f64>() / n as f64;
+            format!(", ratio so far {:+.2} %", (mean.exp() - 1.0) * 100.0)
+        } else {
+            String::new()
+        };
+        return format!("{head} {n} round(s){ratio}; need >= {need} rounds for a 95 % CI");
+    }
+    let direction = if higher_is_better {
+        resplab_stats::verdict::Direction::HigherIsBetter
+    } else {
+        resplab_stats::verdict::Direction::LowerIsBetter
+    };
+    let mut cfg = CompareConfig::new(direction);
+    cfg.margin_pct = margin.map(|m| m * 100.0);
+    let c = match compare_paired(&a, &b, &cfg) {
+        Ok(c) => c,
+        Err(e) => return format!("{head} {e}"),
+    };
+    let mde = c
+        .mde_pct
+        .map_or(String::new(), |m| format!(", MDE {m:.2} % at 80 % power"));
+    let body = format!(
+        "{:+.2} % [{:+.2} %, {:+.2} %], p = {}, n = {n}{mde}",
+        c.effect_pct,
+        c.ci_low_pct,
+        c.ci_high_pct,
+        fmt_p_value(c.p_value)
+    );
+    let metric_direction = if higher_is_better {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    };
+    let verdict = Verdict::from_stats(c.verdict, metric_direction).sentence(margin);
+    format!("{head} {verdict}: {body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_p_values_are_not_printed_as_zero() {
+        assert_eq!(fmt_p_value(0.0312), "0.031");
+        assert_eq!(fmt_p_value(0.0005), "0.001");
+        assert_eq!(fmt_p_value(0.0004), "<0.001");
+        assert_eq!(fmt_p_value(0.0), "<0.001");
+    }
+
+    #[test]
+    fn interval_verdicts_follow_the_direction_and_the_margin() {
+        use Direction::*;
+        assert_eq!(
+            interval_verdict(1.0, 3.0, HigherIsBetter, None),
+            Verdict::Faster
+        );
+        assert_eq!(
+            interval_verdict(1.0, 3.0, LowerIsBetter, None),
+            Verdict::Slower
+        );
+        assert_eq!(
+            interval_verdict(-3.0, -1.0, LowerIsBetter, None),
+            Verdict::Faster
+        );
+        assert_eq!(
+            interval_verdict(-3.0, -1.0, HigherIsBetter, None),
+            Verdict::Slower
+        );
+        assert_eq!(interval_verdict(1.0, 3.0, Unknown, None), Verdict::Higher);
+        assert_eq!(interval_verdict(-3.0, -1.0, Unknown, None), Verdict::Lower);
+        assert_eq!(
+            interval_verdict(-1.0, 2.0, HigherIsBetter, Some(5.0)),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            interval_verdict(-1.0, 6.0, HigherIsBetter, Some(5.0)),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            interval_verdict(-1.0, 2.0, HigherIsBetter, None),
+            Verdict::Inconclusive
+        );
+    }
+
+    #[test]
+    fn standing_line_words_every_state() {
+        let rounds = |ratio: f64| -> Vec<(u32, f64, f64)> {
+            (0..8)
+                .map(|r| {
+                    let base = 1000.0 + f64::from(r);
+                    (r, base, base * ratio * (1.0 + f64::from(r % 3) * 1e-3))
+                })
+                .collect()
+        };
+        let early = standing_line("set", "v1", &rounds(0.9)[..2], true, None);
+        assert!(
+            early.starts_with("set / v1 vs baseline: 2 round(s), ratio so far -"),
+            "{early}"
+        );
+        assert!(
+            early.ends_with("; need >= 6 rounds for a 95 % CI"),
+            "{early}"
+        );
+        let none = standing_line("set", "v1", &[], true, None);
+        assert_eq!(
+            none,
+            "set / v1 vs baseline: 0 round(s); need >= 6 rounds for a 95 % CI"
+        );
+        let slower = standing_line("set", "v1", &rounds(0.9), true, None);
+        assert!(
+            slower.starts_with("set / v1 vs baseline: SLOWER: -"),
+            "{slower}"
+        );
+        assert!(slower.contains(", p = 0.008, n = 8, MDE "), "{slower}");
+        // Lower is better: a drop is FASTER, as in the comparison table.
+        let faster = standing_line("get", "v2", &rounds(0.9), false, None);
+        assert!(
+            faster.starts_with("get / v2 vs baseline: FASTER: -"),
+            "{faster}"
+        );
+        let same = standing_line("get", "v2", &rounds(1.0), true, Some(0.05));
+        assert!(
+            same.starts_with("get / v2 vs baseline: EQUIVALENT within ±5.0 %: "),
+            "{same}"
+        );
+    }
+}
