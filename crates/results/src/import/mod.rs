@@ -12,6 +12,9 @@
 //! | a JSON object with `schema_version` and `commands` | [`resplab`] (`resplab bench --json`) |
 //! | a JSON object with `"results"` entries holding `"command"` and `"mean"` | [`hyperfine`] (`--export-json`) |
 //! | a JSON object with `"run information"` or `"ALL STATS"` / `"RUN #k RESULTS"` | [`memtier`] (`--json-out-file`) |
+//! | a line `Value Percentile TotalCount 1/(1-Percentile)` | [`hdr_text`] (HdrHistogram percentile distribution) |
+//! | a legend `"StartTimestamp",…` or `#[Histogram log format version …]` | [`hdr_log`] (HdrHistogram interval log) |
+//! | a line `Type Ops/sec …` (a memtier result table) | [`memtier_text`] (memtier's standard output) |
 //! | a line `"test","rps",…` | [`redis_benchmark`] `--csv` |
 //! | lines `NAME: N requests per second…` or `====== NAME ======` sections | [`redis_benchmark`] `-q` / full text |
 //! | lines `BenchmarkName[-N] <iterations> <value> <unit> …` | [`gobench`] (`go test -bench`) |
@@ -22,8 +25,12 @@
 //! comparison does not care where its [`Observations`] came from.
 
 pub mod gobench;
+pub mod hdr;
+pub mod hdr_log;
+pub mod hdr_text;
 pub mod hyperfine;
 pub mod memtier;
+pub mod memtier_text;
 pub mod plain;
 pub mod redis_benchmark;
 pub mod resplab;
@@ -80,6 +87,12 @@ pub enum Format {
     Plain,
     /// hyperfine `--export-json`.
     Hyperfine,
+    /// HdrHistogram percentile distribution (`outputPercentileDistribution` text).
+    HdrPercentiles,
+    /// HdrHistogram interval log (`.hlog`, memtier's `.hgrm`).
+    HdrLog,
+    /// memtier_benchmark's result tables on standard output.
+    MemtierText,
 }
 
 impl Format {
@@ -94,6 +107,9 @@ impl Format {
             Format::GoBench => "go test -bench output",
             Format::Plain => "plain numbers",
             Format::Hyperfine => "hyperfine JSON",
+            Format::HdrPercentiles => "HdrHistogram percentile distribution",
+            Format::HdrLog => "HdrHistogram interval log",
+            Format::MemtierText => "memtier stdout table",
         }
     }
 }
@@ -305,6 +321,15 @@ pub fn detect(bytes: &[u8]) -> Format {
         if line.is_empty() {
             continue;
         }
+        if hdr_text::is_header(line) {
+            return Format::HdrPercentiles;
+        }
+        if hdr_log::is_marker(line) {
+            return Format::HdrLog;
+        }
+        if memtier_text::is_header(line) {
+            return Format::MemtierText;
+        }
         if line.starts_with("\"test\",\"rps\"") {
             return Format::RedisBenchmarkCsv;
         }
@@ -348,6 +373,9 @@ pub fn import_bytes(
         Format::GoBench => gobench::import(bytes, ctx)?,
         Format::Plain => plain::import(bytes, ctx, plain)?,
         Format::Hyperfine => hyperfine::import(bytes, ctx)?,
+        Format::HdrPercentiles => hdr_text::import(bytes, ctx)?,
+        Format::HdrLog => hdr_log::import(bytes, ctx)?,
+        Format::MemtierText => memtier_text::import(bytes, ctx)?,
     };
     imported.format = Some(format);
     Ok(imported)
@@ -591,5 +619,27 @@ mod tests {
             Format::RedisBenchmarkQuiet
         );
         assert_eq!(detect(b"  {\"configuration\":{}}"), Format::Memtier);
+        assert_eq!(
+            detect(b"       Value   Percentile   TotalCount 1/(1-Percentile)\n\n"),
+            Format::HdrPercentiles
+        );
+        assert_eq!(
+            detect(b"#[Histogram log format version 1.2]\n"),
+            Format::HdrLog
+        );
+        assert_eq!(
+            detect(b"#[StartTime: 1.000 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\"\n"),
+            Format::HdrLog
+        );
+        assert_eq!(
+            detect(b"ALL STATS\n====\nType Ops/sec Avg. Latency KB/sec\n"),
+            Format::MemtierText
+        );
+        // Neighbours that must keep their own formats.
+        assert_eq!(detect(b"# Value Percentile\n1\n2\n"), Format::Plain);
+        assert_eq!(
+            detect(b"Type     <= msec         Percent\nSET 0.031 0.000\n"),
+            Format::Plain
+        );
     }
 }
