@@ -22,8 +22,12 @@
 //! bucket where that percentile was reached). Counts are therefore exact; values are as
 //! precise as the file prints them. Percentiles are taken from the rows as printed (the
 //! first row whose `TotalCount` reaches the percentile's rank, as HdrHistogram defines
-//! it), mean and max from the footer. A file whose rows do not add up to the footer's
-//! `Total count`, or that ends before the footer, is refused as truncated.
+//! it), mean and max from the footer. A percentile the table has a row for (p50, p90)
+//! is exact to the printed digits; one that falls between two rows (p99 lies between
+//! the rows at 0.9890625 and 0.990625) reads as the later row, an upper bound that can
+//! be well above the true value where the tail is steep. A file whose rows do not add
+//! up to the footer's `Total count`, or that ends before the footer, is refused as
+//! truncated.
 
 use super::hdr::{self, Point};
 use super::{Ctx, ImportError, Imported};

@@ -181,20 +181,23 @@ pub struct Imported {
     pub notes: Vec<String>,
     /// The detected format.
     pub format: Option<Format>,
-    /// Latency histograms the output carried (memtier's per request type), as written.
+    /// Latency histograms the output carried: memtier's JSON per request type as written,
+    /// HdrHistogram files' as rebuilt or summed (see [`hdr`]).
     pub histograms: Vec<ForeignHistogram>,
 }
 
-/// A latency histogram a tool's output carried, kept as the tool wrote it.
+/// A latency histogram a tool's output carried: as the tool wrote it (memtier JSON), or
+/// rebuilt from its file in nanoseconds (HdrHistogram percentile text, interval logs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForeignHistogram {
     /// The request type it belongs to (the workload of its observations).
     pub workload: String,
-    /// HdrHistogram V2 encoding (plain or compressed), base64, as written.
+    /// HdrHistogram V2 encoding (plain or compressed), base64.
     pub hdr_base64: String,
     /// Nanoseconds per unit of its values (memtier: microseconds, 1,000).
     pub unit_ns: u64,
-    /// True for the histogram of all request types together (memtier's `Totals`).
+    /// True for the histogram of all request types together (memtier's `Totals`, the
+    /// `ALL` of an HdrHistogram file without tags).
     pub total: bool,
 }
 

@@ -54,6 +54,7 @@ fn detects_the_new_formats_and_keeps_the_old_ones() {
         ),
         ("memtier/hdr/latency_FULL_RUN_1.hgrm", Format::HdrLog),
         ("memtier/hdr/latency_SET_command_run_1.hgrm", Format::HdrLog),
+        ("resplab-hdr-out/lat_GET.hgrm", Format::HdrPercentiles),
         ("memtier/single.stdout.txt", Format::MemtierText),
         ("memtier/multirun.stdout.txt", Format::MemtierText),
         ("memtier/arbitrary.stdout.txt", Format::MemtierText),
@@ -535,4 +536,65 @@ fn damaged_interval_log_lines_are_named() {
         .unwrap_err()
         .to_string();
     assert!(e.starts_with("s.hgrm: expected interval lines"), "{e}");
+}
+
+#[test]
+fn resplab_hdr_out_files_match_the_bench_table() {
+    // `resplab bench -t set,get -n 20000 -c 4 --hdr-out lat` against a local
+    // redis-server; bench.stdout.txt is the same run's table.
+    let table = std::fs::read_to_string(fixture("resplab-hdr-out/bench.stdout.txt")).unwrap();
+    for (name, count) in [("GET", 20000.0), ("SET", 20000.0), ("TOTAL", 40000.0)] {
+        let f = fixture(&format!("resplab-hdr-out/lat_{name}.hgrm"));
+        let loaded = load(std::slice::from_ref(&f)).unwrap();
+        let set = SampleSet::from_observations(&loaded.observations);
+        assert_eq!(one(&set, "ALL", &requests(), &f), count, "{name}");
+        let row: Vec<f64> = table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        // Columns: ops/s, mean, p50, p90, p99, p99.9, max (ms).
+        assert_eq!(
+            one(&set, "ALL", &ms("avg_latency_ms"), &f),
+            row[1],
+            "{name}"
+        );
+        assert_eq!(
+            one(&set, "ALL", &ms("max_latency_ms"), &f),
+            row[6],
+            "{name}"
+        );
+        // The file's rows as (value, TotalCount), read here independently of the importer.
+        let text = std::fs::read_to_string(&f).unwrap();
+        let rows: Vec<(f64, f64)> = text
+            .lines()
+            .skip(2)
+            .take_while(|l| !l.starts_with('#'))
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w[0].parse().unwrap(), w[2].parse().unwrap())
+            })
+            .collect();
+        for (i, q) in [(2, 50.0), (3, 90.0), (4, 99.0), (5, 99.9)] {
+            let got = one(&set, "ALL", &ms(&format!("p{q}_latency_ms")), &f);
+            let rank = (q / 100.0 * count).ceil();
+            let at = rows.iter().position(|r| r.1 >= rank).unwrap();
+            // The first printed row that reaches the rank...
+            assert_eq!(got, rows[at].0, "{name} p{q}");
+            // ...and the true percentile (the bench table) lies between it and the row
+            // before, within the printed 0.001 ms. p50 and p90 are printed rows: exact.
+            let truth = row[i];
+            assert!(truth <= got + 0.0005, "{name} p{q}: {truth} above {got}");
+            assert!(
+                rows[at - 1].0 <= truth + 0.0005,
+                "{name} p{q}: {truth} below the rows"
+            );
+            if q <= 90.0 {
+                assert_eq!(got, truth, "{name} p{q}");
+            }
+        }
+    }
 }
