@@ -10,6 +10,12 @@
 //! Units are in the field names (`_us`, `_ns`, `_sec`, `_per_sec`, `bytes_`).
 //! Histograms are HdrHistogram V2-deflate, base64, in **nanoseconds**, so runs can be
 //! merged exactly later.
+//!
+//! [`import`] turns other tools' outputs (memtier, redis-benchmark, `go test -bench`,
+//! hyperfine, HdrHistogram files, plain numbers) into observations; the histograms it
+//! rebuilds or sums go through `resplab_stats::hist`, the one histogram type. This
+//! crate reads bytes it is handed and knows nothing of load generation, SQLite or the
+//! terminal (only `import::load_input` reads a file or standard input).
 
 pub mod run;
 

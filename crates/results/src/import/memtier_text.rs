@@ -25,7 +25,8 @@
 //! `kb_per_sec` and any other `X/sec` column as `x_per_sec`; `avg_latency_ms` and
 //! `pNN_latency_ms`. `---` is no value. A row without any latency (`Waits` when no WAIT
 //! was sent) had no requests and is skipped. The "Request Latency Distribution" lines
-//! below the tables are not read. A rate of 0 next to real latencies is memtier's timing
+//! below the tables are not read, nor are progress lines (standard error, when it was
+//! redirected into the same file). A rate of 0 next to real latencies is memtier's timing
 //! bug (see [`super::memtier`]): the row's rates are flagged, its latencies kept.
 
 use super::{Ctx, ImportError, Imported};
@@ -124,7 +125,9 @@ fn read_tables(text: &str, ctx: &Ctx<'_>) -> Result<Vec<Table>, ImportError> {
     let mut open: Option<Table> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let line = raw.trim();
+        // With `2>&1` memtier's progress lines (ended by `\r`) run into the next line;
+        // keep what a terminal would show: the text after the last carriage return.
+        let line = raw.rsplit('\r').next().unwrap_or_default().trim();
         if let Some(table) = open.as_mut() {
             if line.is_empty() {
                 tables.extend(open.take());

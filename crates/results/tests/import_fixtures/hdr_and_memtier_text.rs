@@ -344,6 +344,21 @@ fn memtier_stdout_single_run_gives_the_printed_values() {
         SampleSet::from_observations(&load(std::slice::from_ref(&json)).unwrap().observations);
     assert_eq!(one(&set, "Totals", &ms("p99_latency_ms"), &json), 0.311);
 
+    // The same output with standard error in front (`2>&1`): the `\r` progress lines
+    // change nothing.
+    let stderr = std::fs::read_to_string(fixture("memtier/single.stderr.txt")).unwrap();
+    let stdout = std::fs::read_to_string(&f).unwrap();
+    assert!(stderr.contains('\r'));
+    let both = import_named(format!("{stderr}{stdout}").as_bytes(), "both.txt").unwrap();
+    let alone = import_named(stdout.as_bytes(), "alone.txt").unwrap();
+    let pairs = |i: &Imported| -> Vec<(String, String, f64)> {
+        i.observations
+            .iter()
+            .map(|o| (o.workload.to_string(), o.metric.name.clone(), o.value))
+            .collect()
+    };
+    assert_eq!(pairs(&both), pairs(&alone));
+
     let arb = fixture("memtier/arbitrary.stdout.txt");
     let set = SampleSet::from_observations(&load(std::slice::from_ref(&arb)).unwrap().observations);
     assert_eq!(one(&set, "Hsets", &ops, &arb), 40447.64);
