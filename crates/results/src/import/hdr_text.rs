@@ -14,8 +14,9 @@
 //!
 //! memtier writes it with `--hdr-file-prefix` (`<prefix>_FULL_RUN_1.txt`, values in ms
 //! with two decimals), `resplab bench --hdr-out` writes one per command (`.hgrm`, ms
-//! with three decimals, the last row without its fourth column). Each file is one trial
-//! of workload `ALL`.
+//! with three decimals, the last row without its fourth column); wrk2 prints one inside
+//! its report. Lines before the header and after the footer are not read. Each file is
+//! one trial of workload `ALL`.
 //!
 //! The histogram is rebuilt from the `TotalCount` column: the count added since the
 //! previous row is recorded at the row's value (the highest value equivalent to the
@@ -116,23 +117,13 @@ fn parse(text: &str, ctx: &Ctx<'_>) -> Result<Parsed, ImportError> {
             continue;
         }
         if !saw_header {
-            if !is_header(line) {
-                return Err(ctx.line_error(
-                    line_no,
-                    format!(
-                        "expected the header `Value Percentile TotalCount 1/(1-Percentile)`, \
-                         found `{line}`"
-                    ),
-                ));
-            }
-            saw_header = true;
+            // Text before the table (wrk2 prints its summary first) is not ours to read.
+            saw_header = is_header(line);
         } else if let Some(inner) = line.strip_prefix("#[") {
             read_footer(inner, line_no, ctx, &mut parsed)?;
         } else if parsed.mean.is_some() || parsed.footer_count.is_some() {
-            return Err(ctx.line_error(
-                line_no,
-                format!("expected only `#[…]` footer lines after the footer began, found `{line}`"),
-            ));
+            // The footer is over; whatever follows (wrk2's summary) is not ours either.
+            break;
         } else {
             let row = read_row(line, line_no, ctx)?;
             if let Some(prev) = parsed.rows.last() {
@@ -324,6 +315,18 @@ mod tests {
         let out = import(SMALL.as_bytes(), &mut c).unwrap();
         assert_eq!(out.histograms.len(), 1);
         assert_eq!(out.histograms[0].unit_ns, 1);
+    }
+
+    #[test]
+    fn text_around_the_table_is_left_alone() {
+        let mut i = Interner::default();
+        let mut c = ctx(&mut i);
+        let wrapped =
+            format!("  Detailed Percentile spectrum:\n{SMALL}----------\n  10 requests in 1.00s\n");
+        let out = import(wrapped.as_bytes(), &mut c).unwrap();
+        assert_eq!(out.observations.get(0).unwrap().value, 10.0);
+        let e = import(b"no table here\n", &mut c).unwrap_err().to_string();
+        assert!(e.starts_with("d.txt: expected an HdrHistogram"), "{e}");
     }
 
     #[test]

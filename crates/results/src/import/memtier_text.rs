@@ -23,11 +23,12 @@
 //! the same way. Each row's type (`Sets`, `Gets`, `Totals`, `Hsets`, …) is the workload;
 //! values are taken as printed: `ops_per_sec`, `hits_per_sec`, `misses_per_sec`,
 //! `kb_per_sec` and any other `X/sec` column as `x_per_sec`; `avg_latency_ms` and
-//! `pNN_latency_ms`. `---` is no value. A row without any latency (`Waits` when no WAIT
-//! was sent) had no requests and is skipped. The "Request Latency Distribution" lines
-//! below the tables are not read, nor are progress lines (standard error, when it was
-//! redirected into the same file). A rate of 0 next to real latencies is memtier's timing
-//! bug (see [`super::memtier`]): the row's rates are flagged, its latencies kept.
+//! `pNN_latency_ms`. `---` (and `nan`/`-nan`) is no value. A row without any latency
+//! (`Waits` when no WAIT was sent) had no requests and is skipped. The "Request Latency
+//! Distribution" lines below the tables are not read, nor are progress lines (standard
+//! error, when it was redirected into the same file). A rate of 0 next to real latencies
+//! is memtier's timing bug (see [`super::memtier`]): the row's rates are flagged, its
+//! latencies kept.
 
 use super::{Ctx, ImportError, Imported};
 use crate::sample::{Direction, Metric, Observation};
@@ -242,12 +243,16 @@ fn read_row(
         .iter()
         .map(|c| match *c {
             "---" => Ok(None),
-            c => c.parse::<f64>().map(Some).map_err(|_| {
-                ctx.line_error(
-                    line_no,
-                    format!("expected a number or `---` for {name}, found `{c}`"),
-                )
-            }),
+            // Undefined numbers may print as `nan`/`-nan` (as in some memtier JSON).
+            c => c
+                .parse::<f64>()
+                .map(|v| v.is_finite().then_some(v))
+                .map_err(|_| {
+                    ctx.line_error(
+                        line_no,
+                        format!("expected a number or `---` for {name}, found `{c}`"),
+                    )
+                }),
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(TableRow {
@@ -319,6 +324,19 @@ mod tests {
             ]
         );
         assert!(column("Weird").is_none());
+        let mut i = crate::import::Interner::default();
+        let c = Ctx {
+            label: std::sync::Arc::from("a"),
+            file: std::sync::Arc::from("m.txt"),
+            interner: &mut i,
+        };
+        let row = read_row("Gets 1.5 --- -nan", 7, 3, &c).unwrap();
+        assert_eq!(row.values, vec![Some(1.5), None, None]);
+        let e = read_row("Gets 1.5 ---", 7, 3, &c).unwrap_err().to_string();
+        assert!(
+            e.starts_with("m.txt:7: expected a type and 3 values"),
+            "{e}"
+        );
         assert!(!is_header("Type     <= msec         Percent"));
     }
 }
