@@ -14,13 +14,18 @@
 //!
 //! [`calibration`] is the stored shape of what `resplab calibrate` found.
 //!
+//! [`import`] turns other tools' outputs (memtier, redis-benchmark, `go test -bench`,
+//! hyperfine, HdrHistogram files, plain numbers) into observations; the histograms it
+//! rebuilds or sums go through `resplab_stats::hist`, the one histogram type.
+//!
 //! Beside the schema: [`warning`], the one typed warning enum whose every variant words
 //! its own advice (raised by the engine, the merge, the statistics and the report), and
 //! [`csv`], the one CSV field writer.
 //!
 //! This crate knows records, not how they are made: no load generation, no sockets, no
-//! SQLite, no rendering. Its only crate of ours below it is `resplab-stats`, for the
-//! histograms and the warning enum it re-exports.
+//! SQLite, no terminal (only `import::load_input` reads a file or standard input). Its
+//! only crate of ours below it is `resplab-stats`, for the histograms and the warning
+//! enum it re-exports.
 
 pub mod calibration;
 pub mod run;

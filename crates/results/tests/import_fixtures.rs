@@ -1,6 +1,9 @@
 //! Importers against real outputs of redis-benchmark, memtier_benchmark, `go test -bench`
 //! and ministat data files (copied into tests/fixtures).
 
+#[path = "import_fixtures/hdr_and_memtier_text.rs"]
+mod hdr_and_memtier_text;
+
 use resplab_results::import::{
     self, detect, load_inputs, Format, InputSpec, NoStore, PlainOptions,
 };

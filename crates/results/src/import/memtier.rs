@@ -239,7 +239,7 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
 }
 
 /// `50.0` → `50`, `99.9` → `99.9`.
-fn trim_number(v: f64) -> String {
+pub(crate) fn trim_number(v: f64) -> String {
     let s = format!("{v}");
     s.trim_end_matches(".0").to_string()
 }

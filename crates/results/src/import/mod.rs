@@ -12,6 +12,9 @@
 //! | a JSON object with `schema_version` and `commands` | [`resplab`] (`resplab bench --json`) |
 //! | a JSON object with `"results"` entries holding `"command"` and `"mean"` | [`hyperfine`] (`--export-json`) |
 //! | a JSON object with `"run information"` or `"ALL STATS"` / `"RUN #k RESULTS"` | [`memtier`] (`--json-out-file`) |
+//! | a line `Value Percentile TotalCount 1/(1-Percentile)` | [`hdr_text`] (HdrHistogram percentile distribution) |
+//! | a legend `"StartTimestamp",…` or `#[Histogram log format version …]` | [`hdr_log`] (HdrHistogram interval log) |
+//! | a line `Type Ops/sec …` (a memtier result table) | [`memtier_text`] (memtier's standard output) |
 //! | a line `"test","rps",…` | [`redis_benchmark`] `--csv` |
 //! | lines `NAME: N requests per second…` or `====== NAME ======` sections | [`redis_benchmark`] `-q` / full text |
 //! | lines `BenchmarkName[-N] <iterations> <value> <unit> …` | [`gobench`] (`go test -bench`) |
@@ -22,8 +25,12 @@
 //! comparison does not care where its [`Observations`] came from.
 
 pub mod gobench;
+pub mod hdr;
+pub mod hdr_log;
+pub mod hdr_text;
 pub mod hyperfine;
 pub mod memtier;
+pub mod memtier_text;
 pub mod plain;
 pub mod redis_benchmark;
 pub mod resplab;
@@ -80,6 +87,12 @@ pub enum Format {
     Plain,
     /// hyperfine `--export-json`.
     Hyperfine,
+    /// HdrHistogram percentile distribution (`outputPercentileDistribution` text).
+    HdrPercentiles,
+    /// HdrHistogram interval log (`.hlog`, memtier's `.hgrm`).
+    HdrLog,
+    /// memtier_benchmark's result tables on standard output.
+    MemtierText,
 }
 
 impl Format {
@@ -94,6 +107,9 @@ impl Format {
             Format::GoBench => "go test -bench output",
             Format::Plain => "plain numbers",
             Format::Hyperfine => "hyperfine JSON",
+            Format::HdrPercentiles => "HdrHistogram percentile distribution",
+            Format::HdrLog => "HdrHistogram interval log",
+            Format::MemtierText => "memtier stdout table",
         }
     }
 }
@@ -165,20 +181,23 @@ pub struct Imported {
     pub notes: Vec<String>,
     /// The detected format.
     pub format: Option<Format>,
-    /// Latency histograms the output carried (memtier's per request type), as written.
+    /// Latency histograms the output carried: memtier's JSON per request type as written,
+    /// HdrHistogram files' as rebuilt or summed (see [`hdr`]).
     pub histograms: Vec<ForeignHistogram>,
 }
 
-/// A latency histogram a tool's output carried, kept as the tool wrote it.
+/// A latency histogram a tool's output carried: as the tool wrote it (memtier JSON), or
+/// rebuilt from its file in nanoseconds (HdrHistogram percentile text, interval logs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForeignHistogram {
     /// The request type it belongs to (the workload of its observations).
     pub workload: String,
-    /// HdrHistogram V2 encoding (plain or compressed), base64, as written.
+    /// HdrHistogram V2 encoding (plain or compressed), base64.
     pub hdr_base64: String,
     /// Nanoseconds per unit of its values (memtier: microseconds, 1,000).
     pub unit_ns: u64,
-    /// True for the histogram of all request types together (memtier's `Totals`).
+    /// True for the histogram of all request types together (memtier's `Totals`, the
+    /// `ALL` of an HdrHistogram file without tags).
     pub total: bool,
 }
 
@@ -305,6 +324,15 @@ pub fn detect(bytes: &[u8]) -> Format {
         if line.is_empty() {
             continue;
         }
+        if hdr_text::is_header(line) {
+            return Format::HdrPercentiles;
+        }
+        if hdr_log::is_marker(line) {
+            return Format::HdrLog;
+        }
+        if memtier_text::is_header(line) {
+            return Format::MemtierText;
+        }
         if line.starts_with("\"test\",\"rps\"") {
             return Format::RedisBenchmarkCsv;
         }
@@ -348,6 +376,9 @@ pub fn import_bytes(
         Format::GoBench => gobench::import(bytes, ctx)?,
         Format::Plain => plain::import(bytes, ctx, plain)?,
         Format::Hyperfine => hyperfine::import(bytes, ctx)?,
+        Format::HdrPercentiles => hdr_text::import(bytes, ctx)?,
+        Format::HdrLog => hdr_log::import(bytes, ctx)?,
+        Format::MemtierText => memtier_text::import(bytes, ctx)?,
     };
     imported.format = Some(format);
     Ok(imported)
@@ -591,5 +622,27 @@ mod tests {
             Format::RedisBenchmarkQuiet
         );
         assert_eq!(detect(b"  {\"configuration\":{}}"), Format::Memtier);
+        assert_eq!(
+            detect(b"       Value   Percentile   TotalCount 1/(1-Percentile)\n\n"),
+            Format::HdrPercentiles
+        );
+        assert_eq!(
+            detect(b"#[Histogram log format version 1.2]\n"),
+            Format::HdrLog
+        );
+        assert_eq!(
+            detect(b"#[StartTime: 1.000 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\"\n"),
+            Format::HdrLog
+        );
+        assert_eq!(
+            detect(b"ALL STATS\n====\nType Ops/sec Avg. Latency KB/sec\n"),
+            Format::MemtierText
+        );
+        // Neighbours that must keep their own formats.
+        assert_eq!(detect(b"# Value Percentile\n1\n2\n"), Format::Plain);
+        assert_eq!(
+            detect(b"Type     <= msec         Percent\nSET 0.031 0.000\n"),
+            Format::Plain
+        );
     }
 }
