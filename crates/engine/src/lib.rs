@@ -18,7 +18,8 @@
 //! - `worker`: the per-thread event loop (closed and open loop), with the timing rules.
 //! - `tally`: per-thread counters and how they merge into summaries.
 //! - [`run()`]: the coordinator; phases, progress, the result record.
-//! - [`server`]: a throwaway `redis-server` for runs without a target.
+//! - [`server`]: a throwaway `redis-server` for runs without a target (the process is
+//!   started, watched and reaped by `resplab-sys`).
 //! - [`host`]: host facts and the process's CPU time.
 //! - [`fdlimit`]: the open-file limit, raised when a run needs more connections.
 //!

@@ -15,7 +15,7 @@
 //!
 //! Neighbours: `resplab-engine` generates the load, `resplab-store` keeps the trials,
 //! `resplab-results` is the schema of one run, `resplab-workload` the vocabulary of a
-//! workload.
+//! workload, `resplab-sys` starts and reaps server processes and reads `/proc`.
 
 pub mod client;
 pub mod cluster;

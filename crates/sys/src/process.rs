@@ -82,7 +82,7 @@ pub type Words<'a> = &'a dyn Fn(u16, &Path) -> Vec<OsString>;
 pub enum StartError {
     /// The program is not on `PATH` (or not at the path given).
     #[error("{program} is not installed")]
-    NotFound { program: String },
+    NotFound { program: String, command: String },
     /// A directory, file or process could not be made.
     #[error("{what}: {source}")]
     Io {
@@ -165,18 +165,25 @@ impl Server {
             env: spec.env.to_vec(),
         };
         server.spawn()?;
-        server.wait_ready(spec, probe)?;
+        server.wait_ready(spec.ready_timeout, spec.probe_every, probe)?;
         Ok(server)
     }
 
-    /// Spawns the command again in the same run directory, on the same port (after
-    /// [`Server::kill`], or killing it first), without waiting: a server that comes back.
+    /// Starts the command again in the same run directory, on the same port (after
+    /// [`Server::kill`], or killing it first), and waits for `probe` as
+    /// [`Server::start`] does: a server that comes back.
     ///
     /// # Errors
-    /// As [`Server::start`], without the probe.
-    pub fn respawn(&mut self) -> Result<(), StartError> {
+    /// As [`Server::start`], after one attempt.
+    pub fn restart(
+        &mut self,
+        ready_timeout: Duration,
+        probe_every: Duration,
+        probe: &mut dyn FnMut(u16) -> Result<(), String>,
+    ) -> Result<(), StartError> {
         self.kill();
-        self.spawn()
+        self.spawn()?;
+        self.wait_ready(ready_timeout, probe_every, probe)
     }
 
     fn spawn(&mut self) -> Result<(), StartError> {
@@ -189,8 +196,10 @@ impl Server {
         let Some(first) = self.words.first() else {
             return Err(io_err("starting", io::Error::other("empty command")));
         };
+        let given = first.to_string_lossy().into_owned();
         let program = find_program(Path::new(first)).ok_or_else(|| StartError::NotFound {
-            program: first.to_string_lossy().into_owned(),
+            program: given.clone(),
+            command: shown.clone(),
         })?;
         let log = fs::OpenOptions::new()
             .create(true)
@@ -217,7 +226,7 @@ impl Server {
             .stderr(log2)
             .process_group(0)
             .spawn()
-            .map_err(|e| io_err(&format!("cannot run {}", program.display()), e))?;
+            .map_err(|e| io_err(&format!("cannot run {given}"), e))?;
         self.write_pid_file(child.id());
         self.child = Some(child);
         Ok(())
@@ -237,10 +246,11 @@ impl Server {
 
     fn wait_ready(
         &mut self,
-        spec: &Spec<'_>,
+        ready_timeout: Duration,
+        probe_every: Duration,
         probe: &mut dyn FnMut(u16) -> Result<(), String>,
     ) -> Result<(), StartError> {
-        let deadline = Instant::now() + spec.ready_timeout;
+        let deadline = Instant::now() + ready_timeout;
         let mut last_probe = String::new();
         let exited = loop {
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
@@ -254,7 +264,7 @@ impl Server {
             if Instant::now() >= deadline {
                 break None;
             }
-            std::thread::sleep(spec.probe_every);
+            std::thread::sleep(probe_every);
         };
         self.kill();
         Err(StartError::NotReady {
