@@ -21,8 +21,12 @@ mod tests {
 
     #[test]
     fn the_port_can_be_bound_after_it_is_released() {
-        let port = free_port().unwrap();
-        assert_ne!(port, 0);
-        std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        // Another process may take a released port first (the race every caller retries
+        // for): one of a few tries must bind.
+        let bound = (0..5).any(|_| {
+            let port = free_port().unwrap();
+            port != 0 && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+        });
+        assert!(bound, "no port found free could be bound");
     }
 }

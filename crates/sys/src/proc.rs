@@ -13,7 +13,7 @@
 //! must not stop a run.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`).
 pub const USER_HZ: f64 = 100.0;
@@ -137,11 +137,16 @@ pub fn pids() -> Vec<u32> {
         .collect()
 }
 
+/// The working directory of process `pid`.
+pub fn cwd(pid: u32) -> Option<PathBuf> {
+    fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
 /// The processes whose working directory is `dir`.
 pub fn pids_in(dir: &Path) -> Vec<u32> {
     pids()
         .into_iter()
-        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir))
+        .filter(|&pid| cwd(pid).is_some_and(|cwd| cwd == dir))
         .collect()
 }
 

@@ -659,10 +659,12 @@ mod tests {
     }
 
     /// A leftover as a killed run leaves it: a process in its own group, and a run
-    /// directory naming it and an owner that no longer exists. Returns the process.
-    fn plant_leftover(tmp: &Path, owner: u32, owner_start: u64) -> (Child, PathBuf) {
-        let dir = tmp.join(format!("resplab-systest-{owner}-0"));
-        fs::create_dir_all(&dir).unwrap();
+    /// directory (its name naming `named_owner`) whose pid file names it and `owner`.
+    /// The directory appears whole (made aside, then renamed), as a concurrent reaper
+    /// must never see it without its pid file. Returns the process.
+    fn plant_leftover(tmp: &Path, named_owner: u32, owner: (u32, u64)) -> (Child, PathBuf) {
+        let aside = tmp.join(format!("planting-{}-{named_owner}", std::process::id()));
+        fs::create_dir_all(&aside).unwrap();
         let child = Command::new("sleep")
             .arg("60")
             .process_group(0)
@@ -670,10 +672,12 @@ mod tests {
             .unwrap();
         let start = proc::start_time(child.id()).unwrap();
         fs::write(
-            dir.join(PID_FILE),
-            format!("{} {start} {owner} {owner_start}\n", child.id()),
+            aside.join(PID_FILE),
+            format!("{} {start} {} {}\n", child.id(), owner.0, owner.1),
         )
         .unwrap();
+        let dir = tmp.join(format!("resplab-systest-{named_owner}-0"));
+        fs::rename(&aside, &dir).unwrap();
         (child, dir)
     }
 
@@ -684,22 +688,13 @@ mod tests {
         let mut gone = Command::new("true").spawn().unwrap();
         let dead_owner = gone.id();
         gone.wait().unwrap();
-        let (mut orphan, orphan_dir) = plant_leftover(&tmp, dead_owner, 1);
+        let (mut orphan, orphan_dir) = plant_leftover(&tmp, dead_owner, (dead_owner, 1));
         // A live owner: this very process, as another owner would look to the reaper
         // (the reaper skips its own directories by name, so the name carries pid 1, a
         // process that always exists, and the file names this process).
         let own = std::process::id();
-        let (mut kept, kept_dir) = {
-            let (c, d) = plant_leftover(&tmp, 1, 0);
-            let start = proc::start_time(c.id()).unwrap();
-            let own_start = proc::start_time(own).unwrap();
-            fs::write(
-                d.join(PID_FILE),
-                format!("{} {start} {own} {own_start}\n", c.id()),
-            )
-            .unwrap();
-            (c, d)
-        };
+        let own_start = proc::start_time(own).unwrap();
+        let (mut kept, kept_dir) = plant_leftover(&tmp, 1, (own, own_start));
         let reaped = reap_leftovers();
         // Another resplab on this machine may reap the orphan first: what counts is that
         // it was killed and its directory removed, and that the live owner's was not.

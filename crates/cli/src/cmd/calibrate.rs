@@ -405,7 +405,7 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let stop = StopToken::new();
     {
         let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.stop());
+        let _ = crate::signal::set_handler(move || stop.stop());
     }
     let quiet = a.quiet || a.format == Format::Json;
     if !quiet {
@@ -1241,7 +1241,7 @@ fn validate(
     let stop = StopToken::new();
     {
         let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.stop());
+        let _ = crate::signal::set_handler(move || stop.stop());
     }
     let stamp = resplab_store::write::now_unix_ms();
     let seed = a.seed.unwrap_or(stamp);
