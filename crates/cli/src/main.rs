@@ -2,12 +2,13 @@
 //!
 //! This is the only crate that prints, reads argv or the environment, or exits. Every
 //! subcommand returns an exit code: 0 ok, 1 a significant regression found by a gate, 2 a
-//! usage or runtime error.
+//! usage or runtime error; 143 (129) when SIGTERM (SIGHUP) stopped it (see [`signal`]).
 
 mod args;
 mod cmd;
 mod output;
 mod resolve;
+mod signal;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 use std::process::ExitCode;
@@ -66,13 +67,13 @@ fn main() -> ExitCode {
         Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),
         Command::Man(a) => cmd::shell::man(&a, Cli::command()),
     };
-    match result {
+    signal::exit_code(match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("resplab: {}", error_text(&e));
             ExitCode::from(2)
         }
-    }
+    })
 }
 
 /// The error and its causes on one line, each cause once: library errors often quote

@@ -27,7 +27,8 @@
 //! - [`run()`]: the coordinator, in three steps: `setup` (control connection, `INFO`,
 //!   cluster detection, set-up commands), `drive` (the phases, each run by `phase`, with
 //!   progress and the `series`), `collect` (the result record).
-//! - [`server`]: a throwaway `redis-server` for runs without a target.
+//! - [`server`]: a throwaway `redis-server` for runs without a target (the process is
+//!   started, watched and reaped by `resplab-sys`).
 //! - [`host`]: host facts and the process's CPU time.
 //! - [`fdlimit`]: the open-file limit, raised when a run needs more connections.
 //!

@@ -4,19 +4,20 @@
 //! port is picked, `redis-server` from `PATH` is started in its own temporary directory
 //! with persistence off (`--save '' --appendonly no`), and the engine waits until it
 //! answers `PING`. Dropping the value stops the server with `SHUTDOWN NOSAVE` (killing it
-//! if it lingers) and removes the directory. The experiment runner uses the same type for
-//! variants it starts itself, with extra arguments.
+//! if it lingers) and removes the directory.
 //!
-//! The port is found by binding port 0 and releasing it, so another process can take it
-//! before the server binds; start-up therefore retries a few times with fresh ports.
+//! The process itself (run directory, port, log, readiness wait, parent-death signal,
+//! reaping of what a killed run left) is [`resplab_sys::process`]'s; this module adds
+//! what a Redis-compatible server needs: its arguments, `PING` as the readiness probe and
+//! `SHUTDOWN NOSAVE` as the polite stop. A port found free can be taken before the server
+//! binds it; start-up therefore retries a few times with fresh ports.
 
-use std::fs;
+use resplab_sys::process::{Server, Spec, StartError};
+use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 /// How a throwaway server failed to start.
 #[derive(Debug, thiserror::Error)]
@@ -39,8 +40,6 @@ pub enum ServerError {
         log_tail: String,
     },
 }
-
-static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
 /// Options for [`ThrowawayServer::start_with`].
 #[derive(Clone, Debug)]
@@ -66,10 +65,7 @@ impl Default for ServerOptions {
 /// A running server owned by this process; stopped on drop.
 #[derive(Debug)]
 pub struct ThrowawayServer {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
-    binary: String,
+    server: Server,
 }
 
 impl ThrowawayServer {
@@ -82,117 +78,65 @@ impl ThrowawayServer {
         Self::start_with(&ServerOptions::default())
     }
 
-    /// Starts a server with the given options.
+    /// Starts a server with the given options (through [`resplab_sys::process`]: it dies
+    /// with this process, and what a killed run left is reaped first).
     ///
     /// # Errors
     /// As [`ThrowawayServer::start`].
     pub fn start_with(opts: &ServerOptions) -> Result<ThrowawayServer, ServerError> {
-        let mut last = None;
-        for _ in 0..4 {
-            match Self::try_start(opts) {
-                Ok(s) => return Ok(s),
-                Err(e @ ServerError::NotInstalled { .. }) => return Err(e),
-                Err(e) => last = Some(e),
+        let words = |port: u16, dir: &Path| {
+            let mut w: Vec<OsString> = vec![opts.binary.clone().into()];
+            for a in ["--port", &port.to_string(), "--bind", "127.0.0.1"] {
+                w.push(a.into());
             }
-        }
-        Err(last.unwrap_or_else(|| ServerError::NotReady {
-            binary: opts.binary.clone(),
-            reason: "no attempt was made".into(),
-            log_tail: String::new(),
-        }))
-    }
-
-    fn try_start(opts: &ServerOptions) -> Result<ThrowawayServer, ServerError> {
-        let spawn_err = |source| ServerError::Spawn {
-            binary: opts.binary.clone(),
-            source,
+            for a in ["--save", "", "--appendonly", "no", "--dir"] {
+                w.push(a.into());
+            }
+            w.push(dir.into());
+            w.extend(opts.extra_args.iter().map(OsString::from));
+            w
         };
-        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.local_addr())
-            .map_err(spawn_err)?
-            .port();
-        let dir = std::env::temp_dir().join(format!(
-            "resplab-server-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).map_err(spawn_err)?;
-        let log = fs::File::create(dir.join("server.log")).map_err(spawn_err)?;
-        let log2 = log.try_clone().map_err(spawn_err)?;
-        let child = Command::new(&opts.binary)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(&dir)
-            .args(&opts.extra_args)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .spawn();
-        let child = match child {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let _ = fs::remove_dir_all(&dir);
-                return Err(ServerError::NotInstalled {
-                    binary: opts.binary.clone(),
-                });
-            }
-            Err(e) => {
-                let _ = fs::remove_dir_all(&dir);
-                return Err(spawn_err(e));
-            }
+        let spec = Spec {
+            label: "server",
+            words: &words,
+            env: &[],
+            ready_timeout: opts.ready_timeout,
+            probe_every: Duration::from_millis(10),
+            attempts: 4,
         };
-        let mut server = ThrowawayServer {
-            child: Some(child),
-            port,
-            dir,
-            binary: opts.binary.clone(),
-        };
-        server.wait_ready(opts.ready_timeout)?;
-        Ok(server)
-    }
-
-    fn wait_ready(&mut self, timeout: Duration) -> Result<(), ServerError> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    self.child = None;
-                    return Err(self.not_ready(format!("it exited with {status}")));
-                }
-            }
-            let last_reason = match ping(self.port, Duration::from_millis(500)) {
-                Ok(()) => return Ok(()),
-                Err(e) => e.to_string(),
-            };
-            if Instant::now() >= deadline {
-                return Err(self.not_ready(format!(
-                    "no PONG within {:.1} s (last attempt: {last_reason})",
-                    timeout.as_secs_f64()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn not_ready(&self, reason: String) -> ServerError {
-        ServerError::NotReady {
-            binary: self.binary.clone(),
-            reason,
-            log_tail: self.log_tail(),
+        let mut probe = |port| ping(port, Duration::from_millis(500)).map_err(|e| e.to_string());
+        let binary = opts.binary.clone();
+        match Server::start(&spec, &mut probe) {
+            Ok(server) => Ok(ThrowawayServer { server }),
+            Err(StartError::NotFound { .. }) => Err(ServerError::NotInstalled { binary }),
+            Err(StartError::Io { source, .. }) => Err(ServerError::Spawn { binary, source }),
+            Err(StartError::NotReady {
+                exited,
+                last_probe,
+                log_tail,
+                ..
+            }) => Err(ServerError::NotReady {
+                binary,
+                reason: match exited {
+                    Some(status) => format!("it exited with {status}"),
+                    None => format!(
+                        "no PONG within {:.1} s (last attempt: {last_probe})",
+                        opts.ready_timeout.as_secs_f64()
+                    ),
+                },
+                log_tail,
+            }),
         }
     }
 
     /// The last 20 lines of the server's output.
     pub fn log_tail(&self) -> String {
-        let text = fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+        self.server.log_tail(20)
     }
 
     /// The loopback port it listens on.
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port()
     }
 
     /// Always `127.0.0.1`.
@@ -202,44 +146,36 @@ impl ThrowawayServer {
 
     /// The server's working directory (removed on drop).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.server.dir()
     }
 
     /// The process id of the server, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.server.pid()
     }
 
     /// Stops the server now: `SHUTDOWN NOSAVE`, then a kill after 3 s. Idempotent.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
+        if self.server.pid().is_none() {
             return;
-        };
-        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+        }
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.server.port())) {
             let _ = s.set_write_timeout(Some(Duration::from_millis(500)));
             let _ = s.write_all(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n");
         }
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => return,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return;
-                }
-            }
+        if !self
+            .server
+            .wait_exit(Duration::from_secs(3), Duration::from_millis(5))
+        {
+            self.server.kill();
         }
     }
 }
 
 impl Drop for ThrowawayServer {
+    /// Stops the server; the run directory goes with the inner [`Server`].
     fn drop(&mut self) {
         self.stop();
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -46,10 +46,8 @@ impl LocalCluster {
         let mut nodes = Vec::new();
         let mut buses = Vec::new();
         for _ in 0..masters * (1 + replicas) {
-            let bus = std::net::TcpListener::bind(("127.0.0.1", 0))
-                .and_then(|l| l.local_addr())
-                .map(|a| a.port())
-                .map_err(|e| fail("a bus port", e.to_string()))?;
+            let bus =
+                resplab_sys::port::free_port().map_err(|e| fail("a bus port", e.to_string()))?;
             let mut words = command.to_vec();
             for w in [
                 "--cluster-enabled",

@@ -97,7 +97,7 @@ pub fn execute(
     if let Some(dir) = &filled.cwd {
         cmd.current_dir(dir);
     }
-    let cpu_before = children_cpu_sec();
+    let cpu_before = resplab_sys::proc::children_cpu_sec();
     let t0 = Instant::now();
     let mut cap = match Captured::spawn(&mut cmd, STDOUT_LIMIT, STDERR_LIMIT) {
         Ok(c) => c,
@@ -137,7 +137,7 @@ pub fn execute(
     let (stdout, stderr) = cap.finish();
     out.stdout = stdout;
     out.stderr = stderr;
-    out.cpu_sec = match (cpu_before, children_cpu_sec()) {
+    out.cpu_sec = match (cpu_before, resplab_sys::proc::children_cpu_sec()) {
         (Some(a), Some(b)) if b >= a => Some(b - a),
         _ => None,
     };
@@ -282,18 +282,6 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
         }
     }
     Ok(out)
-}
-
-/// CPU seconds of this process's terminated, waited-for children (`cutime + cstime` of
-/// `/proc/self/stat`, in the kernel's 100 Hz user ticks).
-fn children_cpu_sec() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start at field 3.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let cutime: f64 = fields.get(13)?.parse().ok()?;
-    let cstime: f64 = fields.get(14)?.parse().ok()?;
-    Some((cutime + cstime) / 100.0)
 }
 
 #[cfg(test)]

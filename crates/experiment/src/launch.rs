@@ -3,10 +3,11 @@
 //! A spawned variant runs its own command (any binary: a patched build, valkey-server,
 //! another implementation), with `{port}` replaced by a free loopback port and `{dir}` by
 //! a fresh working directory, optionally under `taskset -c` for pinning. The runner owns
-//! the process: it reads the server's output from a log file (its last lines are shown
-//! when the server does not start), waits until it answers `PING`, and stops it with
-//! `SHUTDOWN NOSAVE`, killing it if it lingers. An address variant is only checked with
-//! `PING`.
+//! the process, started through `resplab_sys::process` (which also makes it die with
+//! the runner and reaps what a killed runner left): it reads the server's output from a
+//! log file (its last lines are shown when the server does not start), waits until it
+//! answers `PING`, and stops it with `SHUTDOWN NOSAVE`, killing its process group if it
+//! lingers. An address variant is only checked with `PING`.
 //!
 //! Hooks are `sh -c` commands with a timeout; their output is kept to show when they
 //! fail. They see `RESPLAB_PORT`, `RESPLAB_HOST`, `RESPLAB_VARIANT` and the variant's
@@ -18,19 +19,17 @@
 //! original mask is restored afterwards. This needs no unsafe code.
 
 use crate::client::Client;
+use resplab_sys::process::{Server, Spec, StartError};
+use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
-
-/// The file in a server's run directory that names its process: `<pid> <start time>`,
-/// the start time in clock ticks since boot as `/proc/<pid>/stat` gives it.
-const PID_FILE: &str = "server.pid";
+static NEXT_HOOK_LOG: AtomicU64 = AtomicU64::new(0);
 
 /// Why a server or hook failed.
 #[derive(Debug, thiserror::Error)]
@@ -67,16 +66,10 @@ pub enum LaunchError {
 /// A server process started for one execution.
 #[derive(Debug)]
 pub struct ServerProcess {
-    child: Option<Child>,
+    server: Server,
     pub port: u16,
     pub dir: PathBuf,
     pub command: String,
-}
-
-fn free_port() -> io::Result<u16> {
-    Ok(std::net::TcpListener::bind(("127.0.0.1", 0))?
-        .local_addr()?
-        .port())
 }
 
 /// Answers whether `host:port` replies `PONG`.
@@ -115,162 +108,102 @@ impl ServerProcess {
         cpus: Option<&str>,
         ready_timeout: Duration,
     ) -> Result<ServerProcess, LaunchError> {
-        let mut last = None;
-        // A port found free can be taken before the server binds it: retry a few times.
-        for _ in 0..3 {
-            match Self::try_start(variant, command, env, cpus, ready_timeout) {
-                Ok(s) => return Ok(s),
-                Err(e) => last = Some(e),
+        let words = |port: u16, dir: &Path| -> Vec<OsString> {
+            let port_s = port.to_string();
+            let dir_s = dir.display().to_string();
+            let mut words: Vec<OsString> = command
+                .iter()
+                .map(|w| crate::words::substitute(w, &[("port", &port_s), ("dir", &dir_s)]).into())
+                .collect();
+            if let Some(c) = cpus {
+                words.splice(0..0, ["taskset".into(), "-c".into(), c.into()]);
             }
-        }
-        Err(last.unwrap_or_else(|| LaunchError::Server {
-            variant: variant.into(),
-            command: command.join(" "),
-            reason: "no attempt was made".into(),
-            tail: String::new(),
-        }))
-    }
-
-    fn try_start(
-        variant: &str,
-        command: &[String],
-        env: &[(String, String)],
-        cpus: Option<&str>,
-        ready_timeout: Duration,
-    ) -> Result<ServerProcess, LaunchError> {
+            words
+        };
+        let spec = Spec {
+            label: "exp",
+            words: &words,
+            env,
+            ready_timeout,
+            probe_every: Duration::from_millis(20),
+            // A port found free can be taken before the server binds it: retry a few times.
+            attempts: 3,
+        };
+        let mut probe = |port| ping("127.0.0.1", port, Duration::from_millis(300));
         let fail = |command: String, reason: String, tail: String| LaunchError::Server {
             variant: variant.into(),
             command,
             reason,
             tail,
         };
-        let port =
-            free_port().map_err(|e| fail(command.join(" "), e.to_string(), String::new()))?;
-        let dir = std::env::temp_dir().join(format!(
-            "resplab-exp-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        let port_s = port.to_string();
-        let dir_s = dir.display().to_string();
-        let mut words: Vec<String> = command
-            .iter()
-            .map(|w| crate::words::substitute(w, &[("port", &port_s), ("dir", &dir_s)]))
-            .collect();
-        if let Some(c) = cpus {
-            words.splice(0..0, ["taskset".to_string(), "-c".into(), c.to_string()]);
+        match Server::start(&spec, &mut probe) {
+            Ok(server) => Ok(ServerProcess {
+                port: server.port(),
+                dir: server.dir().to_path_buf(),
+                command: server.command(),
+                server,
+            }),
+            Err(StartError::NotFound { program, command }) => Err(fail(
+                command,
+                format!("cannot run {program}: {}", io::Error::from_raw_os_error(2)),
+                String::new(),
+            )),
+            Err(StartError::Io {
+                what,
+                command,
+                source,
+            }) => Err(fail(command, format!("{what}: {source}"), String::new())),
+            Err(StartError::NotReady {
+                command,
+                exited,
+                last_probe,
+                log_tail,
+            }) => {
+                let reason = match exited {
+                    Some(status) => format!("it exited with {status}"),
+                    None => format!(
+                        "no PONG within {:.1} s (last: {last_probe})",
+                        ready_timeout.as_secs_f64()
+                    ),
+                };
+                Err(fail(command, reason, log_tail))
+            }
         }
-        let shown = words.join(" ");
-        fs::create_dir_all(&dir).map_err(|e| fail(shown.clone(), e.to_string(), String::new()))?;
-        let log = fs::File::create(dir.join("server.log"))
-            .and_then(|l| Ok((l.try_clone()?, l)))
-            .map_err(|e| fail(shown.clone(), e.to_string(), String::new()))?;
-        let child = Command::new(&words[0])
-            .args(&words[1..])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .stdout(log.0)
-            .stderr(log.1)
-            // Its own process group: Ctrl-C at the terminal reaches the runner only (it
-            // stops the server itself), and a leftover server can be stopped together
-            // with any process it started.
-            .process_group(0)
-            .spawn();
-        let child = match child {
-            Ok(c) => {
-                // Who to stop if this runner dies without cleaning up: the pid and its
-                // start time, so that a pid reused by another program is never killed.
-                if let Some(start) = process_start_time(c.id()) {
-                    let _ = fs::write(dir.join(PID_FILE), format!("{} {start}\n", c.id()));
-                }
-                c
-            }
-            Err(e) => {
-                let _ = fs::remove_dir_all(&dir);
-                return Err(fail(
-                    shown,
-                    format!("cannot run {}: {e}", words[0]),
-                    String::new(),
-                ));
-            }
-        };
-        let mut server = ServerProcess {
-            child: Some(child),
-            port,
-            dir,
-            command: shown,
-        };
-        let deadline = Instant::now() + ready_timeout;
-        let mut reason;
-        loop {
-            if let Some(Ok(Some(status))) = server.child.as_mut().map(|c| c.try_wait()) {
-                server.child = None;
-                reason = format!("it exited with {status}");
-                break;
-            }
-            match ping("127.0.0.1", port, Duration::from_millis(300)) {
-                Ok(()) => return Ok(server),
-                Err(e) => reason = e,
-            }
-            if Instant::now() >= deadline {
-                reason = format!(
-                    "no PONG within {:.1} s (last: {reason})",
-                    ready_timeout.as_secs_f64()
-                );
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let tail = server.log_tail(20);
-        Err(fail(server.command.clone(), reason, tail))
     }
 
     /// The process id, while it runs (the `taskset` wrapper execs the server, so the
     /// pid is the server's).
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.server.pid()
     }
 
     /// The last `n` lines of the server's output.
     pub fn log_tail(&self, n: usize) -> String {
-        let text = fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(n)..].join("\n")
+        self.server.log_tail(n)
     }
 
-    /// Stops the server: `SHUTDOWN NOSAVE`, then a kill after 3 s. Idempotent.
+    /// Stops the server: `SHUTDOWN NOSAVE`, then a kill of its process group (a
+    /// wrapper's children go with it) after 3 s. Idempotent.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
+        if self.server.pid().is_none() {
             return;
-        };
+        }
         if let Ok(mut c) = Client::connect("127.0.0.1", self.port, Duration::from_millis(500)) {
             let _ = c.call(&["SHUTDOWN", "NOSAVE"]);
         }
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(10))
-                }
-                _ => {
-                    // The process group it leads too: a wrapper's children go with it.
-                    kill_group(child.id());
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-            }
+        if !self
+            .server
+            .wait_exit(Duration::from_secs(3), Duration::from_millis(10))
+        {
+            self.server.kill();
         }
     }
 }
 
 impl Drop for ServerProcess {
+    /// Stops the server; the run directory goes with the inner [`Server`].
     fn drop(&mut self) {
         self.stop();
-        let _ = fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -286,74 +219,21 @@ pub struct Orphan {
 }
 
 /// Stops the servers that a runner killed without a chance to clean up (`kill -9`, a
-/// crash, a lost terminal) left running, and removes their working directories.
-///
-/// Every spawned server gets `<tmp>/resplab-exp-<runner pid>-<n>`; a directory whose
-/// runner pid no longer exists is an orphan's. Its server is the process its pid file
-/// names, if the start time still matches (so a reused pid is never killed), with the
-/// process group it leads, wherever its command set its working directory; any other
-/// process whose working directory it still is goes too (the `taskset` wrapper execs,
-/// so that is the server itself). They are killed: a leftover server would compete with
-/// the next trials for CPU and skew them. Directories of live runners, this one
-/// included, are left alone. Linux only (it reads `/proc`); elsewhere it finds nothing.
+/// crash, a lost terminal) left running, and removes their run directories: the reaping
+/// of [`resplab_sys::process::reap_leftovers`], which every server start also does,
+/// here for the runner to report what it found. A leftover server would compete with the
+/// next trials for CPU and skew them.
 pub fn reap_orphans() -> Vec<Orphan> {
-    if !std::path::Path::new("/proc/self").exists() {
-        return Vec::new();
-    }
-    let own = std::process::id();
-    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<(u32, PathBuf)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let rest = name.strip_prefix("resplab-exp-")?;
-            let (runner, n) = rest.split_once('-')?;
-            n.parse::<u64>().ok()?;
-            Some((runner.parse::<u32>().ok()?, e.path()))
+    resplab_sys::process::reap_leftovers()
+        .into_iter()
+        .map(|l| Orphan {
+            pid: l.pid,
+            runner_pid: l.owner_pid,
+            dir: l.dir,
         })
-        .filter(|(runner, _)| *runner != own && !is_running(*runner))
-        .collect();
-    dirs.sort();
-    let mut out = Vec::new();
-    for (runner_pid, dir) in dirs {
-        let mut pids = Vec::new();
-        // The server as recorded at its start, wherever its command moved it (a server
-        // given its own `--dir` changes its working directory), and only if it is still
-        // the same process (same start time). It leads its own process group: what it
-        // started goes with it.
-        let recorded = recorded_server(&dir);
-        if let Some(pid) = recorded {
-            kill_group(pid);
-            pids.push(pid);
-        }
-        for pid in processes_in(&dir) {
-            if !pids.contains(&pid) {
-                pids.push(pid);
-            }
-        }
-        for pid in pids {
-            let killed = Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if killed || !is_running(pid) {
-                out.push(Orphan {
-                    pid,
-                    runner_pid,
-                    dir: dir.clone(),
-                });
-            }
-        }
-        let _ = fs::remove_dir_all(&dir);
-    }
-    out
+        .collect()
 }
 
-/// The server named by a run directory's pid file, if that very process still runs.
 /// A child started in its own process group with its standard output and error read by
 /// two threads (each up to a limit), so a chatty child never blocks on a full pipe.
 #[derive(Debug)]
@@ -448,58 +328,9 @@ pub fn printable(text: &str) -> String {
 }
 
 /// Sends SIGKILL to the process group `pgid` leads (a launcher or server and what it
-/// started), with the `kill` command.
-///
-/// The `--` matters: without it procps-ng 4.0's `kill -KILL -1234` reads the group's
-/// number as something else and signals process group 2 instead, which on some machines
-/// holds the session that started us.
+/// started).
 pub(crate) fn kill_group(pgid: u32) {
-    if pgid <= 1 {
-        return;
-    }
-    let _ = Command::new("kill")
-        .args(["-9", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
-fn recorded_server(dir: &std::path::Path) -> Option<u32> {
-    let text = fs::read_to_string(dir.join(PID_FILE)).ok()?;
-    let mut words = text.split_whitespace();
-    let pid: u32 = words.next()?.parse().ok()?;
-    let start: u64 = words.next()?.parse().ok()?;
-    (process_start_time(pid) == Some(start)).then_some(pid)
-}
-
-/// When process `pid` started, in clock ticks since boot (field 22 of
-/// `/proc/<pid>/stat`); `None` when it does not exist or that cannot be read.
-fn process_start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may contain spaces.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Whether a process `pid` exists. A runner's pid reused by another program keeps its
-/// directories alive: a missed orphan, never a server of a live run killed.
-fn is_running(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// The processes whose working directory is `dir`.
-fn processes_in(dir: &std::path::Path) -> Vec<u32> {
-    let Ok(proc_dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    proc_dir
-        .flatten()
-        .filter_map(|e| {
-            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
-            let cwd = fs::read_link(e.path().join("cwd")).ok()?;
-            (cwd == dir).then_some(pid)
-        })
-        .collect()
+    resplab_sys::process::kill_group(pgid);
 }
 
 /// Runs a hook with `sh -c`, killing it after `timeout`.
@@ -517,7 +348,7 @@ pub fn run_hook(
     let out_path = std::env::temp_dir().join(format!(
         "resplab-hook-{}-{}.log",
         std::process::id(),
-        NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        NEXT_HOOK_LOG.fetch_add(1, Ordering::Relaxed)
     ));
     let fail = |reason: String, output: String| LaunchError::Hook {
         variant: variant.into(),
@@ -569,11 +400,7 @@ pub fn run_hook(
 
 /// The CPU list this process may run on now (`Cpus_allowed_list`), if readable.
 pub fn own_cpu_list() -> Option<String> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .map(|s| s.trim().to_string())
+    resplab_sys::proc::cpus_allowed_list()
 }
 
 /// Pins every thread of this process to `cpus` with `taskset -a -p -c`.
@@ -592,62 +419,5 @@ pub fn pin_self(cpus: &str) -> Result<(), String> {
             "taskset -a -p -c {cpus} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::BufRead as _;
-
-    /// Whether `pid` is gone or a zombie waiting for its parent.
-    fn dead(pid: u32) -> bool {
-        match fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => {
-                stat.rfind(')')
-                    .and_then(|i| stat[i + 1..].split_whitespace().next())
-                    == Some("Z")
-            }
-        }
-    }
-
-    #[test]
-    fn kill_group_kills_what_the_leader_started_and_nothing_else() {
-        let mut child = Command::new("sh")
-            .args(["-c", "sleep 60 & echo $!; wait"])
-            .stdout(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let grandchild: u32 = line.trim().parse().unwrap();
-        assert!(!dead(grandchild));
-        kill_group(child.id());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let mut leader_gone = false;
-        while Instant::now() < deadline {
-            leader_gone = leader_gone || child.try_wait().is_ok_and(|s| s.is_some());
-            if leader_gone && dead(grandchild) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let survivor = !dead(grandchild);
-        if !leader_gone || survivor {
-            let _ = Command::new("kill")
-                .args(["-9", &grandchild.to_string()])
-                .status();
-            let _ = child.kill();
-        }
-        let _ = child.wait();
-        assert!(leader_gone, "the group's leader lives on");
-        assert!(!survivor, "the group's other member {grandchild} lives on");
-        // This test process is still here, and so is its group: nothing else was hit.
-        kill_group(0);
-        kill_group(1);
     }
 }

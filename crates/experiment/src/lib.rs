@@ -20,7 +20,8 @@
 //! `resplab-results` is the schema of one run (and merges generator shards) and of a
 //! calibration, `resplab-workload` the vocabulary of a workload, `resplab-proto` reads
 //! the server's `INFO` text, `resplab-serve` is the known-truth server of
-//! `calibrate --validate`.
+//! `calibrate --validate`, `resplab-sys` starts and reaps server processes and reads
+//! `/proc`.
 
 pub mod calibrate;
 pub mod client;

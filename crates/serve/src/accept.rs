@@ -170,8 +170,6 @@ fn refuse_on_reserve(listener: &Listener, reserve: &mut Option<std::fs::File>) -
 }
 
 fn is_out_of_descriptors(e: &io::Error) -> bool {
-    use nix::errno::Errno;
-    let out = [Errno::EMFILE, Errno::ENFILE, Errno::ENOBUFS, Errno::ENOMEM];
-    e.raw_os_error()
-        .is_some_and(|n| out.iter().any(|o| *o as i32 == n))
+    let out = [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM];
+    e.raw_os_error().is_some_and(|n| out.contains(&n))
 }

@@ -216,19 +216,10 @@ impl Default for Config {
     }
 }
 
-/// User and system CPU seconds of this process (from `/proc/self/stat`; zeros where it
-/// cannot be read).
+/// User and system CPU seconds of this process (from `/proc/self/stat`, read by
+/// `resplab_sys::proc`; zeros where it cannot be read).
 pub fn process_cpu() -> (f64, f64) {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return (0.0, 0.0);
-    };
-    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-        return (0.0, 0.0);
-    };
-    let f: Vec<&str> = after.split_whitespace().collect();
-    // Fields 14 and 15 (utime, stime) in clock ticks; after ")" field 3 is index 0.
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 100.0;
-    (tick(11), tick(12))
+    resplab_sys::proc::own_cpu().map_or((0.0, 0.0), |c| (c.user_sec, c.system_sec))
 }
 
 /// The longest inline request (a line typed as words) kept while its newline has not
@@ -394,10 +385,7 @@ enum Fate {
 /// CPU time this thread has used so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`; 0
 /// where the clock cannot be read).
 pub fn thread_cpu_ns() -> u64 {
-    use nix::time::{clock_gettime, ClockId};
-    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-        .unwrap_or(0)
+    resplab_sys::proc::thread_cpu_ns().unwrap_or(0)
 }
 
 /// Busy-waits until this thread has used `ns` more nanoseconds of CPU (0: nothing).

@@ -8,7 +8,8 @@
 //!   closes after K requests, error replies. The engine's tests use it to prove that
 //!   protocol errors are counted, connections are reset, and nothing panics or hangs.
 //! - [`client::Client`] is a blocking RESP2 client, just enough to inspect a server from a
-//!   test (`DBSIZE`, `KEYS *`, `CLIENT KILL`).
+//!   test (`DBSIZE`, `KEYS *`, `CLIENT KILL`). It is written apart from the production
+//!   codec on purpose: an independent oracle of what the server holds.
 //! - [`tls::TlsRedis`] is a real `redis-server` with a TLS port, its certificates made by
 //!   the test (a CA, a server certificate for `localhost` and 127.0.0.1, a client
 //!   certificate, and a second CA that signed nothing).
@@ -17,9 +18,10 @@
 //!   `redis-server`, formed with `CLUSTER ADDSLOTSRANGE`/`MEET`/`REPLICATE`) that can move
 //!   a slot under load.
 //!
-//! This crate is a dev-dependency only and depends on no other crate of the workspace, so
-//! any crate (the engine included) can use it in its tests without a cycle. The production
-//! way to start a throwaway server lives in `resplab-engine` (`engine::server`).
+//! This crate is a dev-dependency only and depends on one crate of the workspace,
+//! `resplab-sys`, which depends on none, so any crate (the engine included) can use it
+//! in its tests without a cycle. It starts every server with the production process
+//! starter (`resplab_sys::process`) and finds ports with `resplab_sys::port`.
 
 pub mod client;
 pub mod cluster;
@@ -27,14 +29,6 @@ pub mod fake;
 pub mod redis;
 pub mod tls;
 
-/// Reserves a free loopback TCP port by binding port 0 and releasing it.
-///
-/// Another process may take the port between this call and its use; callers that spawn a
-/// server retry with a fresh port when the server fails to bind.
-///
-/// # Errors
-/// When no loopback socket can be bound.
-pub fn free_port() -> std::io::Result<u16> {
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-    Ok(listener.local_addr()?.port())
-}
+/// Reserves a free loopback TCP port (the production helper: another process may take
+/// it before its use, so callers that spawn a server retry with a fresh port).
+pub use resplab_sys::port::free_port;

@@ -1,30 +1,29 @@
 //! A real `redis-server` for integration tests.
 //!
 //! [`RedisServer::start`] picks a free loopback port, starts `redis-server` from `PATH`
-//! in a fresh temporary directory with persistence off, and waits until it answers `PING`.
+//! in a fresh temporary directory with persistence off, and waits until it answers `PING`,
+//! all through the production process starter (`resplab_sys::process`), so tests run the
+//! same start, stop and reaping code as resplab.
 //! Dropping the value stops the server (`SHUTDOWN NOSAVE`, then a kill if it lingers) and
 //! removes the directory. [`RedisServer::kill`] ends it abruptly, for tests of a server
 //! that goes away mid-run.
 
 use crate::client::{Client, Reply};
-use std::fs;
+use resplab_sys::process::{Server, Spec, StartError};
+use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+const PROBE_EVERY: Duration = Duration::from_millis(10);
 
 /// A running `redis-server` owned by a test.
 #[derive(Debug)]
 pub struct RedisServer {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
+    server: Server,
     socket: Option<PathBuf>,
-    /// The whole command line after `redis-server`, for [`RedisServer::restart`].
-    args: Vec<std::ffi::OsString>,
 }
 
 impl RedisServer {
@@ -44,57 +43,41 @@ impl RedisServer {
         Self::start_with(&[], true)
     }
 
-    /// Starts a server with extra command-line arguments (e.g. `["--requirepass", "pw"]`).
+    /// Starts a server with extra command-line arguments (e.g. `["--requirepass", "pw"]`),
+    /// through the production process starter (`resplab_sys::process`).
     ///
     /// # Errors
     /// As [`RedisServer::start`].
     pub fn start_with(extra: &[&str], unix_socket: bool) -> io::Result<RedisServer> {
-        let mut last_err = None;
-        for _ in 0..5 {
-            match Self::try_start(extra, unix_socket) {
-                Ok(s) => return Ok(s),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(e),
-                Err(e) => last_err = Some(e),
+        let words = |port: u16, dir: &Path| {
+            let mut args: Vec<OsString> = vec!["redis-server".into()];
+            for a in ["--port", &port.to_string(), "--bind", "127.0.0.1"] {
+                args.push(a.into());
             }
-        }
-        Err(last_err.unwrap_or_else(|| io::Error::other("redis-server did not start")))
-    }
-
-    fn try_start(extra: &[&str], unix_socket: bool) -> io::Result<RedisServer> {
-        let port = crate::free_port()?;
-        let dir = std::env::temp_dir().join(format!(
-            "resplab-testkit-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir)?;
-        let socket = unix_socket.then(|| dir.join("redis.sock"));
-        let mut args: Vec<std::ffi::OsString> = Vec::new();
-        for a in ["--port", &port.to_string(), "--bind", "127.0.0.1"] {
-            args.push(a.into());
-        }
-        for a in ["--save", "", "--appendonly", "no", "--dir"] {
-            args.push(a.into());
-        }
-        args.push(dir.clone().into());
-        if let Some(path) = &socket {
-            args.push("--unixsocket".into());
-            args.push(path.clone().into());
-            args.push("--unixsocketperm".into());
-            args.push("700".into());
-        }
-        args.extend(extra.iter().map(std::ffi::OsString::from));
-        let child = Self::spawn(&dir, &args)?;
-        let mut server = RedisServer {
-            child: Some(child),
-            port,
-            dir,
-            socket,
-            args,
+            for a in ["--save", "", "--appendonly", "no", "--dir"] {
+                args.push(a.into());
+            }
+            args.push(dir.into());
+            if unix_socket {
+                args.push("--unixsocket".into());
+                args.push(dir.join("redis.sock").into());
+                args.push("--unixsocketperm".into());
+                args.push("700".into());
+            }
+            args.extend(extra.iter().map(OsString::from));
+            args
         };
-        server.wait_ready(Duration::from_secs(10))?;
-        Ok(server)
+        let spec = Spec {
+            label: "testkit",
+            words: &words,
+            env: &[],
+            ready_timeout: READY_TIMEOUT,
+            probe_every: PROBE_EVERY,
+            attempts: 5,
+        };
+        let server = Server::start(&spec, &mut probe).map_err(start_error)?;
+        let socket = unix_socket.then(|| server.dir().join("redis.sock"));
+        Ok(RedisServer { server, socket })
     }
 
     /// Starts the server again on the same port, folder and settings (after
@@ -103,81 +86,24 @@ impl RedisServer {
     /// # Errors
     /// As [`RedisServer::start`].
     pub fn restart(&mut self) -> io::Result<()> {
-        self.kill();
-        self.child = Some(Self::spawn(&self.dir, &self.args)?);
-        self.wait_ready(Duration::from_secs(10))
-    }
-
-    fn spawn(dir: &Path, args: &[std::ffi::OsString]) -> io::Result<Child> {
-        let log = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("redis.log"))?;
-        let mut cmd = Command::new("redis-server");
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        cmd.spawn().map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    "redis-server is not on PATH (install it: apt-get install redis-server)",
-                )
-            } else {
-                e
-            }
-        })
-    }
-
-    fn wait_ready(&mut self, timeout: Duration) -> io::Result<()> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(child) = self.child.as_mut() {
-                if let Some(status) = child.try_wait()? {
-                    self.child = None;
-                    return Err(io::Error::other(format!(
-                        "redis-server exited with {status} before answering PING; log:\n{}",
-                        self.log_tail()
-                    )));
-                }
-            }
-            if let Ok(mut c) = Client::connect(&self.addr()) {
-                match c.cmd(&["PING"]) {
-                    Ok(Reply::Simple(s)) if s == "PONG" => return Ok(()),
-                    // A server with a password answers, just not to PING.
-                    Ok(Reply::Error(e)) if e.starts_with("NOAUTH") => return Ok(()),
-                    _ => {}
-                }
-            }
-            if Instant::now() > deadline {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "redis-server did not answer PING within {timeout:?}; log:\n{}",
-                        self.log_tail()
-                    ),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.server
+            .restart(READY_TIMEOUT, PROBE_EVERY, &mut probe)
+            .map_err(start_error)
     }
 
     /// The last lines of the server's log.
     pub fn log_tail(&self) -> String {
-        let text = fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+        self.server.log_tail(20)
     }
 
     /// The TCP port the server listens on (loopback).
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port()
     }
 
     /// `127.0.0.1:PORT`.
     pub fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("127.0.0.1:{}", self.port())
     }
 
     /// The Unix socket path, when started with [`RedisServer::start_with_socket`].
@@ -195,7 +121,7 @@ impl RedisServer {
 
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.server.pid()
     }
 
     /// Sends a signal by name (`"STOP"`, `"CONT"`, `"TERM"`) with the `kill` command.
@@ -221,40 +147,68 @@ impl RedisServer {
 
     /// Kills the server at once (SIGKILL) and waits for it to exit.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.server.kill();
     }
 }
 
 impl Drop for RedisServer {
+    /// `SHUTDOWN NOSAVE`, then a kill if it lingers; the run directory goes with the
+    /// inner [`Server`].
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let mut refused = false;
-            if let Ok(mut c) = self.client() {
-                // A password-protected server refuses SHUTDOWN: kill it instead.
-                refused = matches!(c.cmd(&["SHUTDOWN", "NOSAVE"]), Ok(Reply::Error(_)));
-            }
-            let deadline = if refused {
-                Instant::now()
-            } else {
-                Instant::now() + Duration::from_secs(3)
-            };
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) => break,
-                    Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(10))
-                    }
-                    _ => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                }
-            }
+        if self.server.pid().is_none() {
+            return;
         }
-        let _ = fs::remove_dir_all(&self.dir);
+        let mut refused = false;
+        if let Ok(mut c) = self.client() {
+            // A password-protected server refuses SHUTDOWN: kill it instead.
+            refused = matches!(c.cmd(&["SHUTDOWN", "NOSAVE"]), Ok(Reply::Error(_)));
+        }
+        let grace = if refused {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(3)
+        };
+        if !self.server.wait_exit(grace, PROBE_EVERY) {
+            self.server.kill();
+        }
+    }
+}
+
+/// Ready when it answers `PING` (or, with a password, refuses it with `NOAUTH`).
+fn probe(port: u16) -> Result<(), String> {
+    let mut c = Client::connect(&format!("127.0.0.1:{port}")).map_err(|e| e.to_string())?;
+    match c.cmd(&["PING"]) {
+        Ok(Reply::Simple(s)) if s == "PONG" => Ok(()),
+        // A server with a password answers, just not to PING.
+        Ok(Reply::Error(e)) if e.starts_with("NOAUTH") => Ok(()),
+        other => Err(format!("{other:?}")),
+    }
+}
+
+/// The starter's error in the words tests have always seen.
+fn start_error(e: StartError) -> io::Error {
+    match e {
+        StartError::NotFound { .. } => io::Error::new(
+            io::ErrorKind::NotFound,
+            "redis-server is not on PATH (install it: apt-get install redis-server)",
+        ),
+        StartError::Io { what, source, .. } => {
+            io::Error::new(source.kind(), format!("{what}: {source}"))
+        }
+        StartError::NotReady {
+            exited: Some(status),
+            log_tail,
+            ..
+        } => io::Error::other(format!(
+            "redis-server exited with {status} before answering PING; log:\n{log_tail}"
+        )),
+        StartError::NotReady {
+            exited: None,
+            log_tail,
+            ..
+        } => io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("redis-server did not answer PING within {READY_TIMEOUT:?}; log:\n{log_tail}"),
+        ),
     }
 }

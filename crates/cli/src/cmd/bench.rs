@@ -72,7 +72,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     {
         let stop = stop.clone();
         // A second Ctrl-C while results are written is ignored: they are written quickly.
-        let _ = ctrlc::set_handler(move || stop.stop());
+        let _ = crate::signal::set_handler(move || stop.stop());
     }
 
     let mut config = resolved.config.clone();

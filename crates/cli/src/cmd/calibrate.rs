@@ -350,7 +350,7 @@ fn open_store(db: &DbArg) -> anyhow::Result<Store> {
 fn stop_on_ctrl_c() -> StopToken {
     let stop = StopToken::new();
     let on_signal = stop.clone();
-    let _ = ctrlc::set_handler(move || on_signal.stop());
+    let _ = crate::signal::set_handler(move || on_signal.stop());
     stop
 }
 

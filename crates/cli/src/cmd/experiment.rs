@@ -295,7 +295,7 @@ fn execute(
         let stop = stop.clone();
         // A second Ctrl-C is handled by the default action only if this fails; that is
         // fine: the trial in progress is the only thing lost either way.
-        let _ = ctrlc::set_handler(move || stop.stop());
+        let _ = crate::signal::set_handler(move || stop.stop());
     }
     for o in resplab_experiment::launch::reap_orphans() {
         eprintln!(

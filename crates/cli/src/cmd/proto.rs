@@ -14,7 +14,7 @@
 //! `proto bench` runs every measurement in a child process (the same binary, re-executed
 //! with a hidden `--child` flag, under `taskset` when `--cpu` is given), so each
 //! decoder's peak memory is its own and pinning needs no system calls of ours. CPU time
-//! comes from `/proc/thread-self/schedstat` (nanoseconds on CPU of the measuring thread).
+//! comes from the measuring thread's CPU clock (`resplab_sys::proc::thread_cpu_ns`).
 //! Allocations are counted by the decoders themselves: the RESPB and zero-copy decoders
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
@@ -671,20 +671,11 @@ struct BenchRow {
 }
 
 fn thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
+    resplab_sys::proc::thread_cpu_ns()
 }
 
 fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    resplab_sys::proc::peak_rss_bytes().unwrap_or(0)
 }
 
 /// The shortest measured stretch of one child.
@@ -726,9 +717,8 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
     let mut checksum = 0u64;
     let mut allocs = 0u64;
-    // At least `iterations` passes and at least MIN_MEASURE: the thread CPU clock in
-    // schedstat advances in scheduler ticks, so a run of a few milliseconds (RESPB
-    // skipping 1 KB values) would read as zero CPU.
+    // At least `iterations` passes and at least MIN_MEASURE, so that a run of a few
+    // milliseconds (RESPB skipping 1 KB values) is not measured on a handful of passes.
     let mut passes = 0u32;
     while passes < a.iterations || t0.elapsed() < MIN_MEASURE {
         let (k, s, al) = pass(decoder, std::hint::black_box(&data), &dec, &limits)?;
@@ -947,7 +937,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             ));
         }
         out.push_str(&format!(
-            "medians of {} repetitions x at least {} passes (and 300 ms); CPU from /proc/thread-self/schedstat; peak = VmHWM of the measuring process (input included){}\n",
+            "medians of {} repetitions x at least {} passes (and 300 ms); CPU from the thread's CPU clock; peak = VmHWM of the measuring process (input included){}\n",
             a.repetitions,
             a.iterations,
             a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))

@@ -145,7 +145,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let _ = stdout.flush();
     let (tx, rx) = std::sync::mpsc::channel();
-    let _ = ctrlc::set_handler(move || {
+    let _ = crate::signal::set_handler(move || {
         let _ = tx.send(());
     });
     // Until Ctrl-C or SHUTDOWN from a client.

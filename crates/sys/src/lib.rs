@@ -1,0 +1,19 @@
+//! The operating system as resplab sees it: server processes, loopback ports and `/proc`.
+//!
+//! - [`process`] is the one way any crate of the workspace starts a server process: a
+//!   fresh run directory, a free loopback port, a log file, a readiness probe the caller
+//!   passes (so this crate speaks no protocol), a stop that takes the whole process group,
+//!   a parent-death signal so the server dies with the resplab that started it, and the
+//!   reaping of servers an earlier, killed run left behind (by pid and start time, so a
+//!   reused pid is never killed).
+//! - [`port`] finds a free loopback TCP port.
+//! - [`proc`] reads `/proc`: process and thread CPU time, children's CPU time, start
+//!   times, peak memory, the CPUs this process may run on, and who runs where.
+//!
+//! It depends on no other crate of the workspace and knows nothing of RESP, workloads,
+//! results or the terminal: callers word their own errors and speak to their servers.
+//! Linux is the platform it reads; elsewhere the `/proc` readers find nothing.
+
+pub mod port;
+pub mod proc;
+pub mod process;
