@@ -227,6 +227,16 @@ fn bad_flags_name_themselves() {
         ),
         (&["--budget", "2s"], "--budget 2 s: too short for 6 rounds"),
         (&["--address", "nohost"], "--address: expected HOST:PORT"),
+        (
+            &["--durations", "1s,0.5s,1s"],
+            "--durations: expected each trial length once, found 1 s twice",
+        ),
+        (&["--tls"], "--address"),
+        (&["--user", "bob"], "--address"),
+        (
+            &["--address", "127.0.0.1:1", "--password-env", "RESPLAB_NO_SUCH_VAR_1"],
+            "--password-env RESPLAB_NO_SUCH_VAR_1: the environment variable RESPLAB_NO_SUCH_VAR_1 is not set",
+        ),
         (&["--server", ""], "--server: expected a command"),
         (
             &["--experiment", "x.toml", "--workload", "w", "-c", "4"],
@@ -539,4 +549,74 @@ clients = 4
     )
     .unwrap();
     (predicted, measured)
+}
+
+/// `--address` reaches a running server behind TLS with an ACL user whose password comes
+/// from an environment variable: the calibration runs, and the password is stored nowhere.
+#[test]
+fn calibrate_address_authenticates_over_tls() {
+    let _shared = shared();
+    let s = resplab_testkit::tls::TlsRedis::start(false).unwrap();
+    let password = "cal-secret-5521";
+    let r = s
+        .server
+        .client()
+        .unwrap()
+        .cmd(&[
+            "ACL",
+            "SETUSER",
+            "cal",
+            "on",
+            &format!(">{password}"),
+            "~*",
+            "+@all",
+        ])
+        .unwrap();
+    assert_eq!(r.as_text().as_deref(), Some("OK"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let ca = s.files.ca.display().to_string();
+    let out = resplab()
+        .env("RESPLAB_CAL_PW", password)
+        .args([
+            "calibrate",
+            "--address",
+            &format!("localhost:{}", s.tls_port),
+            "--cacert",
+            &ca,
+            "--user",
+            "cal",
+            "--password-env",
+            "RESPLAB_CAL_PW",
+            "--budget",
+            "10s",
+            "--durations",
+            "0.2s",
+            "--warmup",
+            "0s",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    let cal: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(cal["noise"][0]["pairs"].as_u64().unwrap() >= 6, "{cal:#}");
+    assert!(!text.contains(password));
+    let stored = std::fs::read(&db).unwrap();
+    assert!(
+        !stored
+            .windows(password.len())
+            .any(|w| w == password.as_bytes()),
+        "the password is in the store"
+    );
 }

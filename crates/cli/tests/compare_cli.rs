@@ -348,4 +348,24 @@ fn the_regression_gate_cannot_pass_on_nothing() {
     };
     assert_eq!(judged("--higher-is-better"), 1);
     assert_eq!(judged("--lower-is-better"), 0);
+    // A significance level outside (0, 1) is refused, naming the flag.
+    for alpha in ["2", "0", "NaN", "1"] {
+        let (_, err, code) = resplab(
+            &[
+                "compare",
+                "--style",
+                "benchstat",
+                "--alpha",
+                alpha,
+                "a.txt",
+                "b.txt",
+            ],
+            p,
+        );
+        assert_eq!(code, 2, "{alpha}: {err}");
+        assert!(
+            err.contains("--alpha: expected a significance level"),
+            "{err}"
+        );
+    }
 }

@@ -113,7 +113,7 @@ pub fn plain_median(xs: &[f64]) -> f64 {
         hi
     } else {
         let lo = lower.iter().copied().max_by(f64::total_cmp).unwrap_or(hi);
-        (lo + hi) / 2.0
+        midpoint(lo, hi)
     }
 }
 
@@ -123,7 +123,19 @@ pub fn plain_median_sorted(sorted: &[f64]) -> f64 {
     match n {
         0 => f64::NAN,
         _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+        _ => midpoint(sorted[n / 2 - 1], sorted[n / 2]),
+    }
+}
+
+/// The mean of two values without overflow: `(a + b) / 2` where the sum is finite (so
+/// every ordinary result is the same to the bit), `a / 2 + b / 2` where it is not (two
+/// values near `f64::MAX`).
+fn midpoint(a: f64, b: f64) -> f64 {
+    let sum = a + b;
+    if sum.is_finite() || !a.is_finite() || !b.is_finite() {
+        sum / 2.0
+    } else {
+        a / 2.0 + b / 2.0
     }
 }
 
@@ -151,6 +163,15 @@ mod tests {
         assert!((geomean(&[1.0, 4.0, 16.0]).unwrap() - 4.0).abs() < 1e-12);
         assert!(geomean(&[1.0, 0.0]).is_err());
         assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), 1.0);
+    }
+
+    #[test]
+    fn medians_near_the_largest_double_stay_finite() {
+        let big = [1.7e308, 1.75e308, 1.72e308, 1.78e308];
+        let m = plain_median(&big);
+        assert!(m.is_finite() && (1.72e308..=1.75e308).contains(&m), "{m}");
+        assert!(plain_median_sorted(&[1.7e308, 1.76e308]).is_finite());
+        assert_eq!(plain_median(&[1.0, 3.0]), 2.0);
     }
 
     #[test]

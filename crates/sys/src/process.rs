@@ -104,6 +104,24 @@ pub enum StartError {
     },
 }
 
+impl StartError {
+    /// Whether the server exited saying its port was taken: another process bound the
+    /// port found free before the server did.
+    pub fn is_port_race(&self) -> bool {
+        match self {
+            StartError::NotReady {
+                exited: Some(_),
+                log_tail,
+                ..
+            } => {
+                let log = log_tail.to_ascii_lowercase();
+                log.contains("address already in use") || log.contains("bind")
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A running server process owned by this process: killed and its run directory removed
 /// on drop.
 #[derive(Debug)]
@@ -132,8 +150,10 @@ impl Server {
         for _ in 0..spec.attempts.max(1) {
             match Self::try_start(spec, probe) {
                 Ok(s) => return Ok(s),
-                Err(e @ StartError::NotFound { .. }) => return Err(e),
-                Err(e) => last = Some(e),
+                // Only a lost race for the port is worth another port: a server that
+                // runs but does not answer in time has had its `ready_timeout`.
+                Err(e) if e.is_port_race() => last = Some(e),
+                Err(e) => return Err(e),
             }
         }
         Err(last.expect("at least one attempt"))
@@ -582,6 +602,40 @@ mod tests {
             matches!(&err, StartError::NotReady { exited: None, last_probe, .. } if last_probe == "silent"),
             "{err:?}"
         );
+    }
+
+    /// A server that runs but never answers fails after one `ready_timeout`, however
+    /// many attempts a lost port race would get; one that exits saying its port was
+    /// taken is tried again on a fresh port.
+    #[test]
+    fn only_a_lost_port_race_is_retried() {
+        let words = sleeper_words("60");
+        let mut s = spec(&words, 300);
+        s.attempts = 3;
+        let t0 = Instant::now();
+        let err = Server::start(&s, &mut |_| Err("silent".into())).unwrap_err();
+        assert!(
+            matches!(err, StartError::NotReady { exited: None, .. }),
+            "{err:?}"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_millis(900),
+            "{:?}",
+            t0.elapsed()
+        );
+        let taken = |_: u16, _: &Path| {
+            [
+                "sh",
+                "-c",
+                "echo 'bind: Address already in use' >&2; exit 1",
+            ]
+            .map(OsString::from)
+            .to_vec()
+        };
+        let mut s = spec(&taken, 2000);
+        s.attempts = 3;
+        let err = Server::start(&s, &mut |_| Err("no".into())).unwrap_err();
+        assert!(err.is_port_race(), "{err:?}");
     }
 
     #[test]

@@ -44,6 +44,38 @@ pub struct CalibrateArgs {
     /// restarted between trials).
     #[arg(long, value_name = "HOST:PORT", help_heading = "Target")]
     pub address: Option<String>,
+    /// --address: connect with TLS.
+    #[arg(long, requires = "address", help_heading = "Target")]
+    pub tls: bool,
+    /// --address: the CA certificate that signed the server's (implies --tls).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "address",
+        help_heading = "Target"
+    )]
+    pub cacert: Option<String>,
+    /// --address: do not verify the server's certificate (implies --tls; said in the
+    /// results).
+    #[arg(long, requires = "address", help_heading = "Target")]
+    pub insecure: bool,
+    /// --address: ACL user for AUTH.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "address",
+        help_heading = "Target"
+    )]
+    pub user: Option<String>,
+    /// --address: the environment variable that holds the password (default:
+    /// REDISCLI_AUTH when it is set). Only the variable's name is stored.
+    #[arg(
+        long = "password-env",
+        value_name = "VAR",
+        requires = "address",
+        help_heading = "Target"
+    )]
+    pub password_env: Option<String>,
 
     /// Take the workload from this experiment file (see --workload).
     #[arg(
@@ -152,7 +184,13 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
         durations.push(positive_duration("--durations", d)?);
     }
     durations.sort();
-    durations.dedup();
+    if let Some(w) = durations.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "--durations: expected each trial length once, found {} twice in \"{}\"",
+            resplab_results::calibration::secs_text(w[0].as_secs_f64()),
+            a.durations
+        );
+    }
     if durations.is_empty() {
         bail!(
             "--durations: expected at least one trial length, found \"{}\"",
@@ -292,12 +330,42 @@ fn options(
         flags: workload_flags(a),
         server: a.server.clone(),
         address: a.address.clone(),
+        connect: connect(a)?,
         warmup,
         metric: a.metric.clone(),
         seed: a.seed,
         durations,
         budget,
         target_mde_pct: a.target_mde,
+    })
+}
+
+/// How to connect to `--address`: TLS, user, and the name of the variable holding the
+/// password (`--password-env`, else `REDISCLI_AUTH` when it is set).
+fn connect(a: &CalibrateArgs) -> anyhow::Result<resplab_experiment::model::Connect> {
+    use resplab_experiment::model::{Connect, TlsConnect};
+    let tls = (a.tls || a.cacert.is_some() || a.insecure).then(|| TlsConnect {
+        cacert: a.cacert.clone(),
+        insecure: a.insecure,
+        ..TlsConnect::default()
+    });
+    if a.insecure {
+        eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
+    }
+    let password_env = match &a.password_env {
+        Some(v) if std::env::var_os(v).is_none() => {
+            bail!("--password-env {v}: the environment variable {v} is not set")
+        }
+        Some(v) => Some(v.clone()),
+        None if a.address.is_some() && std::env::var_os("REDISCLI_AUTH").is_some() => {
+            Some("REDISCLI_AUTH".to_string())
+        }
+        None => None,
+    };
+    Ok(Connect {
+        tls,
+        user: a.user.clone(),
+        password_env,
     })
 }
 

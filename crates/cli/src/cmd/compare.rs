@@ -174,6 +174,12 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
         }
     }
     crate::args::check_confidence_and_margin(args.confidence, args.margin)?;
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        bail!(
+            "--alpha: expected a significance level between 0 and 1 (e.g. 0.05), found {}",
+            args.alpha
+        );
+    }
     if let Some(p) = args.fail_on_regression {
         if !(p >= 0.0 && p.is_finite()) {
             bail!("--fail-on-regression: expected a percentage ≥ 0, found {p}");

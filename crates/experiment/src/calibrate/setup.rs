@@ -63,6 +63,9 @@ pub struct Options {
     pub server: Option<String>,
     /// `--address HOST:PORT`: a server that is already running.
     pub address: Option<String>,
+    /// How to connect to `address`: TLS, an ACL user, the environment variable that
+    /// holds the password (never the password itself).
+    pub connect: Connect,
     pub warmup: Option<Duration>,
     pub metric: Option<String>,
     pub seed: Option<u64>,
@@ -152,9 +155,23 @@ fn base_experiment(o: &Options) -> Result<(Experiment, String, usize), Calibrate
              one variant"
         )));
     }
+    if !o.connect.is_plain() && o.address.is_none() {
+        return Err(invalid(
+            "--tls, --cacert, --insecure, --user and a password go with --address (a server that is already running); a server calibrate starts needs none",
+        ));
+    }
     if let Some(s) = server_source(o)? {
         let base = exp.baseline().clone();
-        exp.variants = vec![Variant { server: s, ..base }];
+        let connect = if o.address.is_some() {
+            o.connect.clone()
+        } else {
+            base.connect.clone()
+        };
+        exp.variants = vec![Variant {
+            server: s,
+            connect,
+            ..base
+        }];
     }
     Ok((exp, text, workload))
 }
