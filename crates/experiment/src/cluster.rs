@@ -4,15 +4,13 @@
 //! Every node is the variant's command (with its own `{port}` and `{dir}`) plus the
 //! cluster flags of `redis-server`: `--cluster-enabled yes --cluster-config-file
 //! nodes.conf --cluster-port P`, each node's bus on a free port of its own. The nodes
-//! are then formed into one cluster the way `redis-cli --cluster create` does it: the
-//! 16384 slots split evenly over the first M nodes (`CLUSTER ADDSLOTSRANGE`), every node
-//! introduced to the first (`CLUSTER MEET host port bus-port`), each of the other nodes
-//! made a replica of its master (`CLUSTER REPLICATE`), and the runner waits until every
-//! node says `cluster_state:ok`, knows all the others, and every replica's link is up.
+//! are then formed into one cluster by the one cluster former,
+//! [`resplab_sys::cluster::form`], the way `redis-cli --cluster create` does it.
 
 use crate::client::{Client, Reply};
 use crate::launch::{LaunchError, ServerProcess};
-use std::time::{Duration, Instant};
+use resplab_sys::cluster::{self, Node};
+use std::time::Duration;
 
 /// A running cluster of one trial.
 #[derive(Debug)]
@@ -22,8 +20,8 @@ pub struct LocalCluster {
 }
 
 impl LocalCluster {
-    /// Starts `masters × (1 + replicas)` nodes from `command` and forms the cluster,
-    /// within `timeout` for the whole formation.
+    /// Starts `masters × (1 + replicas)` nodes from `command` and forms the cluster
+    /// ([`resplab_sys::cluster::form`]), within `timeout` for the whole formation.
     ///
     /// # Errors
     /// A node that does not start ([`LaunchError::Server`]), or a cluster that does not
@@ -44,101 +42,30 @@ impl LocalCluster {
             reason,
         };
         let mut nodes = Vec::new();
-        let mut buses = Vec::new();
+        let mut plan = Vec::new();
         for _ in 0..masters * (1 + replicas) {
             let bus =
                 resplab_sys::port::free_port().map_err(|e| fail("a bus port", e.to_string()))?;
             let mut words = command.to_vec();
-            for w in [
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-port",
-            ] {
-                words.push(w.to_string());
-            }
-            words.push(bus.to_string());
-            nodes.push(ServerProcess::start(variant, &words, env, cpus, timeout)?);
-            buses.push(bus);
+            words.extend(cluster::node_flags(bus));
+            let node = ServerProcess::start(variant, &words, env, cpus, timeout)?;
+            plan.push(Node {
+                port: node.port,
+                bus,
+            });
+            nodes.push(node);
         }
         let cluster = LocalCluster { nodes };
-        let deadline = Instant::now() + timeout;
-        let call = |port: u16, args: &[&str]| -> Result<Reply, String> {
+        let mut call = |port: u16, args: &[&str]| -> Result<String, String> {
             let mut c = Client::connect("127.0.0.1", port, Duration::from_secs(5))
                 .map_err(|e| e.to_string())?;
             match c.call(args).map_err(|e| e.to_string())? {
                 Reply::Error(e) => Err(format!("{} answered -{e}", args.join(" "))),
-                r => Ok(r),
+                r => Ok(r.text()),
             }
         };
-        let ports: Vec<u16> = cluster.nodes.iter().map(|n| n.port).collect();
-        let mut ids = Vec::new();
-        for &p in &ports {
-            ids.push(
-                call(p, &["CLUSTER", "MYID"])
-                    .map_err(|e| fail("CLUSTER MYID", e))?
-                    .text(),
-            );
-        }
-        for (m, &p) in ports.iter().enumerate().take(masters) {
-            let first = (16384 * m / masters).to_string();
-            let last = (16384 * (m + 1) / masters - 1).to_string();
-            call(p, &["CLUSTER", "ADDSLOTSRANGE", &first, &last])
-                .map_err(|e| fail("CLUSTER ADDSLOTSRANGE", e))?;
-        }
-        for (k, &p) in ports.iter().enumerate().skip(1) {
-            call(
-                ports[0],
-                &[
-                    "CLUSTER",
-                    "MEET",
-                    "127.0.0.1",
-                    &p.to_string(),
-                    &buses[k].to_string(),
-                ],
-            )
-            .map_err(|e| fail("CLUSTER MEET", e))?;
-        }
-        let all_known = || {
-            ports.iter().all(|&p| {
-                call(p, &["CLUSTER", "NODES"]).is_ok_and(|r| {
-                    let t = r.text();
-                    t.lines().filter(|l| !l.trim().is_empty()).count() == ports.len()
-                        && !t.contains("handshake")
-                        && !t.contains("noaddr")
-                })
-            })
-        };
-        wait(deadline, all_known).map_err(|()| {
-            fail(
-                "every node knows every other",
-                "not within the time limit".into(),
-            )
-        })?;
-        for (m, id) in ids.iter().enumerate().take(masters) {
-            for k in 0..replicas {
-                let r = masters + m * replicas + k;
-                call(ports[r], &["CLUSTER", "REPLICATE", id])
-                    .map_err(|e| fail("CLUSTER REPLICATE", e))?;
-            }
-        }
-        let ready = || {
-            let ok = ports.iter().all(|&p| {
-                call(p, &["CLUSTER", "INFO"]).is_ok_and(|r| r.text().contains("cluster_state:ok"))
-            });
-            let links = ports[masters..].iter().all(|&p| {
-                call(p, &["INFO", "replication"])
-                    .is_ok_and(|r| r.text().contains("master_link_status:up"))
-            });
-            ok && links
-        };
-        wait(deadline, ready).map_err(|()| {
-            fail(
-                "cluster_state:ok on every node",
-                "not within the time limit".into(),
-            )
-        })?;
+        cluster::form(&plan, masters, replicas, timeout, &mut call)
+            .map_err(|e| fail(&e.step, e.reason))?;
         Ok(cluster)
     }
 
@@ -153,14 +80,4 @@ impl LocalCluster {
             n.stop();
         }
     }
-}
-
-fn wait(deadline: Instant, ok: impl Fn() -> bool) -> Result<(), ()> {
-    while !ok() {
-        if Instant::now() > deadline {
-            return Err(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Ok(())
 }

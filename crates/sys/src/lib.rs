@@ -6,6 +6,8 @@
 //!   a parent-death signal so the server dies with the resplab that started it, and the
 //!   reaping of servers an earlier, killed run left behind (by pid and start time, so a
 //!   reused pid is never killed).
+//! - [`cluster`] forms started nodes into a local Redis Cluster, the one former of the
+//!   experiment runner and the test kit (the caller passes how to send a command).
 //! - [`port`] finds a free loopback TCP port.
 //! - [`proc`] reads `/proc`: process and thread CPU time, children's CPU time, start
 //!   times, peak memory, the CPUs this process may run on, and who runs where.
@@ -14,6 +16,7 @@
 //! results or the terminal: callers word their own errors and speak to their servers.
 //! Linux is the platform it reads; elsewhere the `/proc` readers find nothing.
 
+pub mod cluster;
 pub mod port;
 pub mod proc;
 pub mod process;

@@ -5,7 +5,9 @@
 //! own, so no port above 55535 breaks the usual "port + 10000" rule), splits the 16384
 //! slots evenly over the masters with `CLUSTER ADDSLOTSRANGE`, introduces the nodes with
 //! `CLUSTER MEET`, attaches the replicas with `CLUSTER REPLICATE`, and waits until every
-//! node says `cluster_state:ok` and knows all the others. Dropping it stops every node.
+//! node says `cluster_state:ok` and knows all the others — with the production former,
+//! `resplab_sys::cluster::form`, speaking through this kit's own client. Dropping it
+//! stops every node.
 //!
 //! [`RedisCluster::migrate_slot`] moves one slot and its keys from one master to another
 //! the way `redis-cli --cluster reshard` does (`SETSLOT IMPORTING/MIGRATING`, `MIGRATE`
@@ -14,7 +16,7 @@
 use crate::client::{Client, Reply};
 use crate::redis::RedisServer;
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A running local cluster owned by a test.
 #[derive(Debug)]
@@ -24,7 +26,6 @@ pub struct RedisCluster {
     nodes: Vec<RedisServer>,
     ids: Vec<String>,
     masters: usize,
-    replicas: usize,
     /// Each node's TLS port, when started with TLS (in `nodes` order).
     tls_ports: Vec<u16>,
 }
@@ -110,116 +111,45 @@ impl RedisCluster {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             nodes.push(RedisServer::start_with(&refs, false)?);
         }
-        let mut ids = Vec::new();
-        for n in &nodes {
-            let id = call(&mut n.client()?, &["CLUSTER", "MYID"])?
-                .as_text()
-                .unwrap_or_default();
-            ids.push(id);
-        }
-        for (m, node) in nodes.iter().enumerate().take(masters) {
-            let first = 16384 * m / masters;
-            let last = 16384 * (m + 1) / masters - 1;
-            call(
-                &mut node.client()?,
-                &[
-                    "CLUSTER",
-                    "ADDSLOTSRANGE",
-                    &first.to_string(),
-                    &last.to_string(),
-                ],
-            )?;
-        }
-        let mut first = nodes[0].client()?;
-        for (n, bus) in nodes.iter().zip(&buses).skip(1) {
-            call(
-                &mut first,
-                &["CLUSTER", "MEET", "127.0.0.1", &n.port().to_string(), bus],
-            )?;
-        }
-        let cluster = RedisCluster {
+        let plan: Vec<resplab_sys::cluster::Node> = nodes
+            .iter()
+            .zip(&buses)
+            .map(|(n, bus)| resplab_sys::cluster::Node {
+                port: n.port(),
+                bus: bus.parse().unwrap_or(0),
+            })
+            .collect();
+        // The production former, with this kit's own client as the wire.
+        let mut send = |port: u16, args: &[&str]| -> Result<String, String> {
+            let node = nodes
+                .iter()
+                .find(|n| n.port() == port)
+                .ok_or_else(|| format!("no node on port {port}"))?;
+            let mut c = node.client().map_err(|e| e.to_string())?;
+            call(&mut c, args)
+                .map(|r| r.as_text().unwrap_or_default())
+                .map_err(|e| e.to_string())
+        };
+        let ids = resplab_sys::cluster::form(
+            &plan,
+            masters,
+            replicas,
+            Duration::from_secs(60),
+            &mut send,
+        )
+        .map_err(|e| {
+            let logs: Vec<String> = nodes.iter().map(RedisServer::log_tail).collect();
+            io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("{e}; node logs:\n{}", logs.join("\n---\n")),
+            )
+        })?;
+        Ok(RedisCluster {
             nodes,
             ids,
             masters,
-            replicas,
             tls_ports,
-        };
-        cluster.wait(Duration::from_secs(60), |c| c.everyone_knows_everyone())?;
-        for m in 0..masters {
-            for k in 0..replicas {
-                let r = masters + m * replicas + k;
-                let mut c = cluster.nodes[r].client()?;
-                call(&mut c, &["CLUSTER", "REPLICATE", &cluster.ids[m]])?;
-            }
-        }
-        cluster.wait(Duration::from_secs(60), |c| c.is_ready())?;
-        Ok(cluster)
-    }
-
-    fn wait(&self, timeout: Duration, ok: impl Fn(&Self) -> bool) -> io::Result<()> {
-        let deadline = Instant::now() + timeout;
-        while !ok(self) {
-            if Instant::now() > deadline {
-                let logs: Vec<String> = self.nodes.iter().map(RedisServer::log_tail).collect();
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "the cluster did not form within {timeout:?}; node logs:\n{}",
-                        logs.join("\n---\n")
-                    ),
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Ok(())
-    }
-
-    fn everyone_knows_everyone(&self) -> bool {
-        self.nodes.iter().all(|n| {
-            n.client()
-                .and_then(|mut c| c.cmd(&["CLUSTER", "NODES"]))
-                .ok()
-                .and_then(|r| r.as_text())
-                .is_some_and(|t| {
-                    t.lines().filter(|l| !l.trim().is_empty()).count() == self.nodes.len()
-                        && !t.contains("handshake")
-                        && !t.contains("noaddr")
-                })
         })
-    }
-
-    fn is_ready(&self) -> bool {
-        let all_ok = self.nodes.iter().all(|n| {
-            n.client()
-                .and_then(|mut c| c.cmd(&["CLUSTER", "INFO"]))
-                .ok()
-                .and_then(|r| r.as_text())
-                .is_some_and(|t| t.contains("cluster_state:ok"))
-        });
-        let replicas_up = self.nodes[self.masters..].iter().all(|n| {
-            n.client()
-                .and_then(|mut c| c.cmd(&["INFO", "replication"]))
-                .ok()
-                .and_then(|r| r.as_text())
-                .is_some_and(|t| t.contains("master_link_status:up"))
-        });
-        // Every master's view must list its replicas, or a client reading the topology
-        // from it would miss them.
-        let masters_see_replicas = self.replicas == 0
-            || self.nodes.iter().all(|n| {
-                n.client()
-                    .and_then(|mut c| c.cmd(&["CLUSTER", "NODES"]))
-                    .ok()
-                    .and_then(|r| r.as_text())
-                    .is_some_and(|t| {
-                        t.lines()
-                            .filter_map(|l| l.split_whitespace().nth(2))
-                            .filter(|flags| flags.split(',').any(|f| f == "slave"))
-                            .count()
-                            == self.masters * self.replicas
-                    })
-            });
-        all_ok && replicas_up && masters_see_replicas
     }
 
     /// The TLS port of node `n` (masters first), when started with
