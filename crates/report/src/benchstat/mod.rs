@@ -22,6 +22,12 @@
 //!   to detect a difference, all samples equal, differing benchmark sets.
 //!
 //! Cost: per cell one sort, one U test (exact tests are at most a few million steps).
+//!
+//! The steps, one file each: `table` groups observations into tables, `analyse`
+//! computes each table's statistics, `text` and `csv` lay them out; `units` tidies
+//! units and formats numbers, `gomath` reproduces Go's `math.Log`, `math.Exp` and
+//! geometric mean bit for bit. The entry points below take observations and return text.
+
 mod analyse;
 mod csv;
 mod gomath;
