@@ -165,13 +165,38 @@ pub fn html(p: &Page) -> String {
 /// What `resplab calibrate` prints: the noise table, the noise law, the budget table
 /// and the A/A verdict, and where the calibration is stored (calibration `id` in `db`).
 pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
-    use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(
         o,
         "calibration of {} on {}: workload {}, metric {}",
         c.target, c.hostname, c.workload, c.metric
     );
+    noise_section(&mut o, c);
+    if !c.table.is_empty() {
+        budget_section(&mut o, c);
+    }
+    let _ = writeln!(o);
+    match &c.biased {
+        Some(b) => {
+            let _ = writeln!(o, "A/A: FINDING: {b}");
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "A/A: no difference claimed between two runs of the same server, as it should be"
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "stored as calibration {id} in {}; `resplab experiment run` uses it for this workload on this host",
+        db.display()
+    );
+    o
+}
+
+/// The noise table of each trial length, the drift warning and the fitted noise law.
+fn noise_section(o: &mut String, c: &Calibration) {
     let _ = writeln!(
         o,
         "\nnoise (A/A: the same server as two variants, randomized interleaved rounds):"
@@ -229,75 +254,60 @@ pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
             secs_text(c.overhead_sec)
         );
     }
-    if !c.table.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nbudget table: predicted smallest detectable effect (80% power, 95% confidence) and wall time of a 2-variant experiment"
-        );
-        let mut rounds: Vec<usize> = c.table.iter().map(|p| p.rounds).collect();
-        rounds.sort_unstable();
-        rounds.dedup();
-        let mut secs: Vec<f64> = c.table.iter().map(|p| p.trial_sec).collect();
-        secs.sort_by(f64::total_cmp);
-        secs.dedup();
-        let _ = write!(o, "  {:>7}", "trial");
-        for r in &rounds {
-            let _ = write!(o, " {:>16}", format!("{r} rounds"));
-        }
-        let _ = writeln!(o);
-        for s in &secs {
-            let _ = write!(o, "  {:>7}", secs_text(*s));
-            for r in &rounds {
-                let cell = c
-                    .table
-                    .iter()
-                    .find(|p| p.rounds == *r && p.trial_sec == *s)
-                    .map_or("-".to_string(), |p| {
-                        format!("{:.2}% {:>6}", p.mde_pct, wall_text(p.wall_sec))
-                    });
-                let _ = write!(o, " {cell:>16}");
-            }
-            let _ = writeln!(o);
-        }
-        match &c.cheapest {
-            Some(p) => {
-                let _ = writeln!(
-                    o,
-                    "  smallest budget for MDE <= {}%: {} rounds x {} trials, MDE {:.2}%, about {} for two variants",
-                    c.target_mde_pct,
-                    p.rounds,
-                    secs_text(p.trial_sec),
-                    p.mde_pct,
-                    secs_text(p.wall_sec)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    o,
-                    "  no plan in the table reaches MDE <= {}%: the noise is too large; pin CPUs, lengthen trials beyond the table or accept a larger effect",
-                    c.target_mde_pct
-                );
-            }
-        }
+}
+
+/// The budget table (smallest detectable effect and wall time per rounds × trial length)
+/// and the cheapest plan that reaches the target.
+fn budget_section(o: &mut String, c: &Calibration) {
+    let _ = writeln!(
+        o,
+        "\nbudget table: predicted smallest detectable effect (80% power, 95% confidence) and wall time of a 2-variant experiment"
+    );
+    let mut rounds: Vec<usize> = c.table.iter().map(|p| p.rounds).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let mut secs: Vec<f64> = c.table.iter().map(|p| p.trial_sec).collect();
+    secs.sort_by(f64::total_cmp);
+    secs.dedup();
+    let _ = write!(o, "  {:>7}", "trial");
+    for r in &rounds {
+        let _ = write!(o, " {:>16}", format!("{r} rounds"));
     }
     let _ = writeln!(o);
-    match &c.biased {
-        Some(b) => {
-            let _ = writeln!(o, "A/A: FINDING: {b}");
+    for s in &secs {
+        let _ = write!(o, "  {:>7}", secs_text(*s));
+        for r in &rounds {
+            let cell = c
+                .table
+                .iter()
+                .find(|p| p.rounds == *r && p.trial_sec == *s)
+                .map_or("-".to_string(), |p| {
+                    format!("{:.2}% {:>6}", p.mde_pct, wall_text(p.wall_sec))
+                });
+            let _ = write!(o, " {cell:>16}");
+        }
+        let _ = writeln!(o);
+    }
+    match &c.cheapest {
+        Some(p) => {
+            let _ = writeln!(
+                o,
+                "  smallest budget for MDE <= {}%: {} rounds x {} trials, MDE {:.2}%, about {} for two variants",
+                c.target_mde_pct,
+                p.rounds,
+                secs_text(p.trial_sec),
+                p.mde_pct,
+                secs_text(p.wall_sec)
+            );
         }
         None => {
             let _ = writeln!(
                 o,
-                "A/A: no difference claimed between two runs of the same server, as it should be"
+                "  no plan in the table reaches MDE <= {}%: the noise is too large; pin CPUs, lengthen trials beyond the table or accept a larger effect",
+                c.target_mde_pct
             );
         }
     }
-    let _ = writeln!(
-        o,
-        "stored as calibration {id} in {}; `resplab experiment run` uses it for this workload on this host",
-        db.display()
-    );
-    o
 }
 
 /// Wall time in a table cell: `45s`, `2.4m`, `1.5h`.

@@ -6,6 +6,7 @@
 //! metric and label); statistics come from `resplab-stats`. Nothing here reads files,
 //! the environment or the terminal: every renderer returns a `String`.
 //!
+//! - [`benchstat`]: benchstat v2's text and CSV tables, byte for byte.
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
 //! - [`calibration`]: what `resplab calibrate` prints, and a stored calibration's page.

@@ -111,48 +111,8 @@ impl TextTable {
 
     /// Lays the table out and returns its text (each row ends in `\n`).
     pub fn format(&self) -> String {
-        let mut lmargin = vec![0usize; self.cols];
-        for c in &self.cells {
-            lmargin[c.col] = lmargin[c.col].max(width(&c.margin));
-        }
-        let mut ws = vec![0usize; self.cols];
-        let mut by_span: Vec<&Cell> = self.cells.iter().collect();
-        by_span.sort_by_key(|c| c.span);
-        for c in by_span {
-            let w = width(&c.value) + lmargin[c.col];
-            if c.span == 1 {
-                ws[c.col] = ws[c.col].max(w);
-                continue;
-            }
-            let range = c.col..(c.col + c.span).min(self.cols);
-            let total: usize = ws[range.clone()].iter().sum();
-            if total >= w {
-                continue;
-            }
-            let mut grow: Vec<usize> = Vec::new();
-            let mut need = w as isize;
-            for col in range {
-                if self.is_shrink(col) {
-                    need -= ws[col] as isize;
-                } else {
-                    grow.push(col);
-                }
-            }
-            grow.sort_by(|a, b| ws[*b].cmp(&ws[*a]));
-            let mut left = grow.len() as isize;
-            for col in grow {
-                let avg = if left > 0 {
-                    (need + left - 1).div_euclid(left)
-                } else {
-                    0
-                };
-                if avg > ws[col] as isize {
-                    ws[col] = avg as usize;
-                }
-                need -= ws[col] as isize;
-                left -= 1;
-            }
-        }
+        let lmargin = self.left_margins();
+        let ws = self.column_widths(&lmargin);
         let mut offs = vec![0usize; self.cols + 1];
         let mut off = 0;
         for (i, w) in ws.iter().enumerate() {
@@ -160,7 +120,71 @@ impl TextTable {
             off += w;
         }
         offs[self.cols] = off;
+        self.write_cells(&lmargin, &offs)
+    }
 
+    /// Each column's left margin: the widest margin of a cell that starts in it.
+    fn left_margins(&self) -> Vec<usize> {
+        let mut lmargin = vec![0usize; self.cols];
+        for c in &self.cells {
+            lmargin[c.col] = lmargin[c.col].max(width(&c.margin));
+        }
+        lmargin
+    }
+
+    /// Each column's width: single cells first, then each spanning cell (narrow spans
+    /// first) widens the columns it covers when they are too narrow for it.
+    fn column_widths(&self, lmargin: &[usize]) -> Vec<usize> {
+        let mut ws = vec![0usize; self.cols];
+        let mut by_span: Vec<&Cell> = self.cells.iter().collect();
+        by_span.sort_by_key(|c| c.span);
+        for c in by_span {
+            let w = width(&c.value) + lmargin[c.col];
+            if c.span == 1 {
+                ws[c.col] = ws[c.col].max(w);
+            } else {
+                self.widen_for_span(&mut ws, c, w);
+            }
+        }
+        ws
+    }
+
+    /// Shares the width `w` that spanning cell `c` needs among the columns it covers that
+    /// may grow, the widest first, as evenly as whole characters allow.
+    fn widen_for_span(&self, ws: &mut [usize], c: &Cell, w: usize) {
+        let range = c.col..(c.col + c.span).min(self.cols);
+        let total: usize = ws[range.clone()].iter().sum();
+        if total >= w {
+            return;
+        }
+        let mut grow: Vec<usize> = Vec::new();
+        let mut need = w as isize;
+        for col in range {
+            if self.is_shrink(col) {
+                need -= ws[col] as isize;
+            } else {
+                grow.push(col);
+            }
+        }
+        grow.sort_by(|a, b| ws[*b].cmp(&ws[*a]));
+        let mut left = grow.len() as isize;
+        for col in grow {
+            let avg = if left > 0 {
+                (need + left - 1).div_euclid(left)
+            } else {
+                0
+            };
+            if avg > ws[col] as isize {
+                ws[col] = avg as usize;
+            }
+            need -= ws[col] as isize;
+            left -= 1;
+        }
+    }
+
+    /// The text: cells in row order, each at its column's offset after its margin and
+    /// aligned within its span; cells with nothing to show are skipped.
+    fn write_cells(&self, lmargin: &[usize], offs: &[usize]) -> String {
         let mut cells: Vec<&Cell> = self.cells.iter().collect();
         cells.sort_by_key(|c| (c.row, c.col));
         let mut out = String::new();

@@ -5,7 +5,7 @@
 //! narrows to a phone's width (wide tables scroll sideways on their own, plots scale),
 //! and a print style drops the contents list and keeps figures whole on a page.
 
-use super::{Block, Document};
+use super::{Block, Cell, Document};
 use crate::plot::colour_hex;
 
 const CSS: &str = r#":root{color-scheme:light}
@@ -57,35 +57,8 @@ pub fn escape(s: &str) -> String {
 /// Renders `doc` as one HTML file.
 pub fn render(doc: &Document) -> String {
     let mut out = String::new();
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
-    );
-    out.push_str(&format!("<title>{}</title>\n", escape(&doc.title)));
-    out.push_str(&format!(
-        "<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n"
-    ));
-    out.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
-    let toc: Vec<(&str, &str)> = doc
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Heading { level: 2, text, id } => Some((id.as_str(), text.as_str())),
-            _ => None,
-        })
-        .collect();
-    if toc.len() > 2 {
-        out.push_str("<nav><b>Contents</b>\n<ul>\n");
-        for (id, text) in toc {
-            out.push_str(&format!(
-                "<li><a href=\"#{}\">{}</a></li>\n",
-                escape(id),
-                escape(text)
-            ));
-        }
-        out.push_str("</ul></nav>\n");
-    }
+    head(&mut out, doc);
+    contents(&mut out, doc);
     for b in &doc.blocks {
         match b {
             Block::Heading { level, text, id } => {
@@ -109,39 +82,7 @@ pub fn render(doc: &Document) -> String {
                 numeric,
                 rows,
             } => {
-                let is_num = |i: usize| numeric.get(i).copied().unwrap_or(false);
-                out.push_str("<div class=\"tw\"><table>\n<thead><tr>");
-                for (i, h) in header.iter().enumerate() {
-                    let class = if is_num(i) { " class=\"n\"" } else { "" };
-                    out.push_str(&format!("<th{class}>{}</th>", escape(h)));
-                }
-                out.push_str("</tr></thead>\n<tbody>\n");
-                for r in rows {
-                    out.push_str("<tr>");
-                    for (i, c) in r.iter().enumerate() {
-                        let class = if is_num(i) {
-                            " class=\"n\""
-                        } else if c.text.chars().count() > 60 {
-                            " class=\"w\""
-                        } else {
-                            ""
-                        };
-                        let sw = c.variant.map_or(String::new(), |v| {
-                            format!(
-                                "<span class=\"sw\" style=\"background:{}\"></span>",
-                                colour_hex(v)
-                            )
-                        });
-                        let text = if c.strong {
-                            format!("<b>{}</b>", escape(&c.text))
-                        } else {
-                            escape(&c.text)
-                        };
-                        out.push_str(&format!("<td{class}>{sw}{text}</td>"));
-                    }
-                    out.push_str("</tr>\n");
-                }
-                out.push_str("</tbody></table></div>\n");
+                table(&mut out, header, numeric, rows);
             }
             Block::Plot {
                 file,
@@ -169,6 +110,82 @@ pub fn render(doc: &Document) -> String {
     }
     out.push_str("</main>\n</body>\n</html>\n");
     out
+}
+
+/// The document head (character set, viewport, security policy, title, CSS) and the
+/// page title.
+fn head(out: &mut String, doc: &Document) {
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str(
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+    );
+    out.push_str(&format!("<title>{}</title>\n", escape(&doc.title)));
+    out.push_str(&format!(
+        "<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n"
+    ));
+    out.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
+}
+
+/// A contents list of the level-2 headings, when there are more than two.
+fn contents(out: &mut String, doc: &Document) {
+    let toc: Vec<(&str, &str)> = doc
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Heading { level: 2, text, id } => Some((id.as_str(), text.as_str())),
+            _ => None,
+        })
+        .collect();
+    if toc.len() > 2 {
+        out.push_str("<nav><b>Contents</b>\n<ul>\n");
+        for (id, text) in toc {
+            out.push_str(&format!(
+                "<li><a href=\"#{}\">{}</a></li>\n",
+                escape(id),
+                escape(text)
+            ));
+        }
+        out.push_str("</ul></nav>\n");
+    }
+}
+
+/// A table that scrolls sideways on its own; numeric columns right-aligned, long text
+/// cells allowed to wrap, a colour swatch before a variant's cell.
+fn table(out: &mut String, header: &[String], numeric: &[bool], rows: &[Vec<Cell>]) {
+    let is_num = |i: usize| numeric.get(i).copied().unwrap_or(false);
+    out.push_str("<div class=\"tw\"><table>\n<thead><tr>");
+    for (i, h) in header.iter().enumerate() {
+        let class = if is_num(i) { " class=\"n\"" } else { "" };
+        out.push_str(&format!("<th{class}>{}</th>", escape(h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        out.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if is_num(i) {
+                " class=\"n\""
+            } else if c.text.chars().count() > 60 {
+                " class=\"w\""
+            } else {
+                ""
+            };
+            let sw = c.variant.map_or(String::new(), |v| {
+                format!(
+                    "<span class=\"sw\" style=\"background:{}\"></span>",
+                    colour_hex(v)
+                )
+            });
+            let text = if c.strong {
+                format!("<b>{}</b>", escape(&c.text))
+            } else {
+                escape(&c.text)
+            };
+            out.push_str(&format!("<td{class}>{sw}{text}</td>"));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
 }
 
 #[cfg(test)]

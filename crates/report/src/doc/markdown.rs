@@ -2,7 +2,7 @@
 //! the Markdown file, linked by relative path, so the report reads on a forge, in an
 //! editor's preview or in a wiki, and the SVGs can be reused on their own.
 
-use super::{Block, Document};
+use super::{Block, Cell, Document};
 
 /// The Markdown text and the SVG files it links.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,32 +68,7 @@ pub fn render(doc: &Document, plot_dir: &str) -> Markdown {
                 numeric,
                 rows,
             } => {
-                let head: Vec<String> = header.iter().map(|h| escape(h)).collect();
-                out.push_str(&format!("| {} |\n", head.join(" | ")));
-                let rule: Vec<&str> = (0..header.len())
-                    .map(|i| {
-                        if numeric.get(i).copied().unwrap_or(false) {
-                            "--:"
-                        } else {
-                            "---"
-                        }
-                    })
-                    .collect();
-                out.push_str(&format!("|{}|\n", rule.join("|")));
-                for r in rows {
-                    let cells: Vec<String> = r
-                        .iter()
-                        .map(|c| {
-                            let t = escape(&c.text);
-                            if c.strong {
-                                format!("**{t}**")
-                            } else {
-                                t
-                            }
-                        })
-                        .collect();
-                    out.push_str(&format!("| {} |\n", cells.join(" | ")));
-                }
+                table(&mut out, header, numeric, rows);
             }
             Block::Plot {
                 file,
@@ -122,6 +97,36 @@ pub fn render(doc: &Document, plot_dir: &str) -> Markdown {
         }
     }
     Markdown { text: out, files }
+}
+
+/// A table: header, alignment rule (numeric columns right-aligned), rows.
+fn table(out: &mut String, header: &[String], numeric: &[bool], rows: &[Vec<Cell>]) {
+    let head: Vec<String> = header.iter().map(|h| escape(h)).collect();
+    out.push_str(&format!("| {} |\n", head.join(" | ")));
+    let rule: Vec<&str> = (0..header.len())
+        .map(|i| {
+            if numeric.get(i).copied().unwrap_or(false) {
+                "--:"
+            } else {
+                "---"
+            }
+        })
+        .collect();
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .map(|c| {
+                let t = escape(&c.text);
+                if c.strong {
+                    format!("**{t}**")
+                } else {
+                    t
+                }
+            })
+            .collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@
 //! two variants overlap, how wide each is, and whether one is bimodal.
 
 use super::{
-    colour, draw_label, draw_markers, padded, render_svg, tick_number, PlotError, DESC_FONT,
-    TICK_FONT,
+    colour, draw_label, draw_markers, padded, render_svg, tick_number, DrawResult, PlotError,
+    DESC_FONT, TICK_FONT,
 };
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 use resplab_stats::describe::quantile_sorted;
@@ -90,51 +91,62 @@ pub fn render(p: &Distribution<'_>) -> Result<String, PlotError> {
             )?;
         }
         for (i, (_, index, values)) in p.rows.iter().enumerate() {
-            let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-            if v.is_empty() {
-                continue;
-            }
-            v.sort_by(f64::total_cmp);
-            let y = row_y(i);
-            let c = colour(*index);
-            let (q1, med, q3) = (
-                quantile_sorted(&v, 0.25),
-                quantile_sorted(&v, 0.5),
-                quantile_sorted(&v, 0.75),
-            );
-            let (min, max) = (v[0], v[v.len() - 1]);
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(min, y), (max, y)],
-                c.stroke_width(1),
-            )))?;
-            for end in [min, max] {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(end, y - 0.12), (end, y + 0.12)],
-                    c.stroke_width(1),
-                )))?;
-            }
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(q1, y - 0.3), (q3, y + 0.3)],
-                c.mix(0.15).filled(),
-            )))?;
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(q1, y - 0.3), (q3, y + 0.3)],
-                c.stroke_width(1),
-            )))?;
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(med, y - 0.3), (med, y + 0.3)],
-                c.stroke_width(3),
-            )))?;
-            let dots: Vec<(f64, f64)> = values
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x.is_finite())
-                .map(|(j, x)| (*x, y + jitter(j)))
-                .collect();
-            draw_markers(&mut chart, &dots, *index)?;
+            draw_row(&mut chart, values, row_y(i), *index)?;
         }
         Ok(())
     })
+}
+
+/// One variant's row at height `y`: whisker, quartile box, median and every value as a
+/// dot. Nothing when no value is finite.
+fn draw_row(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    values: &[f64],
+    y: f64,
+    index: usize,
+) -> DrawResult {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return Ok(());
+    }
+    v.sort_by(f64::total_cmp);
+    let c = colour(index);
+    let (q1, med, q3) = (
+        quantile_sorted(&v, 0.25),
+        quantile_sorted(&v, 0.5),
+        quantile_sorted(&v, 0.75),
+    );
+    let (min, max) = (v[0], v[v.len() - 1]);
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(min, y), (max, y)],
+        c.stroke_width(1),
+    )))?;
+    for end in [min, max] {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(end, y - 0.12), (end, y + 0.12)],
+            c.stroke_width(1),
+        )))?;
+    }
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [(q1, y - 0.3), (q3, y + 0.3)],
+        c.mix(0.15).filled(),
+    )))?;
+    chart.draw_series(std::iter::once(Rectangle::new(
+        [(q1, y - 0.3), (q3, y + 0.3)],
+        c.stroke_width(1),
+    )))?;
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(med, y - 0.3), (med, y + 0.3)],
+        c.stroke_width(3),
+    )))?;
+    let dots: Vec<(f64, f64)> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.is_finite())
+        .map(|(j, x)| (*x, y + jitter(j)))
+        .collect();
+    draw_markers(chart, &dots, index)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //! with the number of effects) with the report's fonts and the verdict colours of
 //! [`verdict_colour`].
 
-use super::{render_svg_sized, significant, PlotError, DESC_FONT, TICK_FONT, WIDTH};
+use super::{render_svg_sized, significant, DrawResult, PlotError, DESC_FONT, TICK_FONT, WIDTH};
 use crate::verdict::Verdict;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -97,9 +98,37 @@ pub fn render(p: &Forest<'_>) -> Result<String, PlotError> {
         ));
     }
     let margin = p.margin_pct.filter(|m| m.is_finite() && *m > 0.0);
+    let (lo, hi) = axis_range(&rows, margin);
+    let height = TOP + ROW * rows.len() as i32 + BOTTOM;
+    let frame = Frame {
+        lo,
+        hi,
+        x0: LABEL_W,
+        x1: WIDTH as i32 - RIGHT,
+        plot_bottom: TOP + ROW * rows.len() as i32,
+    };
+    render_svg_sized("forest", height as u32, |area| {
+        draw_legend(area, &rows)?;
+        if let Some(m) = margin {
+            area.draw(&Rectangle::new(
+                [
+                    (frame.px(-m), TOP - 4),
+                    (frame.px(m), frame.plot_bottom + 4),
+                ],
+                RGBColor(0xe8, 0xe8, 0xe8).filled(),
+            ))?;
+        }
+        draw_axis(area, &frame)?;
+        draw_rows(area, &rows, &frame)
+    })
+}
+
+/// The axis range in percent: every finite effect and interval end, zero and the margin,
+/// widened to at least 2 points and padded by 6% on each side.
+fn axis_range(rows: &[&Effect], margin: Option<f64>) -> (f64, f64) {
     let mut lo = 0.0f64;
     let mut hi = 0.0f64;
-    for e in &rows {
+    for e in rows {
         for v in [Some(e.effect_pct), e.low_pct, e.high_pct]
             .into_iter()
             .flatten()
@@ -119,111 +148,136 @@ pub fn render(p: &Forest<'_>) -> Result<String, PlotError> {
         hi += 1.0;
     }
     let pad = (hi - lo) * 0.06;
-    let (lo, hi) = (lo - pad, hi + pad);
-    let height = TOP + ROW * rows.len() as i32 + BOTTOM;
-    let x0 = LABEL_W;
-    let x1 = WIDTH as i32 - RIGHT;
-    let px = move |v: f64| x0 + ((v - lo) / (hi - lo) * f64::from(x1 - x0)).round() as i32;
-    let y_of = |i: usize| TOP + ROW * i as i32 + ROW / 2;
-    let plot_bottom = TOP + ROW * rows.len() as i32;
-    render_svg_sized("forest", height as u32, |area| {
-        let text = |s: String, at: (i32, i32), h: HPos, size: u32| {
-            Text::new(
-                s,
-                at,
-                ("sans-serif", size)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(h, VPos::Center)),
-            )
-        };
-        // Legend: the verdict colours.
-        let mut x = 16;
-        let mut keys = vec![
-            ("better", Verdict::Faster),
-            ("worse", Verdict::Slower),
-            ("equivalent", Verdict::Equivalent),
-            ("no verdict", Verdict::Inconclusive),
-        ];
-        if rows
-            .iter()
-            .any(|e| matches!(e.verdict, Verdict::Higher | Verdict::Lower))
-        {
-            keys.insert(2, ("changed", Verdict::Higher));
-        }
-        for (name, v) in keys {
-            area.draw(&Rectangle::new(
-                [(x, 12), (x + 14, 26)],
-                verdict_colour(v).filled(),
-            ))?;
-            area.draw(&text(name.to_string(), (x + 20, 19), HPos::Left, TICK_FONT))?;
-            x += 28 + name.len() as i32 * 9 + 18;
-        }
-        if let Some(m) = margin {
-            area.draw(&Rectangle::new(
-                [(px(-m), TOP - 4), (px(m), plot_bottom + 4)],
-                RGBColor(0xe8, 0xe8, 0xe8).filled(),
-            ))?;
-        }
-        // Ticks and grid.
-        let step = nice_step(hi - lo, 5.0);
-        let mut t = (lo / step).ceil() * step;
-        while t <= hi + 1e-9 {
-            let xp = px(t);
-            area.draw(&PathElement::new(
-                vec![(xp, TOP - 4), (xp, plot_bottom + 4)],
-                RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
-            ))?;
-            let label = if t.abs() < step * 1e-6 {
-                "0".to_string()
-            } else {
-                format!("{}%", significant(t, 3))
-            };
-            area.draw(&text(
-                label,
-                (xp, plot_bottom + 18),
-                HPos::Center,
-                TICK_FONT,
-            ))?;
-            t += step;
-        }
+    (lo - pad, hi + pad)
+}
+
+/// The plot's pixel frame: the axis range, the axis's left and right ends and the bottom
+/// of the last row.
+struct Frame {
+    lo: f64,
+    hi: f64,
+    x0: i32,
+    x1: i32,
+    plot_bottom: i32,
+}
+
+impl Frame {
+    /// The x pixel of effect `v` (percent).
+    fn px(&self, v: f64) -> i32 {
+        self.x0
+            + ((v - self.lo) / (self.hi - self.lo) * f64::from(self.x1 - self.x0)).round() as i32
+    }
+}
+
+/// The y pixel of the centre of row `i`.
+fn y_of(i: usize) -> i32 {
+    TOP + ROW * i as i32 + ROW / 2
+}
+
+/// Black text of `size` at `at`, centred vertically.
+fn text(s: String, at: (i32, i32), h: HPos, size: u32) -> Text<'static, (i32, i32), String> {
+    Text::new(
+        s,
+        at,
+        ("sans-serif", size)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(h, VPos::Center)),
+    )
+}
+
+/// The legend: the verdict colours ("changed" only when a row has a direction-free
+/// verdict).
+fn draw_legend(area: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Effect]) -> DrawResult {
+    let mut x = 16;
+    let mut keys = vec![
+        ("better", Verdict::Faster),
+        ("worse", Verdict::Slower),
+        ("equivalent", Verdict::Equivalent),
+        ("no verdict", Verdict::Inconclusive),
+    ];
+    if rows
+        .iter()
+        .any(|e| matches!(e.verdict, Verdict::Higher | Verdict::Lower))
+    {
+        keys.insert(2, ("changed", Verdict::Higher));
+    }
+    for (name, v) in keys {
+        area.draw(&Rectangle::new(
+            [(x, 12), (x + 14, 26)],
+            verdict_colour(v).filled(),
+        ))?;
+        area.draw(&text(name.to_string(), (x + 20, 19), HPos::Left, TICK_FONT))?;
+        x += 28 + name.len() as i32 * 9 + 18;
+    }
+    Ok(())
+}
+
+/// Ticks, grid, the zero line and the axis caption.
+fn draw_axis(area: &DrawingArea<SVGBackend<'_>, Shift>, f: &Frame) -> DrawResult {
+    let (lo, hi, x0, x1, plot_bottom) = (f.lo, f.hi, f.x0, f.x1, f.plot_bottom);
+    let step = nice_step(hi - lo, 5.0);
+    let mut t = (lo / step).ceil() * step;
+    while t <= hi + 1e-9 {
+        let xp = f.px(t);
         area.draw(&PathElement::new(
-            vec![(px(0.0), TOP - 6), (px(0.0), plot_bottom + 6)],
-            BLACK.stroke_width(1),
+            vec![(xp, TOP - 4), (xp, plot_bottom + 4)],
+            RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
         ))?;
+        let label = if t.abs() < step * 1e-6 {
+            "0".to_string()
+        } else {
+            format!("{}%", significant(t, 3))
+        };
         area.draw(&text(
-            "effect, variant vs baseline (95% interval; shaded: equivalence margin)".to_string(),
-            ((x0 + x1) / 2 - 40, plot_bottom + 46),
+            label,
+            (xp, plot_bottom + 18),
             HPos::Center,
-            DESC_FONT - 4,
+            TICK_FONT,
         ))?;
-        for (i, e) in rows.iter().enumerate() {
-            let y = y_of(i);
-            let c = verdict_colour(e.verdict);
-            area.draw(&text(shorten(&e.label), (8, y), HPos::Left, TICK_FONT - 2))?;
-            if let (Some(l), Some(h)) = (e.low_pct, e.high_pct) {
-                if l.is_finite() && h.is_finite() {
+        t += step;
+    }
+    area.draw(&PathElement::new(
+        vec![(f.px(0.0), TOP - 6), (f.px(0.0), plot_bottom + 6)],
+        BLACK.stroke_width(1),
+    ))?;
+    area.draw(&text(
+        "effect, variant vs baseline (95% interval; shaded: equivalence margin)".to_string(),
+        ((x0 + x1) / 2 - 40, plot_bottom + 46),
+        HPos::Center,
+        DESC_FONT - 4,
+    ))?;
+    Ok(())
+}
+
+/// One row per effect: its label, interval and point, in its verdict's colour.
+fn draw_rows(area: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Effect], f: &Frame) -> DrawResult {
+    for (i, e) in rows.iter().enumerate() {
+        let y = y_of(i);
+        let c = verdict_colour(e.verdict);
+        area.draw(&text(shorten(&e.label), (8, y), HPos::Left, TICK_FONT - 2))?;
+        if let (Some(l), Some(h)) = (e.low_pct, e.high_pct) {
+            if l.is_finite() && h.is_finite() {
+                area.draw(&PathElement::new(
+                    vec![(f.px(l), y), (f.px(h), y)],
+                    c.stroke_width(3),
+                ))?;
+                for end in [l, h] {
                     area.draw(&PathElement::new(
-                        vec![(px(l), y), (px(h), y)],
-                        c.stroke_width(3),
+                        vec![(f.px(end), y - 5), (f.px(end), y + 5)],
+                        c.stroke_width(2),
                     ))?;
-                    for end in [l, h] {
-                        area.draw(&PathElement::new(
-                            vec![(px(end), y - 5), (px(end), y + 5)],
-                            c.stroke_width(2),
-                        ))?;
-                    }
                 }
             }
-            let style = if e.verdict == Verdict::NoVerdict {
-                c.stroke_width(2)
-            } else {
-                c.filled()
-            };
-            area.draw(&Circle::new((px(e.effect_pct), y), 5, style))?;
         }
-        Ok(())
-    })
+        let style = if e.verdict == Verdict::NoVerdict {
+            c.stroke_width(2)
+        } else {
+            c.filled()
+        };
+        area.draw(&Circle::new((f.px(e.effect_pct), y), 5, style))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 //! largest value; the line then runs flat to the right edge.
 
 use super::{
-    colour, draw_label, draw_markers, latency_unit, render_svg, tick_number, PlotError, Series,
-    DESC_FONT, TICK_FONT,
+    colour, draw_label, draw_markers, latency_unit, render_svg, tick_number, DrawResult, PlotError,
+    Series, DESC_FONT, TICK_FONT,
 };
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -99,20 +99,7 @@ pub fn render(series: &[Series]) -> Result<String, PlotError> {
             .light_line_style(WHITE)
             .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
             .draw()?;
-        for (x, label) in TICKS {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, 0.0), (x, ymax)],
-                RGBColor(0xe4, 0xe4, 0xe4).stroke_width(1),
-            )))?;
-            let h = if x == X_MAX {
-                HPos::Right
-            } else if x == X_MIN {
-                HPos::Left
-            } else {
-                HPos::Center
-            };
-            draw_label(&mut chart, (x, 0.0), (0, 8), label, h, VPos::Top)?;
-        }
+        draw_percentile_ticks(&mut chart, ymax)?;
         for s in series.iter().filter(|s| !s.points.is_empty()) {
             let pts: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (x, y / div)).collect();
             chart.draw_series(LineSeries::new(
@@ -131,6 +118,32 @@ pub fn render(series: &[Series]) -> Result<String, PlotError> {
         }
         Ok(())
     })
+}
+
+/// A grid line and a label at each named percentile.
+fn draw_percentile_ticks<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    ymax: f64,
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (x, label) in TICKS {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, 0.0), (x, ymax)],
+            RGBColor(0xe4, 0xe4, 0xe4).stroke_width(1),
+        )))?;
+        let h = if x == X_MAX {
+            HPos::Right
+        } else if x == X_MIN {
+            HPos::Left
+        } else {
+            HPos::Center
+        };
+        draw_label(chart, (x, 0.0), (0, 8), label, h, VPos::Top)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

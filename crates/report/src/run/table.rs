@@ -24,6 +24,22 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
         .chain([5])
         .max()
         .unwrap_or(5);
+    header(&mut out, name_width);
+    command_rows(&mut out, record, order, name_width);
+    open_loop_lines(&mut out, record);
+    error_lines(&mut out, record);
+    tls_line(&mut out, record);
+    cpu_and_end_lines(&mut out, record);
+    shard_lines(&mut out, record);
+    cluster_line(&mut out, record);
+    for w in &record.warnings {
+        let _ = writeln!(out, "warning: {}", w.message());
+    }
+    out
+}
+
+/// The column headings, the name column `name_width` wide.
+fn header(out: &mut String, name_width: usize) {
     let _ = writeln!(
         out,
         "{:<w$} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
@@ -40,6 +56,11 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
         "errors",
         w = name_width
     );
+}
+
+/// One row per command in `order`, then the others, then the total when there are
+/// several commands.
+fn command_rows(out: &mut String, record: &RunRecord, order: &[String], name_width: usize) {
     let mut names: Vec<&String> = order
         .iter()
         .filter(|n| record.commands.contains_key(*n))
@@ -51,7 +72,7 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
     }
     for name in names {
         row(
-            &mut out,
+            out,
             name,
             &record.commands[name],
             record.duration_sec,
@@ -60,13 +81,17 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
     }
     if record.commands.len() != 1 {
         row(
-            &mut out,
+            out,
             "TOTAL",
             &record.totals,
             record.duration_sec,
             name_width,
         );
     }
+}
+
+/// Service time and send lag of an open-loop run.
+fn open_loop_lines(out: &mut String, record: &RunRecord) {
     if let Some(ol) = &record.open_loop {
         let _ = writeln!(
             out,
@@ -81,6 +106,10 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             ol.send_lag_us.p50, ol.send_lag_us.p99_9, ol.send_lag_limit_us, ol.unsent
         );
     }
+}
+
+/// Connection trouble and the error replies of each command.
+fn error_lines(out: &mut String, record: &RunRecord) {
     let c = &record.connections;
     if c.reconnects > 0 || c.protocol_errors > 0 {
         let _ = writeln!(
@@ -99,6 +128,10 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             let _ = writeln!(out, "errors in {name}: {}", kinds.join(", "));
         }
     }
+}
+
+/// The connection set-up cost of a TLS run.
+fn tls_line(out: &mut String, record: &RunRecord) {
     if let (Some(s), Some(tls)) = (&record.connections.setup_us, record.config.get("tls")) {
         let _ = writeln!(
             out,
@@ -113,6 +146,11 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             s.max / 1e3
         );
     }
+}
+
+/// Client CPU per request, how the run ended and the throughput while the target was
+/// reachable.
+fn cpu_and_end_lines(out: &mut String, record: &RunRecord) {
     let requests = record.totals.requests.max(1) as f64;
     let _ = writeln!(
         out,
@@ -146,7 +184,10 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             (record.duration_sec - record.connections.unreachable_sec).max(0.0)
         );
     }
-    shard_lines(&mut out, record);
+}
+
+/// The cluster topology and the redirections followed.
+fn cluster_line(out: &mut String, record: &RunRecord) {
     if let Some(c) = &record.cluster {
         let _ = writeln!(
             out,
@@ -163,10 +204,6 @@ pub fn render(record: &RunRecord, order: &[String]) -> String {
             c.tryagain
         );
     }
-    for w in &record.warnings {
-        let _ = writeln!(out, "warning: {}", w.message());
-    }
-    out
 }
 
 /// One row per cluster node (`--per-node`): the requests it answered and the

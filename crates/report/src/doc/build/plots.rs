@@ -24,6 +24,20 @@ pub(super) fn trial_plots(
         )));
         return Ok(());
     }
+    let desc = metric_desc(ctx.metric);
+    run_order_plot(ctx, stem, &valued, &desc, blocks)?;
+    distribution_plot(ctx, stem, &valued, &desc, blocks)
+}
+
+/// The metric of each valued trial (run order, trial, value) in run order, with rules
+/// between rounds.
+fn run_order_plot(
+    ctx: &Ctx<'_>,
+    stem: &str,
+    valued: &[(usize, &TrialInput, f64)],
+    desc: &str,
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let marks: Vec<plot::run_order::Mark> = valued
         .iter()
         .map(|(order, t, v)| plot::run_order::Mark {
@@ -40,12 +54,11 @@ pub(super) fn trial_plots(
             }
         }
     }
-    let desc = metric_desc(ctx.metric);
     let svg = plot::run_order::render(&plot::run_order::RunOrder {
         variants: ctx.variants,
         marks: &marks,
         round_starts: &round_starts,
-        y_desc: &desc,
+        y_desc: desc,
     })?;
     let rounds_note = if round_starts.is_empty() {
         String::new()
@@ -61,6 +74,17 @@ pub(super) fn trial_plots(
         ),
         svg,
     });
+    Ok(())
+}
+
+/// The valued trials' metric per variant as boxes and dots.
+fn distribution_plot(
+    ctx: &Ctx<'_>,
+    stem: &str,
+    valued: &[(usize, &TrialInput, f64)],
+    desc: &str,
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let rows: Vec<(String, usize, Vec<f64>)> = ctx
         .variants
         .iter()
@@ -76,7 +100,7 @@ pub(super) fn trial_plots(
         .collect();
     let svg = plot::distribution::render(&plot::distribution::Distribution {
         rows: &rows,
-        x_desc: &desc,
+        x_desc: desc,
     })?;
     blocks.push(Block::Plot {
         file: format!("{stem}-distribution"),
@@ -228,7 +252,6 @@ fn series_plots(
     } else {
         ""
     };
-    let run = |t: &TrialInput| -> Option<Arc<RunRecord>> { t.run.clone() };
     // Runs shorter than 10 s carry tenths of a second; older records (and long runs)
     // whole seconds. A series of one or two points draws a vertical line, not a story.
     let points = reps
@@ -252,10 +275,24 @@ fn series_plots(
         return Ok(());
     }
     let per = interval_words(interval);
+    ops_plot(ctx, stem, reps, &which, whole, &per, blocks)?;
+    p99_plot(stem, reps, whole, &per, blocks)
+}
+
+/// Throughput per interval of the representative trials.
+fn ops_plot(
+    ctx: &Ctx<'_>,
+    stem: &str,
+    reps: &[(usize, &String, &TrialInput)],
+    which: &[String],
+    whole: &str,
+    per: &str,
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let ops: Vec<Series> = reps
         .iter()
         .filter_map(|(i, v, t)| {
-            run(t).map(|r| Series {
+            t.run.clone().map(|r| Series {
                 name: (*v).clone(),
                 index: *i,
                 points: r.series.iter().map(|s| (s.t_sec, s.ops_per_sec)).collect(),
@@ -276,6 +313,17 @@ fn series_plots(
         ),
         svg,
     });
+    Ok(())
+}
+
+/// p99 latency per interval of the same trials, in a unit that suits the largest.
+fn p99_plot(
+    stem: &str,
+    reps: &[(usize, &String, &TrialInput)],
+    whole: &str,
+    per: &str,
+    blocks: &mut Vec<Block>,
+) -> Result<(), BuildError> {
     let max_p99 = reps
         .iter()
         .filter_map(|(_, _, t)| t.run.as_ref())
@@ -285,7 +333,7 @@ fn series_plots(
     let p99: Vec<Series> = reps
         .iter()
         .filter_map(|(i, v, t)| {
-            run(t).map(|r| Series {
+            t.run.clone().map(|r| Series {
                 name: (*v).clone(),
                 index: *i,
                 points: r
