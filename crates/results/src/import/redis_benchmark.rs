@@ -177,35 +177,14 @@ pub fn import_text(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportEr
             }
             if expect_latency_row {
                 expect_latency_row = false;
-                let values: Vec<f64> = line
-                    .split_whitespace()
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| {
-                        ctx.line_error(
-                            line_no,
-                            format!(
-                                "expected the latency summary row ({}), found `{line}`",
-                                latency_header.join(" ")
-                            ),
-                        )
-                    })?;
-                if values.len() != latency_header.len() {
-                    return Err(ctx.line_error(
-                        line_no,
-                        format!(
-                            "expected {} latency values, found {}",
-                            latency_header.len(),
-                            values.len()
-                        ),
-                    ));
-                }
-                let test = section.clone().unwrap_or_default();
-                for (name, v) in latency_header.clone().iter().zip(values) {
-                    let m = latency_metric(ctx, name);
-                    out.observations
-                        .push(ctx.observation(&test, &m, v, Some(line_no)));
-                }
+                latency_row(
+                    ctx,
+                    line_no,
+                    line,
+                    &latency_header,
+                    section.as_deref(),
+                    &mut out,
+                )?;
                 continue;
             }
             if line.starts_with("latency summary (msec)") {
@@ -254,6 +233,47 @@ pub fn import_text(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportEr
         ));
     }
     Ok(out)
+}
+
+/// The numbers row under a latency summary header: one observation per column.
+fn latency_row(
+    ctx: &mut Ctx<'_>,
+    line_no: u32,
+    line: &str,
+    latency_header: &[String],
+    section: Option<&str>,
+    out: &mut Imported,
+) -> Result<(), ImportError> {
+    let values: Vec<f64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            ctx.line_error(
+                line_no,
+                format!(
+                    "expected the latency summary row ({}), found `{line}`",
+                    latency_header.join(" ")
+                ),
+            )
+        })?;
+    if values.len() != latency_header.len() {
+        return Err(ctx.line_error(
+            line_no,
+            format!(
+                "expected {} latency values, found {}",
+                latency_header.len(),
+                values.len()
+            ),
+        ));
+    }
+    let test = section.unwrap_or_default().to_string();
+    for (name, v) in latency_header.iter().zip(values) {
+        let m = latency_metric(ctx, name);
+        out.observations
+            .push(ctx.observation(&test, &m, v, Some(line_no)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
