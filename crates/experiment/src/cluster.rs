@@ -43,66 +43,22 @@ impl LocalCluster {
             what: format!("forming the cluster ({what})"),
             reason,
         };
-        let mut nodes = Vec::new();
-        let mut buses = Vec::new();
-        for _ in 0..masters * (1 + replicas) {
-            let bus =
-                resplab_sys::port::free_port().map_err(|e| fail("a bus port", e.to_string()))?;
-            let mut words = command.to_vec();
-            for w in [
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-port",
-            ] {
-                words.push(w.to_string());
-            }
-            words.push(bus.to_string());
-            nodes.push(ServerProcess::start(variant, &words, env, cpus, timeout)?);
-            buses.push(bus);
-        }
+        let (nodes, buses) = start_nodes(
+            variant,
+            command,
+            env,
+            cpus,
+            masters * (1 + replicas),
+            timeout,
+            &fail,
+        )?;
         let cluster = LocalCluster { nodes };
         let deadline = Instant::now() + timeout;
-        let call = |port: u16, args: &[&str]| -> Result<Reply, String> {
-            let mut c = Client::connect("127.0.0.1", port, Duration::from_secs(5))
-                .map_err(|e| e.to_string())?;
-            match c.call(args).map_err(|e| e.to_string())? {
-                Reply::Error(e) => Err(format!("{} answered -{e}", args.join(" "))),
-                r => Ok(r),
-            }
-        };
         let ports: Vec<u16> = cluster.nodes.iter().map(|n| n.port).collect();
-        let mut ids = Vec::new();
-        for &p in &ports {
-            ids.push(
-                call(p, &["CLUSTER", "MYID"])
-                    .map_err(|e| fail("CLUSTER MYID", e))?
-                    .text(),
-            );
-        }
-        for (m, &p) in ports.iter().enumerate().take(masters) {
-            let first = (16384 * m / masters).to_string();
-            let last = (16384 * (m + 1) / masters - 1).to_string();
-            call(p, &["CLUSTER", "ADDSLOTSRANGE", &first, &last])
-                .map_err(|e| fail("CLUSTER ADDSLOTSRANGE", e))?;
-        }
-        for (k, &p) in ports.iter().enumerate().skip(1) {
-            call(
-                ports[0],
-                &[
-                    "CLUSTER",
-                    "MEET",
-                    "127.0.0.1",
-                    &p.to_string(),
-                    &buses[k].to_string(),
-                ],
-            )
-            .map_err(|e| fail("CLUSTER MEET", e))?;
-        }
+        let ids = assign_and_meet(&ports, &buses, masters, &fail)?;
         let all_known = || {
             ports.iter().all(|&p| {
-                call(p, &["CLUSTER", "NODES"]).is_ok_and(|r| {
+                cluster_call(p, &["CLUSTER", "NODES"]).is_ok_and(|r| {
                     let t = r.text();
                     t.lines().filter(|l| !l.trim().is_empty()).count() == ports.len()
                         && !t.contains("handshake")
@@ -119,16 +75,17 @@ impl LocalCluster {
         for (m, id) in ids.iter().enumerate().take(masters) {
             for k in 0..replicas {
                 let r = masters + m * replicas + k;
-                call(ports[r], &["CLUSTER", "REPLICATE", id])
+                cluster_call(ports[r], &["CLUSTER", "REPLICATE", id])
                     .map_err(|e| fail("CLUSTER REPLICATE", e))?;
             }
         }
         let ready = || {
             let ok = ports.iter().all(|&p| {
-                call(p, &["CLUSTER", "INFO"]).is_ok_and(|r| r.text().contains("cluster_state:ok"))
+                cluster_call(p, &["CLUSTER", "INFO"])
+                    .is_ok_and(|r| r.text().contains("cluster_state:ok"))
             });
             let links = ports[masters..].iter().all(|&p| {
-                call(p, &["INFO", "replication"])
+                cluster_call(p, &["INFO", "replication"])
                     .is_ok_and(|r| r.text().contains("master_link_status:up"))
             });
             ok && links
@@ -163,4 +120,84 @@ fn wait(deadline: Instant, ok: impl Fn() -> bool) -> Result<(), ()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
+}
+
+/// Starts `count` cluster-enabled nodes from `command`, each with a free bus port;
+/// returns them with their bus ports.
+fn start_nodes(
+    variant: &str,
+    command: &[String],
+    env: &[(String, String)],
+    cpus: Option<&str>,
+    count: usize,
+    timeout: Duration,
+    fail: &dyn Fn(&str, String) -> LaunchError,
+) -> Result<(Vec<ServerProcess>, Vec<u16>), LaunchError> {
+    let mut nodes = Vec::new();
+    let mut buses = Vec::new();
+    for _ in 0..count {
+        let bus = resplab_sys::port::free_port().map_err(|e| fail("a bus port", e.to_string()))?;
+        let mut words = command.to_vec();
+        for w in [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-port",
+        ] {
+            words.push(w.to_string());
+        }
+        words.push(bus.to_string());
+        nodes.push(ServerProcess::start(variant, &words, env, cpus, timeout)?);
+        buses.push(bus);
+    }
+    Ok((nodes, buses))
+}
+
+/// Calls one node on loopback; an error reply is an error naming the command.
+fn cluster_call(port: u16, args: &[&str]) -> Result<Reply, String> {
+    let mut c =
+        Client::connect("127.0.0.1", port, Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    match c.call(args).map_err(|e| e.to_string())? {
+        Reply::Error(e) => Err(format!("{} answered -{e}", args.join(" "))),
+        r => Ok(r),
+    }
+}
+
+/// Reads every node's id, gives each master its share of the slots and has the first
+/// node meet the others; returns the ids.
+fn assign_and_meet(
+    ports: &[u16],
+    buses: &[u16],
+    masters: usize,
+    fail: &dyn Fn(&str, String) -> LaunchError,
+) -> Result<Vec<String>, LaunchError> {
+    let mut ids = Vec::new();
+    for &p in ports {
+        ids.push(
+            cluster_call(p, &["CLUSTER", "MYID"])
+                .map_err(|e| fail("CLUSTER MYID", e))?
+                .text(),
+        );
+    }
+    for (m, &p) in ports.iter().enumerate().take(masters) {
+        let first = (16384 * m / masters).to_string();
+        let last = (16384 * (m + 1) / masters - 1).to_string();
+        cluster_call(p, &["CLUSTER", "ADDSLOTSRANGE", &first, &last])
+            .map_err(|e| fail("CLUSTER ADDSLOTSRANGE", e))?;
+    }
+    for (k, &p) in ports.iter().enumerate().skip(1) {
+        cluster_call(
+            ports[0],
+            &[
+                "CLUSTER",
+                "MEET",
+                "127.0.0.1",
+                &p.to_string(),
+                &buses[k].to_string(),
+            ],
+        )
+        .map_err(|e| fail("CLUSTER MEET", e))?;
+    }
+    Ok(ids)
 }
