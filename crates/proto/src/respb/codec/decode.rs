@@ -22,7 +22,7 @@ pub struct Decoder {
 /// Layouts common enough to get a decoder of their own, which reads the fields straight
 /// from fixed offsets instead of interpreting the layout field by field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Shape {
+enum Shape {
     /// Any other layout: the table interpreter.
     Generic,
     /// `[S]`: GET, INCR, TTL, ...
@@ -39,7 +39,7 @@ pub(super) enum Shape {
     KeyValueFlags(u8),
 }
 
-pub(super) fn shape_of(layout: &[F]) -> Shape {
+fn shape_of(layout: &[F]) -> Shape {
     match layout {
         [F::S] => Shape::Key,
         [F::S, F::S] => Shape::KeyKey,
@@ -549,5 +549,82 @@ fn check_bits(at: usize, b: u8, defined: u8) -> Result<(), ProtoError> {
         ))
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod quick_path_tests {
+    use super::*;
+    use crate::respb::codec::{encode_command, Encoding};
+
+    fn frame_of(args: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        assert!(matches!(
+            encode_command(&mut out, 7, args),
+            Encoding::Native(_)
+        ));
+        out
+    }
+
+    /// The shaped decoders must give exactly what the table interpreter gives (length,
+    /// fields, or the error with its offset) on every prefix and every one-byte
+    /// mutation of frames of each shape, under default and tight limits.
+    #[test]
+    fn quick_and_table_paths_agree_exactly() {
+        let seeds = [
+            frame_of(&[b"GET", b"k00001"]),
+            frame_of(&[b"GET", b""]),
+            frame_of(&[b"HGET", b"h", b"field"]),
+            frame_of(&[b"APPEND", b"k", b"value"]),
+            frame_of(&[b"SET", b"k", b"v"]),
+            frame_of(&[b"SET", b"key", b"value", b"NX", b"EX", b"10"]),
+            frame_of(&[b"MGET", b"a", b"bb", b"ccc"]),
+            frame_of(&[b"DEL", b"a"]),
+            frame_of(&[b"HMGET", b"h", b"f1", b"f2"]),
+            frame_of(&[b"JSON.GET", b"k", b"$.a"]),
+            frame_of(&[b"BF.ADD", b"bloom", b"k1"]),
+            frame_of(&[b"FT.SEARCH", b"idx", b"@name:user1"]),
+        ];
+        for s in &seeds[..9] {
+            let op = u16::from_be_bytes([s[0], s[1]]);
+            let cmd = table::core_by_op(op).unwrap();
+            assert_ne!(shape_of(cmd.layout), Shape::Generic, "{}", cmd.name);
+        }
+        let limit_sets = [
+            Limits::default(),
+            Limits {
+                max_bulk_len: 2,
+                max_aggregate_len: 1,
+                max_depth: 1,
+            },
+        ];
+        let mutations = [0u8, 1, 0x20, 0x7f, 0xff];
+        let mut checked = 0usize;
+        for limits in &limit_sets {
+            let dec = Decoder::new(*limits);
+            for seed in &seeds {
+                let mut inputs: Vec<Vec<u8>> =
+                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
+                for i in 0..seed.len() {
+                    for &m in &mutations {
+                        let mut v = seed.clone();
+                        v[i] = m;
+                        inputs.push(v);
+                    }
+                }
+                for input in &inputs {
+                    let mut quick = Frame::default();
+                    let mut table = Frame::default();
+                    let q = dec.decode(input, &mut quick);
+                    let t = decode_frame(input, limits, &mut table);
+                    assert_eq!(q, t, "input {input:02x?}");
+                    if let Ok(Some(_)) = q {
+                        assert_eq!(quick, table, "input {input:02x?}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 }

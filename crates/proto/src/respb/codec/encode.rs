@@ -65,19 +65,19 @@ pub fn encode_command(out: &mut Vec<u8>, mux: u16, args: &[&[u8]]) -> Encoding {
 #[derive(Debug, Default)]
 pub struct Encoder {
     /// Command names seen, as given, with their table entry (at most [`NAMES_KEPT`]).
-    pub(super) names: Vec<(Vec<u8>, Option<&'static Command>)>,
+    names: Vec<(Vec<u8>, Option<&'static Command>)>,
     /// Decoded fields of the frame being checked (empty between calls).
-    pub(super) fields: Vec<Field<'static>>,
+    fields: Vec<Field<'static>>,
     /// The frame's arguments written back, one after another, and where each ends.
-    pub(super) bytes: Vec<u8>,
-    pub(super) ends: Vec<usize>,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
 }
 
 /// Whether a native frame `encode_native` wrote for `cmd` certainly decodes to its
 /// arguments, so that decoding it to check can be skipped: every field copies an
 /// argument byte for byte (`s`, `v`, and lists of them) and a trailing flags field is
 /// empty (no option was given). Numbers, keywords and options are checked by decoding.
-pub(super) fn is_verbatim(cmd: &Command, frame: &[u8]) -> bool {
+fn is_verbatim(cmd: &Command, frame: &[u8]) -> bool {
     let copied = |f: &F| matches!(f, F::S | F::V);
     let (body, no_options) = match cmd.layout.split_last() {
         Some((F::FlagsExp(_), body)) => {
@@ -131,7 +131,7 @@ impl Encoder {
     }
 
     /// Decodes what was just written and checks it gives back exactly `args`.
-    pub(super) fn verify(&mut self, frame: &[u8], args: &[&[u8]]) -> bool {
+    fn verify(&mut self, frame: &[u8], args: &[&[u8]]) -> bool {
         let limits = Limits {
             max_bulk_len: usize::MAX,
             max_aggregate_len: usize::MAX,
@@ -249,12 +249,7 @@ fn put_sentinel(out: &mut Vec<u8>, f: &F) {
     }
 }
 
-pub(super) fn encode_native(
-    out: &mut Vec<u8>,
-    mux: u16,
-    cmd: &Command,
-    args: &[&[u8]],
-) -> Option<()> {
+fn encode_native(out: &mut Vec<u8>, mux: u16, cmd: &Command, args: &[&[u8]]) -> Option<()> {
     match cmd.op {
         Op::Core(op) => {
             out.extend_from_slice(&op.to_be_bytes());
@@ -368,4 +363,66 @@ pub(super) fn encode_native(
         }
     }
     (i == args.len()).then_some(())
+}
+
+#[cfg(test)]
+mod quick_path_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Where the encoder skips its check (`is_verbatim`), the check would have passed.
+        #[test]
+        fn verbatim_frames_pass_the_check(
+            cmd in prop::sample::select(table::CORE.iter().chain(table::MODULES.iter()).collect::<Vec<_>>()),
+            rest in prop::collection::vec(prop_oneof![
+                prop::collection::vec(any::<u8>(), 0..6),
+                prop::sample::select(vec!["NX", "XX", "EX", "10", "GET", "KEEPTTL", "-1", "+5"])
+                    .prop_map(|s| s.as_bytes().to_vec()),
+            ], 0..6),
+        ) {
+            let mut args: Vec<&[u8]> = vec![cmd.name.as_bytes()];
+            args.extend(rest.iter().map(Vec::as_slice));
+            let mut out = Vec::new();
+            if encode_native(&mut out, 0, cmd, &args[1..]).is_some() && is_verbatim(cmd, &out) {
+                prop_assert!(Encoder::new().verify(&out, &args), "{} {:?}", cmd.name, rest);
+            }
+        }
+    }
+
+    /// The check's buffers survive from call to call: the second encoding of a command
+    /// that is checked reuses the first one's field vector.
+    #[test]
+    fn the_encoder_keeps_its_buffers() {
+        let mut enc = Encoder::new();
+        let mut out = Vec::new();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"0", b"9"]);
+        assert!(enc.fields.capacity() >= 3, "{}", enc.fields.capacity());
+        assert!(enc.ends.capacity() >= 4 && enc.bytes.capacity() > 0);
+        let fields = enc.fields.as_ptr();
+        let bytes = enc.bytes.as_ptr();
+        enc.encode(&mut out, 0, &[b"LRANGE", b"l", b"1", b"8"]);
+        assert_eq!(enc.fields.as_ptr(), fields);
+        assert_eq!(enc.bytes.as_ptr(), bytes);
+        assert_eq!(enc.names.len(), 1);
+    }
+
+    #[test]
+    fn common_commands_skip_the_check_only_without_options() {
+        let check = |args: &[&[u8]]| {
+            let cmd = table::by_name(args[0]).unwrap();
+            let mut out = Vec::new();
+            encode_native(&mut out, 0, cmd, &args[1..]).unwrap();
+            is_verbatim(cmd, &out)
+        };
+        assert!(check(&[b"GET", b"k"]));
+        assert!(check(&[b"SET", b"k", b"v"]));
+        assert!(check(&[b"MGET", b"a", b"b", b"c"]));
+        assert!(check(&[b"DEL", b"a"]));
+        assert!(!check(&[b"SET", b"k", b"v", b"EX", b"10"]));
+        assert!(!check(&[b"INCRBY", b"k", b"5"]));
+        assert!(!check(&[b"LRANGE", b"l", b"0", b"9"]));
+    }
 }

@@ -27,8 +27,6 @@
 mod args;
 mod decode;
 mod encode;
-#[cfg(test)]
-mod quick_path_tests;
 
 pub use args::frame_to_args;
 pub use decode::{decode_frame, Decoder};
