@@ -203,6 +203,18 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
     if finished.stdout.iter().all(|b| b.is_ascii_whitespace()) {
         return Err("printed nothing on standard output to read".into());
     }
+    let imported = import_output(format, &finished.stdout)?;
+    push_averages(&imported, &all, &mut rows)?;
+    let mut out = Readout {
+        metrics: rows,
+        ..Readout::default()
+    };
+    merge_histograms(&imported, &mut out)?;
+    Ok(out)
+}
+
+/// The standard output read in `format`.
+fn import_output(format: OutputFormat, bytes: &[u8]) -> Result<import::Imported, String> {
     let mut interner = Interner::default();
     let mut ctx = Ctx {
         label: Arc::from(""),
@@ -210,8 +222,7 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
         interner: &mut interner,
     };
     let plain = PlainOptions::default();
-    let bytes = &finished.stdout;
-    let imported = match format {
+    match format {
         OutputFormat::Auto => import::import_bytes(bytes, &mut ctx, &plain),
         OutputFormat::RedisBenchmark => {
             import::import_as(bytes, &mut ctx, Format::RedisBenchmarkText, &plain)
@@ -222,7 +233,16 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
         OutputFormat::Numbers => import::import_as(bytes, &mut ctx, Format::Plain, &plain),
         OutputFormat::Hyperfine => import::import_as(bytes, &mut ctx, Format::Hyperfine, &plain),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+/// Appends one row per (command, metric) of the output's unflagged finite values, in
+/// first-seen order, averaging several values of one.
+fn push_averages(
+    imported: &import::Imported,
+    all: &str,
+    rows: &mut Vec<MetricRow>,
+) -> Result<(), String> {
     // (command, metric name) → (unit, direction, sum, count), in first-seen order.
     let mut order = Vec::new();
     let mut sums: BTreeMap<(String, String), (String, String, f64, u32)> = BTreeMap::new();
@@ -231,7 +251,7 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
             continue;
         }
         let command = if o.workload.is_empty() {
-            all.clone()
+            all.to_string()
         } else {
             o.workload.to_string()
         };
@@ -264,10 +284,11 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
             value: sum / f64::from(*n),
         });
     }
-    let mut out = Readout {
-        metrics: rows,
-        ..Readout::default()
-    };
+    Ok(())
+}
+
+/// The output's latency histograms, merged per request type and into the total.
+fn merge_histograms(imported: &import::Imported, out: &mut Readout) -> Result<(), String> {
     for f in &imported.histograms {
         let h = LatencyHistogram::from_base64_in(&f.hdr_base64, f.unit_ns)
             .map_err(|e| format!("printed a latency histogram of {} that {e}", f.workload))?;
@@ -281,7 +302,7 @@ pub fn read_metrics(format: Option<OutputFormat>, finished: &Finished) -> Result
             None => out.histograms.push((f.workload.clone(), h)),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

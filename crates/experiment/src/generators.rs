@@ -111,6 +111,33 @@ pub fn run_shards(
     stop: &StopToken,
 ) -> ShardResults {
     let mut results = ShardResults::default();
+    let mut running = start_shards(commands, env, &mut results);
+    let status = wait_for_shards(commands, &mut running, timeout, stop, &mut results);
+    for (k, (i, cap)) in running.into_iter().enumerate() {
+        let st = status[k];
+        let (stdout, stderr) = cap.finish();
+        let c = &commands[i];
+        if results.interrupted || st.is_none() {
+            continue;
+        }
+        if results
+            .failures
+            .iter()
+            .any(|f| f.contains(&format!("(shard {})", c.shard)))
+        {
+            continue;
+        }
+        read_shard(c, st, &stdout, &stderr, &mut results);
+    }
+    results
+}
+
+/// Starts every shard command; one that cannot start is a failure.
+fn start_shards(
+    commands: &[ShardCommand],
+    env: &[(String, String)],
+    results: &mut ShardResults,
+) -> Vec<Running> {
     let mut running: Vec<Running> = Vec::new();
     for (i, c) in commands.iter().enumerate() {
         let Some((program, args)) = c.argv.split_first() else {
@@ -126,6 +153,19 @@ pub fn run_shards(
             )),
         }
     }
+    running
+}
+
+/// Waits until every shard has exited, `stop` fires (interrupted) or `timeout` passes
+/// (a failure for each shard still running); returns each shard's exit status, `None`
+/// for those still running, which the caller's `finish` kills.
+fn wait_for_shards(
+    commands: &[ShardCommand],
+    running: &mut [Running],
+    timeout: Duration,
+    stop: &StopToken,
+    results: &mut ShardResults,
+) -> Vec<Option<std::process::ExitStatus>> {
     let deadline = Instant::now() + timeout;
     let mut status: Vec<Option<std::process::ExitStatus>> = vec![None; running.len()];
     loop {
@@ -164,63 +204,59 @@ pub fn run_shards(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    status
+}
+
+/// Reads a finished shard's result: its run record when it printed one from the same
+/// resplab version, else a failure saying why.
+fn read_shard(
+    c: &ShardCommand,
+    st: Option<std::process::ExitStatus>,
+    stdout: &[u8],
+    stderr: &[u8],
+    results: &mut ShardResults,
+) {
     let version = env!("CARGO_PKG_VERSION");
-    for (k, (i, cap)) in running.into_iter().enumerate() {
-        let st = status[k];
-        let (stdout, stderr) = cap.finish();
-        let c = &commands[i];
-        if results.interrupted || st.is_none() {
-            continue;
-        }
-        if results
-            .failures
-            .iter()
-            .any(|f| f.contains(&format!("(shard {})", c.shard)))
-        {
-            continue;
-        }
-        let tail = last_lines(&stderr, 3);
-        let parsed = serde_json::from_slice::<RunRecord>(&stdout);
-        match (st, parsed) {
-            (Some(s), Ok(record)) if s.success() || s.code() == Some(3) => {
-                if record.tool.version != version {
-                    results.failures.push(format!(
-                        "generator {} (shard {}): runs resplab {}, this is resplab {version}; install the same version on every generator",
-                        c.host, c.shard, record.tool.version
-                    ));
-                } else {
-                    results.records.push((c.host.clone(), record));
-                }
+    let tail = last_lines(stderr, 3);
+    let parsed = serde_json::from_slice::<RunRecord>(stdout);
+    match (st, parsed) {
+        (Some(s), Ok(record)) if s.success() || s.code() == Some(3) => {
+            if record.tool.version != version {
+                results.failures.push(format!(
+                    "generator {} (shard {}): runs resplab {}, this is resplab {version}; install the same version on every generator",
+                    c.host, c.shard, record.tool.version
+                ));
+            } else {
+                results.records.push((c.host.clone(), record));
             }
-            (Some(s), _) if !s.success() => results.failures.push(format!(
-                "generator {} (shard {}): `{}` exited with {}{}",
-                c.host,
-                c.shard,
-                c.argv.first().map(String::as_str).unwrap_or(""),
-                match s.code() {
-                    Some(code) => format!("code {code}"),
-                    None => "a signal".into(),
-                },
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {tail}")
-                }
-            )),
-            (_, Err(e)) => results.failures.push(format!(
-                "generator {} (shard {}): printed no resplab result ({e}){}",
-                c.host,
-                c.shard,
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!("; its errors: {tail}")
-                }
-            )),
-            _ => {}
         }
+        (Some(s), _) if !s.success() => results.failures.push(format!(
+            "generator {} (shard {}): `{}` exited with {}{}",
+            c.host,
+            c.shard,
+            c.argv.first().map(String::as_str).unwrap_or(""),
+            match s.code() {
+                Some(code) => format!("code {code}"),
+                None => "a signal".into(),
+            },
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {tail}")
+            }
+        )),
+        (_, Err(e)) => results.failures.push(format!(
+            "generator {} (shard {}): printed no resplab result ({e}){}",
+            c.host,
+            c.shard,
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; its errors: {tail}")
+            }
+        )),
+        _ => {}
     }
-    results
 }
 
 #[cfg(test)]

@@ -95,6 +95,24 @@ pub fn geomean_ratio(
     resamples: usize,
     seed: u64,
 ) -> Result<BootstrapRatio, StatsError> {
+    check_geomean_input(log_ratios, confidence, resamples)?;
+    let n0 = log_ratios[0].len();
+    let joint = log_ratios.iter().all(|d| d.len() == n0);
+    let rounds = log_ratios.iter().map(Vec::len).min().unwrap_or(0);
+    if joint {
+        return signed_rank_of_round_means(log_ratios, confidence, rounds);
+    }
+    Ok(bootstrap_geomean(
+        log_ratios, confidence, resamples, seed, rounds,
+    ))
+}
+
+/// The errors of [`geomean_ratio`], in its documented order.
+fn check_geomean_input(
+    log_ratios: &[Vec<f64>],
+    confidence: f64,
+    resamples: usize,
+) -> Result<(), StatsError> {
     if log_ratios.is_empty() {
         return Err(StatsError::TooFewValues {
             what: "workloads",
@@ -126,28 +144,46 @@ pub fn geomean_ratio(
             found: confidence,
         });
     }
-    let mut scratch = Vec::new();
+    Ok(())
+}
+
+/// Rounds run jointly (every workload has the same number): the signed-rank estimate of
+/// the per-round mean log-ratios, with its exact interval; no resampling.
+fn signed_rank_of_round_means(
+    log_ratios: &[Vec<f64>],
+    confidence: f64,
+    rounds: usize,
+) -> Result<BootstrapRatio, StatsError> {
     let w = log_ratios.len() as f64;
     let n0 = log_ratios[0].len();
-    let joint = log_ratios.iter().all(|d| d.len() == n0);
-    let rounds = log_ratios.iter().map(Vec::len).min().unwrap_or(0);
-    if joint {
-        let means: Vec<f64> = (0..n0)
-            .map(|k| log_ratios.iter().map(|d| d[k]).sum::<f64>() / w)
-            .collect();
-        let est = crate::rank::hl_paired(&means, confidence)?;
-        let bounded = est.c.is_some();
-        return Ok(BootstrapRatio {
-            ratio: est.estimate.exp(),
-            ci_low: if bounded { est.ci_low.exp() } else { f64::NAN },
-            ci_high: if bounded { est.ci_high.exp() } else { f64::NAN },
-            resamples: 0,
-            joint_rounds: true,
-            method: GeomeanMethod::SignedRankOfRoundMeans,
-            rounds,
-            approximate: false,
-        });
-    }
+    let means: Vec<f64> = (0..n0)
+        .map(|k| log_ratios.iter().map(|d| d[k]).sum::<f64>() / w)
+        .collect();
+    let est = crate::rank::hl_paired(&means, confidence)?;
+    let bounded = est.c.is_some();
+    Ok(BootstrapRatio {
+        ratio: est.estimate.exp(),
+        ci_low: if bounded { est.ci_low.exp() } else { f64::NAN },
+        ci_high: if bounded { est.ci_high.exp() } else { f64::NAN },
+        resamples: 0,
+        joint_rounds: true,
+        method: GeomeanMethod::SignedRankOfRoundMeans,
+        rounds,
+        approximate: false,
+    })
+}
+
+/// Workloads with different numbers of rounds: the mean of per-workload Walsh medians,
+/// with a seeded percentile bootstrap interval resampling each workload's rounds.
+fn bootstrap_geomean(
+    log_ratios: &[Vec<f64>],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+    rounds: usize,
+) -> BootstrapRatio {
+    let mut scratch = Vec::new();
+    let w = log_ratios.len() as f64;
     let point: f64 = log_ratios
         .iter()
         .map(|d| walsh_median(d, &mut scratch))
@@ -174,7 +210,7 @@ pub fn geomean_ratio(
         let hi = pos.ceil() as usize;
         stats[lo] + (pos - lo as f64) * (stats[hi] - stats[lo])
     };
-    Ok(BootstrapRatio {
+    BootstrapRatio {
         ratio: point.exp(),
         ci_low: idx(a).exp(),
         ci_high: idx(1.0 - a).exp(),
@@ -183,7 +219,7 @@ pub fn geomean_ratio(
         method: GeomeanMethod::Bootstrap,
         rounds,
         approximate: rounds < BOOTSTRAP_APPROXIMATE_BELOW,
-    })
+    }
 }
 
 #[cfg(test)]

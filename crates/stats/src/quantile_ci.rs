@@ -142,61 +142,91 @@ pub fn quantile_ci(n: usize, q: f64, confidence: f64) -> Result<QuantileCi, Stat
         res.confidence = 1.0;
         return Ok(res);
     }
-    let (l, r): (i64, i64);
-    if n <= EXACT_LIMIT {
-        let pmf = |k: i64| binom_pmf(n, q, k);
-        let mut x = ((n + 1) as f64 * q).ceil() as i64 - 1;
-        if q == 0.0 {
-            x = 0;
-        }
-        let mut accum = pmf(x);
-        let (mut lo, mut hi) = (x, x + 1);
-        let mut lp = pmf(lo - 1);
-        let mut rp = pmf(hi);
-        res.ambiguous = rp == accum;
-        while accum < confidence && (lp > 0.0 || rp > 0.0) {
-            res.ambiguous = lp == rp;
-            if lp >= rp {
-                accum += lp;
-                lo -= 1;
-                lp = pmf(lo - 1);
-            } else {
-                accum += rp;
-                hi += 1;
-                rp = pmf(hi);
-            }
-        }
-        res.confidence = accum;
-        l = lo;
-        r = hi;
+    let orders = if n <= EXACT_LIMIT {
+        exact_orders(n, q, confidence)
     } else {
-        let mu = n as f64 * q;
-        let sigma = (n as f64 * q * (1.0 - q)).sqrt();
-        let alpha = (1.0 - confidence) / 2.0;
-        let l1 = mu + sigma * normal_quantile(alpha);
-        let r1 = 2.0 * mu - l1;
-        let lo = ((l1 - 0.5).floor() + 0.5).floor() as i64 + 1;
-        let mut hi = ((r1 - 0.5).ceil() + 0.5).floor() as i64 + 1;
-        let cdf = |l: i64, r: i64| {
-            normal_cdf((r as f64 - 0.5 - mu) / sigma) - normal_cdf((l as f64 - 0.5 - mu) / sigma)
-        };
-        res.confidence = cdf(lo, hi);
-        let biased = cdf(lo, hi - 1);
-        if biased >= confidence && biased < res.confidence {
-            res.confidence = biased;
-            res.ambiguous = true;
-            hi -= 1;
-        }
-        if lo <= 0 && hi > n as i64 {
-            res.confidence = 1.0;
-            res.ambiguous = false;
-        }
-        l = lo;
-        r = hi;
-    }
+        normal_orders(n, q, confidence)
+    };
+    res.confidence = orders.confidence;
+    res.ambiguous = orders.ambiguous;
+    let (l, r) = (orders.lo, orders.hi);
     res.lo_order = l.max(0) as usize;
     res.hi_order = (r.min(n as i64 + 1)).max(0) as usize;
     Ok(res)
+}
+
+/// Order statistics bounding a quantile, before clamping to 0..=n+1, with the
+/// confidence they reach and whether another choice would have reached it equally.
+struct Orders {
+    lo: i64,
+    hi: i64,
+    confidence: f64,
+    ambiguous: bool,
+}
+
+/// Small samples: grows the interval from the quantile's order statistic by the exact
+/// binomial probabilities, the likelier side first, until it reaches `confidence`.
+fn exact_orders(n: usize, q: f64, confidence: f64) -> Orders {
+    let pmf = |k: i64| binom_pmf(n, q, k);
+    let mut x = ((n + 1) as f64 * q).ceil() as i64 - 1;
+    if q == 0.0 {
+        x = 0;
+    }
+    let mut accum = pmf(x);
+    let (mut lo, mut hi) = (x, x + 1);
+    let mut lp = pmf(lo - 1);
+    let mut rp = pmf(hi);
+    let mut ambiguous = rp == accum;
+    while accum < confidence && (lp > 0.0 || rp > 0.0) {
+        ambiguous = lp == rp;
+        if lp >= rp {
+            accum += lp;
+            lo -= 1;
+            lp = pmf(lo - 1);
+        } else {
+            accum += rp;
+            hi += 1;
+            rp = pmf(hi);
+        }
+    }
+    Orders {
+        lo,
+        hi,
+        confidence: accum,
+        ambiguous,
+    }
+}
+
+/// Large samples: the normal approximation of the binomial, with continuity correction.
+fn normal_orders(n: usize, q: f64, confidence: f64) -> Orders {
+    let mu = n as f64 * q;
+    let sigma = (n as f64 * q * (1.0 - q)).sqrt();
+    let alpha = (1.0 - confidence) / 2.0;
+    let l1 = mu + sigma * normal_quantile(alpha);
+    let r1 = 2.0 * mu - l1;
+    let lo = ((l1 - 0.5).floor() + 0.5).floor() as i64 + 1;
+    let mut hi = ((r1 - 0.5).ceil() + 0.5).floor() as i64 + 1;
+    let cdf = |l: i64, r: i64| {
+        normal_cdf((r as f64 - 0.5 - mu) / sigma) - normal_cdf((l as f64 - 0.5 - mu) / sigma)
+    };
+    let mut reached = cdf(lo, hi);
+    let mut ambiguous = false;
+    let biased = cdf(lo, hi - 1);
+    if biased >= confidence && biased < reached {
+        reached = biased;
+        ambiguous = true;
+        hi -= 1;
+    }
+    if lo <= 0 && hi > n as i64 {
+        reached = 1.0;
+        ambiguous = false;
+    }
+    Orders {
+        lo,
+        hi,
+        confidence: reached,
+        ambiguous,
+    }
 }
 
 impl QuantileCi {

@@ -368,26 +368,15 @@ fn round_cuts(iv: &Interval, smp: &[f64]) -> Vec<Cut> {
 
 /// The values of the given (0-based, each < total) ranks, in the order asked.
 fn select_ranks<M: Matrix>(m: &M, total: u64, ranks: &[u64], tuning: Tuning) -> Vec<f64> {
-    let mut wanted: Vec<u64> = ranks.to_vec();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut found: Vec<f64> = vec![f64::NAN; wanted.len()];
-    let mut put = |t: u64, v: f64| {
-        if let Ok(i) = wanted.binary_search(&t) {
-            found[i] = v;
-        }
-    };
-    let seed = wanted.iter().fold(0x5EED_0F5E_1EC7_u64, |a, &t| {
-        a.rotate_left(17) ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    });
-    let mut rng = SplitMix(seed);
+    let mut found = Found::new(ranks);
+    let mut rng = SplitMix(found.seed());
     let mut smp = Vec::with_capacity(tuning.sample);
     let mut work = vec![Interval {
         lower: None,
         upper: None,
         before: 0,
         upto: total,
-        targets: wanted.clone(),
+        targets: found.wanted.clone(),
         stalled: false,
         depth: 0,
     }];
@@ -403,17 +392,7 @@ fn select_ranks<M: Matrix>(m: &M, total: u64, ranks: &[u64], tuning: Tuning) -> 
                 sample(m, &iv, tuning.sample, &mut rng, &mut smp);
             }
             if small || smp.is_empty() {
-                let mut vals = gather(m, &iv);
-                let mut base = 0usize;
-                for &t in &iv.targets {
-                    let idx = (t - iv.before) as usize;
-                    if idx < base || idx >= vals.len() {
-                        continue;
-                    }
-                    let (_, v, _) = vals[base..].select_nth_unstable_by(idx - base, f64::total_cmp);
-                    put(t, *v);
-                    base = idx + 1;
-                }
+                select_directly(m, &iv, &mut found);
                 continue;
             }
             let cuts = round_cuts(&iv, &smp);
@@ -422,69 +401,132 @@ fn select_ranks<M: Matrix>(m: &M, total: u64, ranks: &[u64], tuning: Tuning) -> 
         let all: Vec<Cut> = open.iter().flat_map(|(_, c)| c.iter().copied()).collect();
         let mut swept = boundaries(m, &all).into_iter();
         for (iv, cuts) in open {
-            // Consecutive bounds, from the interval's own to its own, with their counts.
-            let mut bounds: Vec<(Option<Bound>, u64)> = Vec::with_capacity(cuts.len() + 2);
-            let (before0, upto0) = (iv.before, iv.upto);
-            bounds.push((iv.lower, before0));
-            for cut in cuts {
-                let cols: Rc<[u32]> = swept.next().unwrap_or_default().into();
-                let n = admitted(m, &cols).clamp(before0, upto0);
-                bounds.push((Some(Bound { cut, cols }), n));
-            }
-            bounds.push((iv.upper, upto0));
-            let mut targets = iv.targets.iter().copied().peekable();
-            for w in bounds.windows(2) {
-                let ((lower, before), (upper, upto)) = (&w[0], &w[1]);
-                let (before, upto) = (*before, *upto);
-                let mut inside = Vec::new();
-                while let Some(&t) = targets.peek() {
-                    if t >= upto {
-                        break;
-                    }
-                    if t >= before {
-                        inside.push(t);
-                    }
-                    targets.next();
-                }
-                if inside.is_empty() {
-                    continue;
-                }
-                if let (Some(l), Some(u)) = (lower, upper) {
-                    if l.cut.p == u.cut.p && !l.cut.incl && u.cut.incl {
-                        // Only copies of one value lie here.
-                        for t in inside {
-                            put(t, l.cut.p);
-                        }
-                        continue;
-                    }
-                }
-                let share = |b: &Option<Bound>| {
-                    b.as_ref().map(|b| Bound {
-                        cut: b.cut,
-                        cols: Rc::clone(&b.cols),
-                    })
-                };
-                work.push(Interval {
-                    lower: share(lower),
-                    upper: share(upper),
-                    before,
-                    upto,
-                    targets: inside,
-                    stalled: before == before0 && upto == upto0,
-                    depth: iv.depth + 1,
-                });
-            }
+            split_interval(m, iv, cuts, &mut swept, &mut found, &mut work);
         }
     }
-    ranks
-        .iter()
-        .map(|t| {
-            wanted
-                .binary_search(t)
-                .map(|i| found[i])
-                .unwrap_or(f64::NAN)
+    found.in_order_of(ranks)
+}
+
+/// The ranks sought (ascending, distinct) and the values found for them so far (NaN
+/// until found).
+struct Found {
+    wanted: Vec<u64>,
+    values: Vec<f64>,
+}
+
+impl Found {
+    fn new(ranks: &[u64]) -> Self {
+        let mut wanted: Vec<u64> = ranks.to_vec();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let values = vec![f64::NAN; wanted.len()];
+        Found { wanted, values }
+    }
+
+    /// The sampling seed: a function of the ranks sought, so a selection repeats exactly.
+    fn seed(&self) -> u64 {
+        self.wanted.iter().fold(0x5EED_0F5E_1EC7_u64, |a, &t| {
+            a.rotate_left(17) ^ t.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         })
-        .collect()
+    }
+
+    fn put(&mut self, t: u64, v: f64) {
+        if let Ok(i) = self.wanted.binary_search(&t) {
+            self.values[i] = v;
+        }
+    }
+
+    fn in_order_of(&self, ranks: &[u64]) -> Vec<f64> {
+        ranks
+            .iter()
+            .map(|t| {
+                self.wanted
+                    .binary_search(t)
+                    .map(|i| self.values[i])
+                    .unwrap_or(f64::NAN)
+            })
+            .collect()
+    }
+}
+
+/// Settles a small interval: gathers its values and selects each target among them.
+fn select_directly<M: Matrix>(m: &M, iv: &Interval, found: &mut Found) {
+    let mut vals = gather(m, iv);
+    let mut base = 0usize;
+    for &t in &iv.targets {
+        let idx = (t - iv.before) as usize;
+        if idx < base || idx >= vals.len() {
+            continue;
+        }
+        let (_, v, _) = vals[base..].select_nth_unstable_by(idx - base, f64::total_cmp);
+        found.put(t, *v);
+        base = idx + 1;
+    }
+}
+
+/// Splits `iv` at its swept `cuts` (their columns taken from `swept`, in order): a piece
+/// holding only copies of one value settles its targets; every other piece with targets
+/// goes back to `work` for the next round.
+fn split_interval<M: Matrix>(
+    m: &M,
+    iv: Interval,
+    cuts: Vec<Cut>,
+    swept: &mut impl Iterator<Item = Vec<u32>>,
+    found: &mut Found,
+    work: &mut Vec<Interval>,
+) {
+    // Consecutive bounds, from the interval's own to its own, with their counts.
+    let mut bounds: Vec<(Option<Bound>, u64)> = Vec::with_capacity(cuts.len() + 2);
+    let (before0, upto0) = (iv.before, iv.upto);
+    bounds.push((iv.lower, before0));
+    for cut in cuts {
+        let cols: Rc<[u32]> = swept.next().unwrap_or_default().into();
+        let n = admitted(m, &cols).clamp(before0, upto0);
+        bounds.push((Some(Bound { cut, cols }), n));
+    }
+    bounds.push((iv.upper, upto0));
+    let mut targets = iv.targets.iter().copied().peekable();
+    for w in bounds.windows(2) {
+        let ((lower, before), (upper, upto)) = (&w[0], &w[1]);
+        let (before, upto) = (*before, *upto);
+        let mut inside = Vec::new();
+        while let Some(&t) = targets.peek() {
+            if t >= upto {
+                break;
+            }
+            if t >= before {
+                inside.push(t);
+            }
+            targets.next();
+        }
+        if inside.is_empty() {
+            continue;
+        }
+        if let (Some(l), Some(u)) = (lower, upper) {
+            if l.cut.p == u.cut.p && !l.cut.incl && u.cut.incl {
+                // Only copies of one value lie here.
+                for t in inside {
+                    found.put(t, l.cut.p);
+                }
+                continue;
+            }
+        }
+        let share = |b: &Option<Bound>| {
+            b.as_ref().map(|b| Bound {
+                cut: b.cut,
+                cols: Rc::clone(&b.cols),
+            })
+        };
+        work.push(Interval {
+            lower: share(lower),
+            upper: share(upper),
+            before,
+            upto,
+            targets: inside,
+            stalled: before == before0 && upto == upto0,
+            depth: iv.depth + 1,
+        });
+    }
 }
 
 /// Whether `v` ascends and holds only finite values.

@@ -322,6 +322,34 @@ pub fn paired_from_log_ratios(d: &[f64], cfg: &CompareConfig) -> Result<Comparis
         pct(sd / 2f64.sqrt()),
         &mut warnings,
     );
+    let (flagged, leave_one_out) = outlier_rounds(d, cfg)?;
+    if !flagged.is_empty() {
+        warnings.push(Warning::OutlierRounds { rounds: flagged });
+    }
+    Ok(Comparison {
+        design: Design::Paired,
+        n_baseline: n,
+        n_variant: n,
+        effect_pct,
+        ci_low_pct: pct(est.ci_low),
+        ci_high_pct: pct(est.ci_high),
+        confidence: est.achieved_confidence,
+        p_value: test.p_value,
+        test: TestKind::SignedRank,
+        mde_pct,
+        verdict,
+        warnings,
+        leave_one_out,
+    })
+}
+
+/// The rounds whose log-ratio lies more than `cfg.outlier_k` scaled MADs from the median,
+/// and the comparison without each of them in turn.
+fn outlier_rounds(
+    d: &[f64],
+    cfg: &CompareConfig,
+) -> Result<(Vec<usize>, Vec<LeaveOneOut>), StatsError> {
+    let n = d.len();
     let med = plain_median(d);
     let spread = 1.4826 * mad(d);
     let flagged: Vec<usize> = if spread > 0.0 {
@@ -348,24 +376,7 @@ pub fn paired_from_log_ratios(d: &[f64], cfg: &CompareConfig) -> Result<Comparis
             verdict: decide(&e, cfg),
         });
     }
-    if !flagged.is_empty() {
-        warnings.push(Warning::OutlierRounds { rounds: flagged });
-    }
-    Ok(Comparison {
-        design: Design::Paired,
-        n_baseline: n,
-        n_variant: n,
-        effect_pct,
-        ci_low_pct: pct(est.ci_low),
-        ci_high_pct: pct(est.ci_high),
-        confidence: est.achieved_confidence,
-        p_value: test.p_value,
-        test: TestKind::SignedRank,
-        mde_pct,
-        verdict,
-        warnings,
-        leave_one_out,
-    })
+    Ok((flagged, leave_one_out))
 }
 
 /// Smallest number of pairs with a finite signed-rank interval at `confidence`.

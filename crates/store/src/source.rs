@@ -69,76 +69,9 @@ impl StoredSource for Store {
                 || !(crate::metrics::RAW_SECONDS_METRICS.contains(&o.metric.as_str())
                     || (o.metric == "requests" && timed.contains(&o.workload)))
         });
-        // Per-command rows where a workload has more than one command, or where its
-        // totals do not restate them (a command workload's benchmark has no `all` row
-        // of its metrics).
-        let mut commands: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
-        let mut totals: std::collections::HashSet<(String, String)> = Default::default();
-        for o in &obs {
-            if o.command != ALL_COMMANDS {
-                commands
-                    .entry(o.workload.clone())
-                    .or_default()
-                    .insert(o.command.clone());
-            } else {
-                totals.insert((o.workload.clone(), o.metric.clone()));
-            }
-        }
+        let rows = CommandRows::of(&obs);
         let single_variant = info.variants.len() == 1;
-        let file: Arc<str> = Arc::from(arg.as_str());
-        let mut strs: HashMap<String, Arc<str>> = HashMap::new();
-        let mut intern = |s: String| {
-            strs.entry(s.clone())
-                .or_insert_with(|| Arc::from(s))
-                .clone()
-        };
-        let mut metric_cache: HashMap<(String, Option<String>, Option<String>), Arc<Metric>> =
-            HashMap::new();
-        let mut counters: BTreeMap<(Arc<str>, Arc<str>, String), u32> = BTreeMap::new();
-        let mut out = Vec::with_capacity(obs.len());
-        for o in obs {
-            let workload = if o.command == ALL_COMMANDS {
-                o.workload.clone()
-            } else if commands
-                .get(o.workload.as_str())
-                .is_some_and(|c| c.len() > 1)
-                || !totals.contains(&(o.workload.clone(), o.metric.clone()))
-            {
-                format!("{}:{}", o.workload, o.command)
-            } else {
-                continue;
-            };
-            let label = match label {
-                Some(l) if single_variant => l.to_string(),
-                Some(l) => format!("{l}/{}", o.variant),
-                None => o.variant.clone(),
-            };
-            let label = intern(label);
-            let workload = intern(workload);
-            let metric = metric_cache
-                .entry((o.metric.clone(), o.unit.clone(), o.direction.clone()))
-                .or_insert_with(|| Arc::new(stored_metric(&o)))
-                .clone();
-            let counter = counters
-                .entry((label.clone(), workload.clone(), o.metric.clone()))
-                .or_insert(0);
-            let trial = *counter;
-            *counter += 1;
-            out.push(Observation {
-                label,
-                workload,
-                metric,
-                value: o.value,
-                round: Some(o.round),
-                trial,
-                origin: Origin {
-                    file: file.clone(),
-                    line: None,
-                },
-                config: None,
-                flag: None,
-            });
-        }
+        let out = to_observations(obs, &rows, label, single_variant, &arg);
         if out.is_empty() {
             return Err(ImportError::Argument {
                 arg,
@@ -149,6 +82,109 @@ impl StoredSource for Store {
         }
         Ok(out)
     }
+}
+
+/// Which per-command rows are observed: those of a workload with more than one command,
+/// or whose totals do not restate them (a command workload's benchmark has no `all` row
+/// of its metrics).
+struct CommandRows {
+    commands: HashMap<String, std::collections::BTreeSet<String>>,
+    totals: std::collections::HashSet<(String, String)>,
+}
+
+impl CommandRows {
+    fn of(obs: &[crate::Observation]) -> Self {
+        let mut commands: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+        let mut totals: std::collections::HashSet<(String, String)> = Default::default();
+        for o in obs {
+            if o.command != ALL_COMMANDS {
+                commands
+                    .entry(o.workload.clone())
+                    .or_default()
+                    .insert(o.command.clone());
+            } else {
+                totals.insert((o.workload.clone(), o.metric.clone()));
+            }
+        }
+        CommandRows { commands, totals }
+    }
+
+    /// The workload an observed row is shown under, or `None` when it is not observed.
+    fn workload(&self, o: &crate::Observation) -> Option<String> {
+        if o.command == ALL_COMMANDS {
+            Some(o.workload.clone())
+        } else if self
+            .commands
+            .get(o.workload.as_str())
+            .is_some_and(|c| c.len() > 1)
+            || !self
+                .totals
+                .contains(&(o.workload.clone(), o.metric.clone()))
+        {
+            Some(format!("{}:{}", o.workload, o.command))
+        } else {
+            None
+        }
+    }
+}
+
+/// The observed rows as comparison observations: labelled (by `label`, and the variant
+/// when there are several), numbered per label, workload and metric, with shared strings
+/// and metrics.
+fn to_observations(
+    obs: Vec<crate::Observation>,
+    rows: &CommandRows,
+    label: Option<&str>,
+    single_variant: bool,
+    arg: &str,
+) -> Vec<Observation> {
+    let file: Arc<str> = Arc::from(arg);
+    let mut strs: HashMap<String, Arc<str>> = HashMap::new();
+    let mut intern = |s: String| {
+        strs.entry(s.clone())
+            .or_insert_with(|| Arc::from(s))
+            .clone()
+    };
+    let mut metric_cache: HashMap<(String, Option<String>, Option<String>), Arc<Metric>> =
+        HashMap::new();
+    let mut counters: BTreeMap<(Arc<str>, Arc<str>, String), u32> = BTreeMap::new();
+    let mut out = Vec::with_capacity(obs.len());
+    for o in obs {
+        let Some(workload) = rows.workload(&o) else {
+            continue;
+        };
+        let label = match label {
+            Some(l) if single_variant => l.to_string(),
+            Some(l) => format!("{l}/{}", o.variant),
+            None => o.variant.clone(),
+        };
+        let label = intern(label);
+        let workload = intern(workload);
+        let metric = metric_cache
+            .entry((o.metric.clone(), o.unit.clone(), o.direction.clone()))
+            .or_insert_with(|| Arc::new(stored_metric(&o)))
+            .clone();
+        let counter = counters
+            .entry((label.clone(), workload.clone(), o.metric.clone()))
+            .or_insert(0);
+        let trial = *counter;
+        *counter += 1;
+        out.push(Observation {
+            label,
+            workload,
+            metric,
+            value: o.value,
+            round: Some(o.round),
+            trial,
+            origin: Origin {
+                file: file.clone(),
+                line: None,
+            },
+            config: None,
+            flag: None,
+        });
+    }
+    out
 }
 
 impl Store {

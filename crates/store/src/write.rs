@@ -272,19 +272,7 @@ impl Store {
         let path = self.path.clone();
         let err = |e| crate::sqlite_err(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        tx.execute(
-            "INSERT OR IGNORE INTO environments (fingerprint, host_json, first_seen_unix_ms)
-             VALUES (?1, ?2, ?3)",
-            params![env_fp, host_json, now_unix_ms() as i64],
-        )
-        .map_err(err)?;
-        let env_id: i64 = tx
-            .query_row(
-                "SELECT id FROM environments WHERE fingerprint = ?1",
-                [&env_fp],
-                |r| r.get(0),
-            )
-            .map_err(err)?;
+        let env_id = environment_id(&tx, &env_fp, &host_json).map_err(err)?;
         let inserted = tx.execute(
             "INSERT INTO trials (experiment_id, variant_id, workload_id, round, attempt, position,
                  started_at_unix_ms, finished_at_unix_ms, valid, checks_json, run_json,
@@ -324,67 +312,8 @@ impl Store {
             Err(e) => return Err(err(e)),
         }
         let trial_id = tx.last_insert_rowid();
-        {
-            let mut stmt = tx
-                .prepare(
-                    "INSERT INTO metrics (trial_id, command, name, value, unit, direction)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(err)?;
-            match &trial.command {
-                None => {
-                    for (command, name, value) in
-                        metrics::trial_rows(&trial.run, trial.server_cpu_sec)
-                    {
-                        let m = crate::source::metric_of(name);
-                        stmt.execute(params![
-                            trial_id,
-                            command,
-                            name,
-                            value,
-                            m.unit,
-                            m.direction.as_str()
-                        ])
-                        .map_err(err)?;
-                    }
-                }
-                Some(c) => {
-                    for m in c.metrics.iter().filter(|m| m.value.is_finite()) {
-                        stmt.execute(params![
-                            trial_id,
-                            m.command,
-                            m.name,
-                            m.value,
-                            m.unit,
-                            m.direction
-                        ])
-                        .map_err(err)?;
-                    }
-                    tx.execute(
-                        "INSERT INTO trial_outputs (trial_id, command, exit_code, stdout, stderr)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![trial_id, c.command, c.exit_code, c.stdout, c.stderr],
-                    )
-                    .map_err(err)?;
-                }
-            }
-            let mut hist = tx
-                .prepare(
-                    "INSERT INTO histograms (trial_id, command, kind, hdr_v2) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(err)?;
-            for (command, kind, text) in histograms_of(&trial.run) {
-                // The record carries base64 text; the store keeps the raw V2 bytes. Text
-                // that is not base64 (a record from a foreign tool) is simply not stored
-                // as a histogram: the run record itself keeps it verbatim.
-                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text) {
-                    if !bytes.is_empty() {
-                        hist.execute(params![trial_id, command, kind, bytes])
-                            .map_err(err)?;
-                    }
-                }
-            }
-        }
+        insert_metrics(&tx, trial_id, trial).map_err(err)?;
+        insert_histograms(&tx, trial_id, &trial.run).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(trial_id)
     }
@@ -409,6 +338,92 @@ impl Store {
                 name: name.to_string(),
             })
     }
+}
+
+/// The id of the environment with fingerprint `env_fp`, stored first if it is new.
+fn environment_id(
+    tx: &rusqlite::Transaction<'_>,
+    env_fp: &str,
+    host_json: &str,
+) -> Result<i64, rusqlite::Error> {
+    tx.execute(
+        "INSERT OR IGNORE INTO environments (fingerprint, host_json, first_seen_unix_ms)
+             VALUES (?1, ?2, ?3)",
+        params![env_fp, host_json, now_unix_ms() as i64],
+    )?;
+    tx.query_row(
+        "SELECT id FROM environments WHERE fingerprint = ?1",
+        [env_fp],
+        |r| r.get(0),
+    )
+}
+
+/// A trial's metric rows: the run record's for an engine trial; for a command trial, its
+/// finite metrics and its output.
+fn insert_metrics(
+    tx: &rusqlite::Transaction<'_>,
+    trial_id: i64,
+    trial: &NewTrial,
+) -> Result<(), rusqlite::Error> {
+    let mut stmt = tx.prepare(
+        "INSERT INTO metrics (trial_id, command, name, value, unit, direction)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    match &trial.command {
+        None => {
+            for (command, name, value) in metrics::trial_rows(&trial.run, trial.server_cpu_sec) {
+                let m = crate::source::metric_of(name);
+                stmt.execute(params![
+                    trial_id,
+                    command,
+                    name,
+                    value,
+                    m.unit,
+                    m.direction.as_str()
+                ])?;
+            }
+        }
+        Some(c) => {
+            for m in c.metrics.iter().filter(|m| m.value.is_finite()) {
+                stmt.execute(params![
+                    trial_id,
+                    m.command,
+                    m.name,
+                    m.value,
+                    m.unit,
+                    m.direction
+                ])?;
+            }
+            tx.execute(
+                "INSERT INTO trial_outputs (trial_id, command, exit_code, stdout, stderr)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![trial_id, c.command, c.exit_code, c.stdout, c.stderr],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A trial's histograms, as raw V2 bytes.
+fn insert_histograms(
+    tx: &rusqlite::Transaction<'_>,
+    trial_id: i64,
+    run: &RunRecord,
+) -> Result<(), rusqlite::Error> {
+    let mut hist = tx.prepare(
+        "INSERT INTO histograms (trial_id, command, kind, hdr_v2) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (command, kind, text) in histograms_of(run) {
+        // The record carries base64 text; the store keeps the raw V2 bytes. Text
+        // that is not base64 (a record from a foreign tool) is simply not stored
+        // as a histogram: the run record itself keeps it verbatim.
+        if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text) {
+            if !bytes.is_empty() {
+                hist.execute(params![trial_id, command, kind, bytes])?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn histograms_of(run: &RunRecord) -> Vec<(String, &'static str, &str)> {

@@ -93,73 +93,82 @@ pub fn split_args(line: &str, field: &str) -> Result<Vec<Vec<u8>>, WorkloadError
         // Inside one argument: unquoted runs and quoted sections may alternate until
         // whitespace ends it.
         while i < b.len() && !b[i].is_ascii_whitespace() {
-            match b[i] {
-                b'"' => {
-                    let open = i;
-                    i += 1;
-                    loop {
-                        match b.get(i) {
-                            None => {
-                                return Err(err(open, "a closing \" for the quote opened here"))
-                            }
-                            Some(b'"') => {
-                                i += 1;
-                                break;
-                            }
-                            Some(b'\\') => {
-                                let (byte, used) = unescape(&b[i..])
-                                    .ok_or_else(|| err(i, "a valid escape such as \\n or \\x41"))?;
-                                arg.push(byte);
-                                i += used;
-                            }
-                            Some(&c) => {
-                                arg.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
-                    check_after_quote(b, i).map_err(|at| {
-                        err(
-                            at,
-                            "whitespace or the end of the line after a closing quote",
-                        )
-                    })?;
-                }
-                b'\'' => {
-                    let open = i;
-                    i += 1;
-                    loop {
-                        match b.get(i) {
-                            None => return Err(err(open, "a closing ' for the quote opened here")),
-                            Some(b'\'') => {
-                                i += 1;
-                                break;
-                            }
-                            Some(b'\\') if b.get(i + 1) == Some(&b'\'') => {
-                                arg.push(b'\'');
-                                i += 2;
-                            }
-                            Some(&c) => {
-                                arg.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
-                    check_after_quote(b, i).map_err(|at| {
-                        err(
-                            at,
-                            "whitespace or the end of the line after a closing quote",
-                        )
-                    })?;
-                }
+            let quoted = match b[i] {
+                b'"' => double_quoted(b, i, &mut arg),
+                b'\'' => single_quoted(b, i, &mut arg),
                 c => {
                     arg.push(c);
                     i += 1;
+                    continue;
                 }
-            }
+            };
+            i = quoted.map_err(|(at, what)| err(at, what))?;
         }
         out.push(arg);
     }
+}
+
+/// Where a quoted section ends, or where it went wrong and what was expected there.
+type Quoted = Result<usize, (usize, &'static str)>;
+
+/// A `"…"` section starting at `open`, with its escapes, appended to `arg`.
+fn double_quoted(b: &[u8], open: usize, arg: &mut Vec<u8>) -> Quoted {
+    let mut i = open + 1;
+    loop {
+        match b.get(i) {
+            None => return Err((open, "a closing \" for the quote opened here")),
+            Some(b'"') => {
+                i += 1;
+                break;
+            }
+            Some(b'\\') => {
+                let (byte, used) =
+                    unescape(&b[i..]).ok_or((i, "a valid escape such as \\n or \\x41"))?;
+                arg.push(byte);
+                i += used;
+            }
+            Some(&c) => {
+                arg.push(c);
+                i += 1;
+            }
+        }
+    }
+    check_after_quote(b, i).map_err(|at| {
+        (
+            at,
+            "whitespace or the end of the line after a closing quote",
+        )
+    })?;
+    Ok(i)
+}
+
+/// A `'…'` section starting at `open` (only `\'` escaped), appended to `arg`.
+fn single_quoted(b: &[u8], open: usize, arg: &mut Vec<u8>) -> Quoted {
+    let mut i = open + 1;
+    loop {
+        match b.get(i) {
+            None => return Err((open, "a closing ' for the quote opened here")),
+            Some(b'\'') => {
+                i += 1;
+                break;
+            }
+            Some(b'\\') if b.get(i + 1) == Some(&b'\'') => {
+                arg.push(b'\'');
+                i += 2;
+            }
+            Some(&c) => {
+                arg.push(c);
+                i += 1;
+            }
+        }
+    }
+    check_after_quote(b, i).map_err(|at| {
+        (
+            at,
+            "whitespace or the end of the line after a closing quote",
+        )
+    })?;
+    Ok(i)
 }
 
 fn check_after_quote(b: &[u8], i: usize) -> Result<(), usize> {

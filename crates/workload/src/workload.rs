@@ -24,7 +24,7 @@ use crate::keys::{
 };
 use crate::request::Request;
 use crate::seed::{derive_seed, stream_rng, SeedPurpose};
-use crate::spec::{WorkloadKind, WorkloadSpec};
+use crate::spec::{CommandsSpec, MixSpec, TestsSpec, WorkloadKind, WorkloadSpec};
 use crate::template::{self, ArgTemplate, CompiledTemplate, Piece};
 use crate::values::ValueSource;
 use rand::distributions::{Distribution, Uniform};
@@ -168,102 +168,9 @@ impl Workload {
         let mut phases = Vec::new();
         let mut compiled = Vec::new();
         match &spec.kind {
-            WorkloadKind::Tests(t) => {
-                let data: Arc<[u8]> = payload(t.data_size).into();
-                let random = t.random_keyspace.is_some();
-                for (i, test) in t.tests.iter().enumerate() {
-                    let tpl = template::compile(test.template(random), "-t", random)?;
-                    phases.push(Phase {
-                        name: test.name().to_string(),
-                        title: test.title().to_string(),
-                        commands: vec![test.name().to_string()],
-                    });
-                    compiled.push(Arc::new(
-                        CompiledPhase {
-                            index: i as u64,
-                            seed,
-                            commands: vec![CompiledCommand::new(
-                                tpl,
-                                KeyPattern::Random,
-                                test.is_inline(),
-                            )],
-                            cycle: Box::new([0]),
-                            keys: KeySpace::default(),
-                            values: ValueSource::Fixed(data.clone()),
-                            rand_range: t.random_keyspace,
-                        }
-                        .with_images(),
-                    ));
-                }
-            }
-            WorkloadKind::Mix(m) => {
-                let set = template::compile("SET __key__ __data__", "--ratio", false)?;
-                let get = template::compile("GET __key__", "--ratio", false)?;
-                let mut cycle = vec![0u32; m.ratio.set as usize];
-                cycle.resize(cycle.len() + m.ratio.get as usize, 1u32);
-                phases.push(Phase {
-                    name: "MIX".to_string(),
-                    title: format!(
-                        "SET:GET {}:{} (keys {}:{})",
-                        m.ratio.set,
-                        m.ratio.get,
-                        m.set_pattern.letter(),
-                        m.get_pattern.letter()
-                    ),
-                    commands: vec!["SET".to_string(), "GET".to_string()],
-                });
-                compiled.push(Arc::new(
-                    CompiledPhase {
-                        index: 0,
-                        seed,
-                        commands: vec![
-                            CompiledCommand::new(set, m.set_pattern, false),
-                            CompiledCommand::new(get, m.get_pattern, false),
-                        ],
-                        cycle: cycle.into_boxed_slice(),
-                        keys: m.keys.clone(),
-                        values: ValueSource::pool(
-                            &m.values,
-                            derive_seed(seed, SeedPurpose::Values, 0, 0),
-                        ),
-                        rand_range: None,
-                    }
-                    .with_images(),
-                ));
-            }
-            WorkloadKind::Commands(c) => {
-                let rand = c.random_keyspace.is_some();
-                let mut commands = Vec::new();
-                let mut names: Vec<String> = Vec::new();
-                let mut cycle = Vec::new();
-                for (i, cmd) in c.commands.iter().enumerate() {
-                    let tpl = template::compile(&cmd.template, "--command", rand)?;
-                    names.push(unique_name(&names, &command_name(&tpl)));
-                    cycle.resize(cycle.len() + cmd.ratio as usize, i as u32);
-                    commands.push(CompiledCommand::new(tpl, cmd.key_pattern, false));
-                }
-                let title: Vec<&str> = c.commands.iter().map(|c| c.template.as_str()).collect();
-                phases.push(Phase {
-                    name: "COMMANDS".to_string(),
-                    title: title.join("; "),
-                    commands: names,
-                });
-                compiled.push(Arc::new(
-                    CompiledPhase {
-                        index: 0,
-                        seed,
-                        commands,
-                        cycle: cycle.into_boxed_slice(),
-                        keys: c.keys.clone(),
-                        values: ValueSource::pool(
-                            &c.values,
-                            derive_seed(seed, SeedPurpose::Values, 0, 0),
-                        ),
-                        rand_range: c.random_keyspace,
-                    }
-                    .with_images(),
-                ));
-            }
+            WorkloadKind::Tests(t) => compile_tests(t, seed, &mut phases, &mut compiled)?,
+            WorkloadKind::Mix(m) => compile_mix(m, seed, &mut phases, &mut compiled)?,
+            WorkloadKind::Commands(c) => compile_commands(c, seed, &mut phases, &mut compiled)?,
         }
         let mut setup = Vec::new();
         for line in &spec.setup_commands {
@@ -587,6 +494,120 @@ fn patch_tag(field: &mut [u8], mut tag: u64) {
         *b = b'0' + (tag % 10) as u8;
         tag /= 10;
     }
+}
+
+/// redis-benchmark's tests: one phase per test, in order, each of one command.
+fn compile_tests(
+    t: &TestsSpec,
+    seed: u64,
+    phases: &mut Vec<Phase>,
+    compiled: &mut Vec<Arc<CompiledPhase>>,
+) -> Result<(), WorkloadError> {
+    let data: Arc<[u8]> = payload(t.data_size).into();
+    let random = t.random_keyspace.is_some();
+    for (i, test) in t.tests.iter().enumerate() {
+        let tpl = template::compile(test.template(random), "-t", random)?;
+        phases.push(Phase {
+            name: test.name().to_string(),
+            title: test.title().to_string(),
+            commands: vec![test.name().to_string()],
+        });
+        compiled.push(Arc::new(
+            CompiledPhase {
+                index: i as u64,
+                seed,
+                commands: vec![CompiledCommand::new(
+                    tpl,
+                    KeyPattern::Random,
+                    test.is_inline(),
+                )],
+                cycle: Box::new([0]),
+                keys: KeySpace::default(),
+                values: ValueSource::Fixed(data.clone()),
+                rand_range: t.random_keyspace,
+            }
+            .with_images(),
+        ));
+    }
+    Ok(())
+}
+
+/// A SET:GET mix: one phase cycling through `ratio.set` SETs and `ratio.get` GETs.
+fn compile_mix(
+    m: &MixSpec,
+    seed: u64,
+    phases: &mut Vec<Phase>,
+    compiled: &mut Vec<Arc<CompiledPhase>>,
+) -> Result<(), WorkloadError> {
+    let set = template::compile("SET __key__ __data__", "--ratio", false)?;
+    let get = template::compile("GET __key__", "--ratio", false)?;
+    let mut cycle = vec![0u32; m.ratio.set as usize];
+    cycle.resize(cycle.len() + m.ratio.get as usize, 1u32);
+    phases.push(Phase {
+        name: "MIX".to_string(),
+        title: format!(
+            "SET:GET {}:{} (keys {}:{})",
+            m.ratio.set,
+            m.ratio.get,
+            m.set_pattern.letter(),
+            m.get_pattern.letter()
+        ),
+        commands: vec!["SET".to_string(), "GET".to_string()],
+    });
+    compiled.push(Arc::new(
+        CompiledPhase {
+            index: 0,
+            seed,
+            commands: vec![
+                CompiledCommand::new(set, m.set_pattern, false),
+                CompiledCommand::new(get, m.get_pattern, false),
+            ],
+            cycle: cycle.into_boxed_slice(),
+            keys: m.keys.clone(),
+            values: ValueSource::pool(&m.values, derive_seed(seed, SeedPurpose::Values, 0, 0)),
+            rand_range: None,
+        }
+        .with_images(),
+    ));
+    Ok(())
+}
+
+/// Command templates: one phase cycling through the commands by their ratios.
+fn compile_commands(
+    c: &CommandsSpec,
+    seed: u64,
+    phases: &mut Vec<Phase>,
+    compiled: &mut Vec<Arc<CompiledPhase>>,
+) -> Result<(), WorkloadError> {
+    let rand = c.random_keyspace.is_some();
+    let mut commands = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut cycle = Vec::new();
+    for (i, cmd) in c.commands.iter().enumerate() {
+        let tpl = template::compile(&cmd.template, "--command", rand)?;
+        names.push(unique_name(&names, &command_name(&tpl)));
+        cycle.resize(cycle.len() + cmd.ratio as usize, i as u32);
+        commands.push(CompiledCommand::new(tpl, cmd.key_pattern, false));
+    }
+    let title: Vec<&str> = c.commands.iter().map(|c| c.template.as_str()).collect();
+    phases.push(Phase {
+        name: "COMMANDS".to_string(),
+        title: title.join("; "),
+        commands: names,
+    });
+    compiled.push(Arc::new(
+        CompiledPhase {
+            index: 0,
+            seed,
+            commands,
+            cycle: cycle.into_boxed_slice(),
+            keys: c.keys.clone(),
+            values: ValueSource::pool(&c.values, derive_seed(seed, SeedPurpose::Values, 0, 0)),
+            rand_range: c.random_keyspace,
+        }
+        .with_images(),
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

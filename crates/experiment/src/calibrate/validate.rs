@@ -118,24 +118,8 @@ pub fn run(
         Ok::<_, CalibrateError>(d)
     };
     // 1. The noise of this set-up, and the MDE it predicts for the plan.
-    say(format!(
-        "noise: A/A of resplab serve, {CAL_ROUNDS} rounds x {} trials",
-        secs_text(trial)
-    ));
-    let Some(d) = run_one(
-        format!("calibrate-{stamp}-validate-noise"),
-        CAL_ROUNDS,
-        seed,
-        "",
-    )?
-    else {
+    let Some((sd, mde)) = noise_and_mde(stamp, seed, rounds, trial, &mut run_one, say)? else {
         return Ok(None);
-    };
-    let sd = budget::sd(&d).unwrap_or(f64::NAN);
-    let Some(mde) = resplab_stats::power::mde_signed_rank(rounds as usize, sd, 0.95, 0.80) else {
-        return Err(CalibrateError::Invalid(format!(
-            "the A/A calibration of resplab serve gave no usable noise figure (sd {sd})"
-        )));
     };
     // A slowdown of x makes throughput 1/(1 + x): the true effect is −MDE.
     let true_ratio = (-mde).exp();
@@ -143,43 +127,21 @@ pub fn run(
     let true_effect_pct = 100.0 * (true_ratio - 1.0);
     let cfg = CompareConfig::new(Direction::HigherIsBetter);
     // 2. False positives: A/A.
-    let mut fp = 0;
-    for i in 0..k {
-        let name = format!("calibrate-{stamp}-validate-aa-{i}");
-        let Some(d) = run_one(name, rounds, seed.wrapping_add(1 + i as u64), "")? else {
-            return Ok(None);
-        };
-        if paired_from_log_ratios(&d, &cfg)
-            .is_ok_and(|c| matches!(c.verdict, Verdict::Better | Verdict::Worse))
-        {
-            fp += 1;
-        }
-        say(format!(
-            "false positives: {}/{k} experiments, {fp} claimed a difference",
-            i + 1
-        ));
-    }
+    let Some(fp) = false_positives_of(k, rounds, seed, stamp, &cfg, &mut run_one, say)? else {
+        return Ok(None);
+    };
     // 3. Power and coverage at the predicted MDE.
-    let (mut detected, mut covered) = (0, 0);
-    let extra = format!(" --slowdown {slowdown_pct:.4}");
-    for i in 0..k {
-        let name = format!("calibrate-{stamp}-validate-power-{i}");
-        let Some(d) = run_one(name, rounds, seed.wrapping_add(1000 + i as u64), &extra)? else {
-            return Ok(None);
-        };
-        if let Ok(c) = paired_from_log_ratios(&d, &cfg) {
-            if c.verdict == Verdict::Worse {
-                detected += 1;
-            }
-            if c.ci_low_pct <= true_effect_pct && true_effect_pct <= c.ci_high_pct {
-                covered += 1;
-            }
-        }
-        say(format!(
-            "power: {}/{k} experiments, {detected} detected the {true_effect_pct:.2}% effect",
-            i + 1
-        ));
-    }
+    let series = PowerSeries {
+        k,
+        rounds,
+        seed,
+        stamp,
+        slowdown_pct,
+        true_effect_pct,
+    };
+    let Some((detected, covered)) = power_and_coverage(&series, &cfg, &mut run_one, say)? else {
+        return Ok(None);
+    };
     // 4. Coordinated omission.
     say("coordinated omission: open loop against 100 ms stalls every second".into());
     let co = super::co::check()?;
@@ -209,6 +171,121 @@ pub fn run(
         result: serde_json::to_value(&v)?,
     })?;
     Ok(Some((v, id)))
+}
+
+/// The A/A noise of this set-up (the standard deviation of its log-ratios) and the MDE
+/// it predicts for `rounds` rounds; `None` when stopped.
+fn noise_and_mde(
+    stamp: u64,
+    seed: u64,
+    rounds: u32,
+    trial: f64,
+    run_one: &mut RunOne<'_>,
+    say: &mut dyn FnMut(String),
+) -> Result<Option<(f64, f64)>, CalibrateError> {
+    say(format!(
+        "noise: A/A of resplab serve, {CAL_ROUNDS} rounds x {} trials",
+        secs_text(trial)
+    ));
+    let Some(d) = run_one(
+        format!("calibrate-{stamp}-validate-noise"),
+        CAL_ROUNDS,
+        seed,
+        "",
+    )?
+    else {
+        return Ok(None);
+    };
+    let sd = budget::sd(&d).unwrap_or(f64::NAN);
+    let Some(mde) = resplab_stats::power::mde_signed_rank(rounds as usize, sd, 0.95, 0.80) else {
+        return Err(CalibrateError::Invalid(format!(
+            "the A/A calibration of resplab serve gave no usable noise figure (sd {sd})"
+        )));
+    };
+    Ok(Some((sd, mde)))
+}
+
+/// Runs one experiment of the validation: its name, rounds, seed and the extra flags of
+/// its variant's server; `None` when stopped.
+type RunOne<'a> =
+    dyn FnMut(String, u32, u64, &str) -> Result<Option<Vec<f64>>, CalibrateError> + 'a;
+
+/// How many of `k` A/A experiments claimed a difference; `None` when stopped.
+fn false_positives_of(
+    k: usize,
+    rounds: u32,
+    seed: u64,
+    stamp: u64,
+    cfg: &CompareConfig,
+    run_one: &mut RunOne<'_>,
+    say: &mut dyn FnMut(String),
+) -> Result<Option<usize>, CalibrateError> {
+    let mut fp = 0;
+    for i in 0..k {
+        let name = format!("calibrate-{stamp}-validate-aa-{i}");
+        let Some(d) = run_one(name, rounds, seed.wrapping_add(1 + i as u64), "")? else {
+            return Ok(None);
+        };
+        if paired_from_log_ratios(&d, cfg)
+            .is_ok_and(|c| matches!(c.verdict, Verdict::Better | Verdict::Worse))
+        {
+            fp += 1;
+        }
+        say(format!(
+            "false positives: {}/{k} experiments, {fp} claimed a difference",
+            i + 1
+        ));
+    }
+    Ok(Some(fp))
+}
+
+/// The power experiments: `k` of them with the server slowed by `slowdown_pct`.
+struct PowerSeries {
+    k: usize,
+    rounds: u32,
+    seed: u64,
+    stamp: u64,
+    slowdown_pct: f64,
+    true_effect_pct: f64,
+}
+
+/// How many of the power experiments detected the slowdown, and how many intervals
+/// covered the true effect; `None` when stopped.
+fn power_and_coverage(
+    p: &PowerSeries,
+    cfg: &CompareConfig,
+    run_one: &mut RunOne<'_>,
+    say: &mut dyn FnMut(String),
+) -> Result<Option<(usize, usize)>, CalibrateError> {
+    let PowerSeries {
+        k,
+        rounds,
+        seed,
+        stamp,
+        slowdown_pct,
+        true_effect_pct,
+    } = *p;
+    let (mut detected, mut covered) = (0, 0);
+    let extra = format!(" --slowdown {slowdown_pct:.4}");
+    for i in 0..k {
+        let name = format!("calibrate-{stamp}-validate-power-{i}");
+        let Some(d) = run_one(name, rounds, seed.wrapping_add(1000 + i as u64), &extra)? else {
+            return Ok(None);
+        };
+        if let Ok(c) = paired_from_log_ratios(&d, cfg) {
+            if c.verdict == Verdict::Worse {
+                detected += 1;
+            }
+            if c.ci_low_pct <= true_effect_pct && true_effect_pct <= c.ci_high_pct {
+                covered += 1;
+            }
+        }
+        say(format!(
+            "power: {}/{k} experiments, {detected} detected the {true_effect_pct:.2}% effect",
+            i + 1
+        ));
+    }
+    Ok(Some((detected, covered)))
 }
 
 /// The three error-rate checks of `k` experiments each: false positives of the A/A

@@ -17,6 +17,67 @@ pub(super) fn resolve_command_workload(
     default_budget: TrialBudget,
 ) -> Result<Workload, SpecError> {
     let key = |k: &str| format!("workload[{index}].{k}");
+    refuse_bench_keys(cx, w, &key)?;
+    let run = w.run.as_ref().expect("called for workloads with run");
+    if w.preload.is_some() {
+        return Err(cx.err_key(
+            run.span(),
+            key("preload"),
+            "`preload` is bench vocabulary; load data in the command or a hook instead",
+        ));
+    }
+    let line = run.get_ref().trim().to_string();
+    if line.is_empty() {
+        return Err(cx.err_key(
+            run.span(),
+            key("run"),
+            "expected a command line, found nothing",
+        ));
+    }
+    let shell = w.shell.as_ref().is_some_and(|s| *s.get_ref());
+    if !shell {
+        crate::words::split_words(&line).map_err(|e| cx.err_key(run.span(), key("run"), e))?;
+    }
+    check_placeholders(cx, w, run, &line, &key)?;
+    let timeout = match &w.timeout {
+        Some(t) => nonzero(cx, t)?,
+        None => Duration::from_secs(600),
+    };
+    let format = output_format(cx, w, &key)?;
+    Ok(Workload {
+        name,
+        tests: Vec::new(),
+        commands: Vec::new(),
+        ratio: None,
+        key_pattern: None,
+        keyspace: None,
+        data_size: None,
+        data_size_range: None,
+        data_size_list: None,
+        pipeline: 1,
+        clients: 1,
+        threads: 1,
+        rate: None,
+        arrivals: "poisson".into(),
+        budget: default_budget,
+        preload: None,
+        run: Some(CommandRun {
+            line,
+            shell,
+            timeout,
+            cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
+            format,
+        }),
+    })
+}
+
+/// Refuses the bench vocabulary (the first key of it given), which a command workload
+/// sets in its own command line.
+fn refuse_bench_keys(
+    cx: &Ctx<'_>,
+    w: &WorkloadSpecToml,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(), SpecError> {
     let bench_keys = [
         ("tests", w.tests.as_ref().map(|v| v.span())),
         ("command", w.command.as_ref().map(|v| v.span())),
@@ -47,27 +108,18 @@ pub(super) fn resolve_command_workload(
             format!("`{k}` is bench vocabulary; a workload with `run` sets its load in its own command line"),
         ));
     }
-    let run = w.run.as_ref().expect("called for workloads with run");
-    if w.preload.is_some() {
-        return Err(cx.err_key(
-            run.span(),
-            key("preload"),
-            "`preload` is bench vocabulary; load data in the command or a hook instead",
-        ));
-    }
-    let line = run.get_ref().trim().to_string();
-    if line.is_empty() {
-        return Err(cx.err_key(
-            run.span(),
-            key("run"),
-            "expected a command line, found nothing",
-        ));
-    }
-    let shell = w.shell.as_ref().is_some_and(|s| *s.get_ref());
-    if !shell {
-        crate::words::split_words(&line).map_err(|e| cx.err_key(run.span(), key("run"), e))?;
-    }
-    let mut texts = vec![(run.span(), "run", line.clone())];
+    Ok(())
+}
+
+/// Refuses a placeholder in `run` or `cwd` that a command cannot be given.
+fn check_placeholders(
+    cx: &Ctx<'_>,
+    w: &WorkloadSpecToml,
+    run: &Spanned<String>,
+    line: &str,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(), SpecError> {
+    let mut texts = vec![(run.span(), "run", line.to_string())];
     if let Some(c) = &w.cwd {
         texts.push((c.span(), "cwd", c.get_ref().clone()));
     }
@@ -90,11 +142,16 @@ pub(super) fn resolve_command_workload(
             ));
         }
     }
-    let timeout = match &w.timeout {
-        Some(t) => nonzero(cx, t)?,
-        None => Duration::from_secs(600),
-    };
-    let format = match &w.format {
+    Ok(())
+}
+
+/// The output format the workload names, if any.
+fn output_format(
+    cx: &Ctx<'_>,
+    w: &WorkloadSpecToml,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Option<OutputFormat>, SpecError> {
+    Ok(match &w.format {
         None => None,
         Some(f) => Some(OutputFormat::from_name(f.get_ref()).ok_or_else(|| {
             let hint = match error::closest(f.get_ref(), OutputFormat::NAMES) {
@@ -107,30 +164,5 @@ pub(super) fn resolve_command_workload(
                 format!("unknown format \"{}\"{hint}", f.get_ref()),
             )
         })?),
-    };
-    Ok(Workload {
-        name,
-        tests: Vec::new(),
-        commands: Vec::new(),
-        ratio: None,
-        key_pattern: None,
-        keyspace: None,
-        data_size: None,
-        data_size_range: None,
-        data_size_list: None,
-        pipeline: 1,
-        clients: 1,
-        threads: 1,
-        rate: None,
-        arrivals: "poisson".into(),
-        budget: default_budget,
-        preload: None,
-        run: Some(CommandRun {
-            line,
-            shell,
-            timeout,
-            cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
-            format,
-        }),
     })
 }

@@ -316,6 +316,31 @@ fn variants(cx: &Ctx<'_>, spec: &FileSpec) -> Result<Vec<Variant>, SpecError> {
     for (i, v) in spec.variants.iter().enumerate() {
         variants.extend(expand_variant(cx, i, v, &spec.params)?);
     }
+    check_names_and_toggles(cx, &variants)?;
+    if let Some(b) = &e.baseline {
+        match variants.iter().position(|v| &v.name == b.get_ref()) {
+            Some(i) => {
+                let base = variants.remove(i);
+                variants.insert(0, base);
+            }
+            None => {
+                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+                return Err(cx.err(
+                    b.span(),
+                    format!(
+                        "no variant named \"{}\"; variants are: {}",
+                        b.get_ref(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(variants)
+}
+
+/// Variant names are unique, and every toggle names a variant that runs its own server.
+fn check_names_and_toggles(cx: &Ctx<'_>, variants: &[Variant]) -> Result<(), SpecError> {
     // names unique
     for (i, v) in variants.iter().enumerate() {
         if variants[..i].iter().any(|w| w.name == v.name) {
@@ -332,7 +357,7 @@ fn variants(cx: &Ctx<'_>, spec: &FileSpec) -> Result<Vec<Variant>, SpecError> {
         }
     }
     // toggles refer to a spawned or addressed variant
-    for v in &variants {
+    for v in variants {
         if let ServerSource::Toggle { of, .. } = &v.server {
             match variants.iter().find(|w| &w.name == of) {
                 None => {
@@ -357,26 +382,7 @@ fn variants(cx: &Ctx<'_>, spec: &FileSpec) -> Result<Vec<Variant>, SpecError> {
             }
         }
     }
-    if let Some(b) = &e.baseline {
-        match variants.iter().position(|v| &v.name == b.get_ref()) {
-            Some(i) => {
-                let base = variants.remove(i);
-                variants.insert(0, base);
-            }
-            None => {
-                let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
-                return Err(cx.err(
-                    b.span(),
-                    format!(
-                        "no variant named \"{}\"; variants are: {}",
-                        b.get_ref(),
-                        names.join(", ")
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(variants)
+    Ok(())
 }
 
 /// The `[server]` section shared by the variants, and the workloads (at least one,

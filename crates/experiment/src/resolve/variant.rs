@@ -117,7 +117,53 @@ pub(super) fn resolve_variant(
             "toggle_on, toggle_off and guard need toggle_of (the variant whose server this one switches)",
         ));
     }
-    let server = match (&v.server, &v.address, &v.toggle_of) {
+    let server = server_source(cx, v, &sub, &key)?;
+    let (server, connect) = resolve_connect(cx, v, server, &sub, &key)?;
+    let config = config_pairs(cx, v, &sub, &key)?;
+    let cpus = |c: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
+        match c {
+            None => Ok(None),
+            Some(c) => {
+                words::cpu_list_len(c.get_ref()).map_err(|m| cx.err_key(c.span(), key(k), m))?;
+                Ok(Some(c.get_ref().trim().to_string()))
+            }
+        }
+    };
+    let h = &v.hooks;
+    let timeout = match &h.timeout {
+        Some(t) => {
+            duration_value(t).map_err(|m| cx.err_key(v.name.span(), key("hooks.timeout"), m))?
+        }
+        None => Duration::from_secs(60),
+    };
+    Ok(Variant {
+        name,
+        server,
+        env: v.env.iter().map(|(k, val)| (k.clone(), sub(val))).collect(),
+        config,
+        hooks: Hooks {
+            setup: h.setup.as_deref().map(sub),
+            before_trial: h.before_trial.as_deref().map(sub),
+            after_trial: h.after_trial.as_deref().map(sub),
+            teardown: h.teardown.as_deref().map(sub),
+            timeout,
+        },
+        server_cpus: cpus(&v.server_cpus, "server_cpus")?,
+        client_cpus: cpus(&v.client_cpus, "client_cpus")?,
+        params: combo,
+        connect,
+    })
+}
+
+/// Where the variant's server comes from: a toggle of another variant's, none, a command
+/// to spawn (it must listen on `{port}`), an address, or the default server.
+fn server_source(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<ServerSource, SpecError> {
+    Ok(match (&v.server, &v.address, &v.toggle_of) {
         (Some(s), Some(_), _) => {
             return Err(cx.err_key(s.span(), key("server"), "give either server or address, not both"))
         }
@@ -176,8 +222,16 @@ pub(super) fn resolve_variant(
         (None, None, None) => ServerSource::Spawn {
             command: words::split_words(DEFAULT_SERVER).unwrap_or_default(),
         },
-    };
-    let (server, connect) = resolve_connect(cx, v, server, &sub, &key)?;
+    })
+}
+
+/// The variant's `config` pairs (CONFIG SET at start), values as text.
+fn config_pairs(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Vec<(String, String)>, SpecError> {
     let mut config = Vec::new();
     for (k, val) in &v.config {
         let Some(text) = scalar_text(val.get_ref()) else {
@@ -192,39 +246,7 @@ pub(super) fn resolve_variant(
         };
         config.push((k.clone(), sub(&text)));
     }
-    let cpus = |c: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
-        match c {
-            None => Ok(None),
-            Some(c) => {
-                words::cpu_list_len(c.get_ref()).map_err(|m| cx.err_key(c.span(), key(k), m))?;
-                Ok(Some(c.get_ref().trim().to_string()))
-            }
-        }
-    };
-    let h = &v.hooks;
-    let timeout = match &h.timeout {
-        Some(t) => {
-            duration_value(t).map_err(|m| cx.err_key(v.name.span(), key("hooks.timeout"), m))?
-        }
-        None => Duration::from_secs(60),
-    };
-    Ok(Variant {
-        name,
-        server,
-        env: v.env.iter().map(|(k, val)| (k.clone(), sub(val))).collect(),
-        config,
-        hooks: Hooks {
-            setup: h.setup.as_deref().map(sub),
-            before_trial: h.before_trial.as_deref().map(sub),
-            after_trial: h.after_trial.as_deref().map(sub),
-            teardown: h.teardown.as_deref().map(sub),
-            timeout,
-        },
-        server_cpus: cpus(&v.server_cpus, "server_cpus")?,
-        client_cpus: cpus(&v.client_cpus, "client_cpus")?,
-        params: combo,
-        connect,
-    })
+    Ok(config)
 }
 
 /// `[server]`: its command (default: the default server) and how often it starts. Only

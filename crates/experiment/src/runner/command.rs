@@ -23,26 +23,7 @@ impl Runner<'_> {
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
-        let seed =
-            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload)
-                .to_string();
-        let round = slot.round.to_string();
-        let port_text = port.to_string();
-        let uri = format!("redis://{host}:{port}");
-        let dir = self.work_dir(variant);
-        let filled = crate::command::fill(
-            run,
-            &[
-                ("host", host),
-                ("port", &port_text),
-                ("uri", &uri),
-                ("dir", &dir),
-                ("seed", &seed),
-                ("round", &round),
-                ("variant", &variant.name),
-            ],
-        )
-        .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))?;
+        let filled = self.fill_command(slot, variant, run, host, port)?;
         let cpu_before = ctl.as_deref_mut().and_then(server_cpu);
         let started = resplab_store::write::now_unix_ms();
         let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
@@ -58,80 +39,8 @@ impl Runner<'_> {
             .or_default()
             .insert("command".into(), filled.display.clone());
         after_trial(variant, ctl, env, restore)?;
-        let read = match &finished.failure {
-            Some(f) => Err(f.clone()),
-            None => crate::command::read_metrics(run.format, &finished),
-        };
-        let mut histograms = Vec::new();
-        let mut total = None;
-        let (metrics, check) = match read {
-            Ok(readout) => {
-                let rows = readout.metrics;
-                histograms = readout.histograms;
-                total = readout.total;
-                let detail = format!(
-                    "`{}` exited 0 in {:.2} s; {} metrics read",
-                    filled.display,
-                    finished.wall.as_secs_f64(),
-                    rows.len()
-                );
-                (
-                    rows,
-                    Check {
-                        name: "command".into(),
-                        passed: true,
-                        detail,
-                    },
-                )
-            }
-            Err(reason) => {
-                let tail = crate::launch::last_lines(&finished.stderr, 3);
-                let tail = if tail.is_empty() {
-                    crate::launch::last_lines(&finished.stdout, 3)
-                } else {
-                    tail
-                };
-                let detail = format!(
-                    "variant `{}`, round {}: command `{}` {reason}{}",
-                    variant.name,
-                    slot.round + 1,
-                    filled.display,
-                    if tail.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; its output ends: {tail}")
-                    }
-                );
-                (
-                    crate::command::read_metrics(None, &finished)
-                        .map(|r| r.metrics)
-                        .unwrap_or_default(),
-                    Check {
-                        name: "command".into(),
-                        passed: false,
-                        detail,
-                    },
-                )
-            }
-        };
-        let mut record = empty_record();
-        record.started_at_unix_ms = started;
-        record.duration_sec = finished.wall.as_secs_f64();
-        // The latency histograms the output carried become the record's summaries, so
-        // they are stored and the report draws their latency spectrum. Their rates are
-        // the tool's own, in the metrics: ops_per_sec here stays 0.
-        let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
-            requests: h.count(),
-            latency_us: resplab_results::LatencyUs::from_histogram(h),
-            histogram: h.to_base64(),
-            ..resplab_results::Summary::default()
-        };
-        for (name, h) in &histograms {
-            record.commands.insert(name.clone(), summary(h));
-        }
-        if let Some(h) = &total {
-            record.totals = summary(h);
-        }
+        let (readout, check) = command_outcome(slot, variant, run, &filled, &finished);
+        let mut record = command_record(&readout, started, &finished);
         record.host = self.host.clone();
         record.config = serde_json::json!({
             "command": filled.display,
@@ -143,17 +52,14 @@ impl Runner<'_> {
             "attempt": slot.attempt,
             "position": slot.position,
         });
-        let server_cpu_sec = match (cpu_before, cpu_after) {
-            (Some(a), Some(b)) if b >= a => Some(b - a),
-            _ => None,
-        };
+        let server_cpu_sec = cpu_used(cpu_before, cpu_after);
         Ok(Some(NewTrial {
             run: record,
             server_info: info,
             server_cpu_sec,
             checks: vec![check],
             command: Some(resplab_store::CommandTrial {
-                metrics,
+                metrics: readout.metrics,
                 command: filled.display,
                 exit_code: finished.exit_code,
                 stdout: finished.stdout,
@@ -161,6 +67,40 @@ impl Runner<'_> {
             }),
             ..self.trial_frame(slot, variant, workload, started)
         }))
+    }
+
+    /// The trial's command line, its placeholders filled with the trial's address,
+    /// working directory, seed, round and variant.
+    fn fill_command(
+        &self,
+        slot: &TrialSlot,
+        variant: &Variant,
+        run: &crate::model::CommandRun,
+        host: &str,
+        port: u16,
+    ) -> Result<crate::command::Filled, RunError> {
+        let exp = self.exp;
+        let workload = &exp.workloads[slot.workload];
+        let seed =
+            resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload)
+                .to_string();
+        let round = slot.round.to_string();
+        let port_text = port.to_string();
+        let uri = format!("redis://{host}:{port}");
+        let dir = self.work_dir(variant);
+        crate::command::fill(
+            run,
+            &[
+                ("host", host),
+                ("port", &port_text),
+                ("uri", &uri),
+                ("dir", &dir),
+                ("seed", &seed),
+                ("round", &round),
+                ("variant", &variant.name),
+            ],
+        )
+        .map_err(|e| RunError::Workload(format!("workload `{}`: run: {e}", workload.name)))
     }
 
     /// The variant's own working directory for command workloads (`{dir}`, and
@@ -189,4 +129,100 @@ impl Runner<'_> {
                 .collect::<String>()
         ))
     }
+}
+
+/// What the command's run gave: its metrics (and histograms) read in its format, and the
+/// trial's `command` check. A failure (of the run or of the reading) fails the check with
+/// the reason and the end of the output, and keeps only the wall and CPU time.
+fn command_outcome(
+    slot: &TrialSlot,
+    variant: &Variant,
+    run: &crate::model::CommandRun,
+    filled: &crate::command::Filled,
+    finished: &crate::command::Finished,
+) -> (crate::command::Readout, Check) {
+    let read = match &finished.failure {
+        Some(f) => Err(f.clone()),
+        None => crate::command::read_metrics(run.format, finished),
+    };
+    match read {
+        Ok(readout) => {
+            let detail = format!(
+                "`{}` exited 0 in {:.2} s; {} metrics read",
+                filled.display,
+                finished.wall.as_secs_f64(),
+                readout.metrics.len()
+            );
+            (
+                readout,
+                Check {
+                    name: "command".into(),
+                    passed: true,
+                    detail,
+                },
+            )
+        }
+        Err(reason) => {
+            let tail = crate::launch::last_lines(&finished.stderr, 3);
+            let tail = if tail.is_empty() {
+                crate::launch::last_lines(&finished.stdout, 3)
+            } else {
+                tail
+            };
+            let detail = format!(
+                "variant `{}`, round {}: command `{}` {reason}{}",
+                variant.name,
+                slot.round + 1,
+                filled.display,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its output ends: {tail}")
+                }
+            );
+            let metrics = crate::command::read_metrics(None, finished)
+                .map(|r| r.metrics)
+                .unwrap_or_default();
+            let readout = crate::command::Readout {
+                metrics,
+                histograms: Vec::new(),
+                total: None,
+            };
+            (
+                readout,
+                Check {
+                    name: "command".into(),
+                    passed: false,
+                    detail,
+                },
+            )
+        }
+    }
+}
+
+/// The trial's run record: its start and wall time, and the latency histograms the
+/// output carried as the record's summaries, so they are stored and the report draws
+/// their latency spectrum. Their rates are the tool's own, in the metrics: ops_per_sec
+/// here stays 0.
+fn command_record(
+    readout: &crate::command::Readout,
+    started: u64,
+    finished: &crate::command::Finished,
+) -> RunRecord {
+    let mut record = empty_record();
+    record.started_at_unix_ms = started;
+    record.duration_sec = finished.wall.as_secs_f64();
+    let summary = |h: &resplab_stats::hist::LatencyHistogram| resplab_results::Summary {
+        requests: h.count(),
+        latency_us: resplab_results::LatencyUs::from_histogram(h),
+        histogram: h.to_base64(),
+        ..resplab_results::Summary::default()
+    };
+    for (name, h) in &readout.histograms {
+        record.commands.insert(name.clone(), summary(h));
+    }
+    if let Some(h) = &readout.total {
+        record.totals = summary(h);
+    }
+    record
 }

@@ -59,49 +59,13 @@ impl Runner<'_> {
     ) -> Result<Option<NewTrial>, RunError> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
-        let timeout = variant.hooks.timeout;
         let mut ctl = ctl;
-        let no_server = || {
-            RunError::Workload(format!(
-                "variant `{}` has no server (server = \"none\"); workload `{}` needs one",
-                variant.name, workload.name
-            ))
-        };
-        if let Some(cmd) = &variant.hooks.before_trial {
-            launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
-        }
-        let mut restore = Vec::new();
-        if let ServerSource::Toggle { on, guard, .. } = &variant.server {
-            let ctl = ctl.as_deref_mut().ok_or_else(no_server)?;
-            for (k, _) in &variant.config {
-                let old = ctl
-                    .call(&["CONFIG", "GET", k])
-                    .map_err(|e| control_err(variant, "CONFIG GET", e))?;
-                if let crate::client::Reply::Array(Some(items)) = old {
-                    if let Some(v) = items.get(1) {
-                        restore.push((k.clone(), v.text()));
-                    }
-                }
-            }
-            config_set(ctl, variant, &variant.config)?;
-            if let Some(cmd) = on {
-                launch::run_hook(&variant.name, "toggle_on", cmd, env, timeout)?;
-            }
-            std::thread::sleep(*guard);
-        }
-        if let Some(p) = &workload.preload {
-            preload(
-                ctl.as_deref_mut().ok_or_else(no_server)?,
-                variant,
-                workload,
-                p,
-            )?;
-        }
+        let restore = before_measuring(variant, workload, ctl.as_deref_mut(), env)?;
         if let Some(run) = &workload.run {
             return self
                 .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
         }
-        let ctl = ctl.ok_or_else(no_server)?;
+        let ctl = ctl.ok_or_else(|| no_server(variant, workload))?;
         let cpu_before = server_cpu(ctl);
         let spec = crate::workload::to_spec(
             workload,
@@ -110,32 +74,8 @@ impl Runner<'_> {
         .map_err(RunError::Workload)?;
         let compiled = resplab_workload::Workload::new(&spec)
             .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
-        let mut cfg = connect_config(base, host, port).map_err(|reason| {
-            RunError::Launch(LaunchError::Control {
-                variant: variant.name.clone(),
-                what: "reading the connection settings".into(),
-                reason,
-            })
-        })?;
-        cfg.threads = workload.threads;
-        cfg.clients = workload.clients;
-        cfg.pipeline = workload.pipeline;
-        cfg.budget = match workload.budget {
-            TrialBudget::Requests(n) => Budget::Requests(n),
-            TrialBudget::TestTime(d) => Budget::Duration(d),
-        };
-        cfg.warmup = exp.warmup;
-        cfg.seed = spec.seed;
-        cfg.open_loop = workload.rate.map(|rate| OpenLoop {
-            rate_per_sec: rate,
-            arrivals: if workload.arrivals == "constant" {
-                resplab_engine::Arrivals::Constant
-            } else {
-                resplab_engine::Arrivals::Poisson
-            },
-        });
+        let cfg = trial_config(exp, workload, variant, base, host, port, spec.seed)?;
         let started = resplab_store::write::now_unix_ms();
-        let t0 = Instant::now();
         let on_event = &mut self.on_event;
         let mut generator_failures: Vec<String> = Vec::new();
         let mut run = if exp.generators.is_empty() {
@@ -155,14 +95,12 @@ impl Runner<'_> {
             generator_failures = failures;
             record
         };
-        let _ = t0;
         if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
         let cpu_after = server_cpu(ctl);
         let info = server_facts(ctl, process);
         after_trial(variant, Some(ctl), env, restore)?;
-        let _ = base;
         run.config = serde_json::json!({
             "engine": run.config,
             "workload": spec,
@@ -176,19 +114,35 @@ impl Runner<'_> {
         if exp.generators.is_empty() {
             run.host = self.host.clone();
         }
-        let server_cpu_sec = match (cpu_before, cpu_after) {
-            (Some(a), Some(b)) if b >= a => Some(b - a),
-            _ => None,
-        };
+        let server_cpu_sec = cpu_used(cpu_before, cpu_after);
+        let checks = self.engine_checks(&run, variant, base, workload, generator_failures);
+        Ok(Some(NewTrial {
+            run,
+            server_info: info,
+            server_cpu_sec,
+            checks,
+            ..self.trial_frame(slot, variant, workload, started)
+        }))
+    }
+
+    /// The trial's checks, with the generators' one when the load came from generators.
+    fn engine_checks(
+        &self,
+        run: &RunRecord,
+        variant: &Variant,
+        base: &Variant,
+        workload: &crate::model::Workload,
+        generator_failures: Vec<String>,
+    ) -> Vec<Check> {
         let mut checks = self.checks(
-            &run,
+            run,
             workload.threads,
             variant
                 .client_cpus
                 .as_deref()
                 .or(base.client_cpus.as_deref()),
         );
-        if !exp.generators.is_empty() {
+        if !self.exp.generators.is_empty() {
             checks.push(Check {
                 name: "generators".into(),
                 passed: generator_failures.is_empty(),
@@ -199,12 +153,106 @@ impl Runner<'_> {
                 },
             });
         }
-        Ok(Some(NewTrial {
-            run,
-            server_info: info,
-            server_cpu_sec,
-            checks,
-            ..self.trial_frame(slot, variant, workload, started)
-        }))
+        checks
     }
+}
+
+/// The server CPU seconds a trial used, from the readings before and after it (none
+/// when either is missing or the counter went back).
+pub(super) fn cpu_used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
+    match (before, after) {
+        (Some(a), Some(b)) if b >= a => Some(b - a),
+        _ => None,
+    }
+}
+
+/// The error of a workload that needs a server when the variant has none.
+fn no_server(variant: &Variant, workload: &crate::model::Workload) -> RunError {
+    RunError::Workload(format!(
+        "variant `{}` has no server (server = \"none\"); workload `{}` needs one",
+        variant.name, workload.name
+    ))
+}
+
+/// What comes before a trial's load, in order: the `before_trial` hook; for a toggle
+/// variant, its configuration set (the old values kept, returned, to restore after), its
+/// `toggle_on` hook and its guard time; the workload's preload.
+fn before_measuring(
+    variant: &Variant,
+    workload: &crate::model::Workload,
+    mut ctl: Option<&mut Client>,
+    env: &[(String, String)],
+) -> Result<Vec<(String, String)>, RunError> {
+    let timeout = variant.hooks.timeout;
+    if let Some(cmd) = &variant.hooks.before_trial {
+        launch::run_hook(&variant.name, "before_trial", cmd, env, timeout)?;
+    }
+    let mut restore = Vec::new();
+    if let ServerSource::Toggle { on, guard, .. } = &variant.server {
+        let ctl = ctl
+            .as_deref_mut()
+            .ok_or_else(|| no_server(variant, workload))?;
+        for (k, _) in &variant.config {
+            let old = ctl
+                .call(&["CONFIG", "GET", k])
+                .map_err(|e| control_err(variant, "CONFIG GET", e))?;
+            if let crate::client::Reply::Array(Some(items)) = old {
+                if let Some(v) = items.get(1) {
+                    restore.push((k.clone(), v.text()));
+                }
+            }
+        }
+        config_set(ctl, variant, &variant.config)?;
+        if let Some(cmd) = on {
+            launch::run_hook(&variant.name, "toggle_on", cmd, env, timeout)?;
+        }
+        std::thread::sleep(*guard);
+    }
+    if let Some(p) = &workload.preload {
+        preload(
+            ctl.ok_or_else(|| no_server(variant, workload))?,
+            variant,
+            workload,
+            p,
+        )?;
+    }
+    Ok(restore)
+}
+
+/// The engine's configuration for one trial: the base variant's connection, the
+/// workload's shape and budget, the experiment's warm-up and the trial's seed.
+fn trial_config(
+    exp: &Experiment,
+    workload: &crate::model::Workload,
+    variant: &Variant,
+    base: &Variant,
+    host: &str,
+    port: u16,
+    seed: u64,
+) -> Result<RunConfig, RunError> {
+    let mut cfg = connect_config(base, host, port).map_err(|reason| {
+        RunError::Launch(LaunchError::Control {
+            variant: variant.name.clone(),
+            what: "reading the connection settings".into(),
+            reason,
+        })
+    })?;
+    cfg.threads = workload.threads;
+    cfg.clients = workload.clients;
+    cfg.pipeline = workload.pipeline;
+    cfg.budget = match workload.budget {
+        TrialBudget::Requests(n) => Budget::Requests(n),
+        TrialBudget::TestTime(d) => Budget::Duration(d),
+    };
+    cfg.warmup = exp.warmup;
+    cfg.seed = seed;
+    cfg.open_loop = workload.rate.map(|rate| OpenLoop {
+        rate_per_sec: rate,
+        arrivals: if workload.arrivals == "constant" {
+            resplab_engine::Arrivals::Constant
+        } else {
+            resplab_engine::Arrivals::Poisson
+        },
+    });
+    Ok(cfg)
 }

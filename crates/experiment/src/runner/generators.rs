@@ -52,78 +52,14 @@ impl Runner<'_> {
         host: &str,
         port: u16,
     ) -> Option<(RunRecord, Vec<String>)> {
-        use base64::Engine as _;
         let exp = self.exp;
-        let spec_json = serde_json::to_vec(spec).unwrap_or_default();
-        let mut args: Vec<String> = vec![
-            "--seed".into(),
-            spec.seed.to_string(),
-            "-c".into(),
-            cfg.clients.to_string(),
-            "-P".into(),
-            cfg.pipeline.to_string(),
-            "--threads".into(),
-            cfg.threads.to_string(),
-            "--warmup".into(),
-            format!("{}", cfg.warmup.as_secs_f64()),
-            "--workload-spec".into(),
-            base64::engine::general_purpose::STANDARD.encode(spec_json),
-        ];
-        // TLS travels as flags (the CA and client certificate paths must exist on every
-        // generator host); a user as --user, its password only as REDISCLI_AUTH in the
-        // environment the launcher passes on (never on a command line).
-        if let Some(t) = &cfg.tls {
-            args.push("--tls".into());
-            for (flag, path) in [
-                ("--cacert", &t.ca_file),
-                ("--cacertdir", &t.ca_dir),
-                ("--cert", &t.cert),
-                ("--key", &t.key),
-            ] {
-                if let Some(p) = path {
-                    args.extend([flag.to_string(), p.display().to_string()]);
-                }
-            }
-            if let Some(sni) = &t.sni {
-                args.extend(["--sni".into(), sni.clone()]);
-            }
-            if t.insecure {
-                args.push("--insecure".into());
-            }
-        }
-        if let Some(user) = cfg.credentials.as_ref().and_then(|c| c.user.as_ref()) {
-            args.extend(["--user".into(), user.clone()]);
-        }
+        let args = shard_args(spec, cfg);
         let auth_env: Vec<(String, String)> = cfg
             .credentials
             .as_ref()
             .map(|c| vec![("REDISCLI_AUTH".to_string(), c.password.clone())])
             .unwrap_or_default();
-        let mut expected = exp
-            .generators
-            .iter()
-            .map(|g| g.start_lead)
-            .max()
-            .unwrap_or_default();
-        let phases = workload.tests.len().max(1) as u32;
-        match cfg.budget {
-            Budget::Requests(n) => {
-                args.extend(["-n".into(), n.to_string()]);
-                expected += Duration::from_secs(3600);
-            }
-            Budget::Duration(d) => {
-                args.extend(["--test-time".into(), format!("{}", d.as_secs_f64())]);
-                expected += (d + cfg.warmup) * phases;
-            }
-        }
-        if let Some(ol) = &cfg.open_loop {
-            args.extend([
-                "--rate".into(),
-                format!("{}", ol.rate_per_sec),
-                "--arrivals".into(),
-                ol.arrivals.name().into(),
-            ]);
-        }
+        let expected = expected_duration(exp, workload, cfg);
         let lead = exp
             .generators
             .iter()
@@ -158,4 +94,86 @@ impl Runner<'_> {
             }
         }
     }
+}
+
+/// The command-line flags of every shard: the trial's seed, connection shape, warm-up,
+/// workload, TLS, user, budget and open-loop rate.
+fn shard_args(spec: &resplab_workload::WorkloadSpec, cfg: &RunConfig) -> Vec<String> {
+    use base64::Engine as _;
+    let spec_json = serde_json::to_vec(spec).unwrap_or_default();
+    let mut args: Vec<String> = vec![
+        "--seed".into(),
+        spec.seed.to_string(),
+        "-c".into(),
+        cfg.clients.to_string(),
+        "-P".into(),
+        cfg.pipeline.to_string(),
+        "--threads".into(),
+        cfg.threads.to_string(),
+        "--warmup".into(),
+        format!("{}", cfg.warmup.as_secs_f64()),
+        "--workload-spec".into(),
+        base64::engine::general_purpose::STANDARD.encode(spec_json),
+    ];
+    // TLS travels as flags (the CA and client certificate paths must exist on every
+    // generator host); a user as --user, its password only as REDISCLI_AUTH in the
+    // environment the launcher passes on (never on a command line).
+    if let Some(t) = &cfg.tls {
+        args.push("--tls".into());
+        for (flag, path) in [
+            ("--cacert", &t.ca_file),
+            ("--cacertdir", &t.ca_dir),
+            ("--cert", &t.cert),
+            ("--key", &t.key),
+        ] {
+            if let Some(p) = path {
+                args.extend([flag.to_string(), p.display().to_string()]);
+            }
+        }
+        if let Some(sni) = &t.sni {
+            args.extend(["--sni".into(), sni.clone()]);
+        }
+        if t.insecure {
+            args.push("--insecure".into());
+        }
+    }
+    if let Some(user) = cfg.credentials.as_ref().and_then(|c| c.user.as_ref()) {
+        args.extend(["--user".into(), user.clone()]);
+    }
+    match cfg.budget {
+        Budget::Requests(n) => args.extend(["-n".into(), n.to_string()]),
+        Budget::Duration(d) => {
+            args.extend(["--test-time".into(), format!("{}", d.as_secs_f64())]);
+        }
+    }
+    if let Some(ol) = &cfg.open_loop {
+        args.extend([
+            "--rate".into(),
+            format!("{}", ol.rate_per_sec),
+            "--arrivals".into(),
+            ol.arrivals.name().into(),
+        ]);
+    }
+    args
+}
+
+/// How long the shards are expected to take: the longest start lead, plus the measured
+/// time of every phase (an hour when the budget is a request count).
+fn expected_duration(
+    exp: &Experiment,
+    workload: &crate::model::Workload,
+    cfg: &RunConfig,
+) -> Duration {
+    let mut expected = exp
+        .generators
+        .iter()
+        .map(|g| g.start_lead)
+        .max()
+        .unwrap_or_default();
+    let phases = workload.tests.len().max(1) as u32;
+    match cfg.budget {
+        Budget::Requests(_) => expected += Duration::from_secs(3600),
+        Budget::Duration(d) => expected += (d + cfg.warmup) * phases,
+    }
+    expected
 }

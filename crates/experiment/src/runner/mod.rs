@@ -33,7 +33,7 @@ use resplab_engine::{Budget, EngineError, OpenLoop, Progress, RunConfig, StopTok
 use resplab_results::{RunEnd, RunRecord};
 use resplab_store::{Check, NewExperiment, NewTrial, ServerInfo, Store, StoreError, ALL_COMMANDS};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod command;
 mod engine;
@@ -197,20 +197,7 @@ pub fn run_phase(
     only: &[String],
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Outcome, RunError> {
-    let mut selected = BTreeSet::new();
-    for name in only {
-        let i = exp.variant_index(name).ok_or_else(|| {
-            RunError::Workload(format!(
-                "--variants: no variant named `{name}`; variants are: {}",
-                exp.variants
-                    .iter()
-                    .map(|v| v.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
-        selected.insert(i);
-    }
+    let selected = selected_variants(exp, only)?;
     let id = register(store, exp, spec_text)?;
     let phase = if selected.is_empty() {
         None
@@ -267,6 +254,25 @@ pub fn run_phase(
         }
     }
     result.map(|()| outcome)
+}
+
+/// The indexes of the variants named in `only`.
+fn selected_variants(exp: &Experiment, only: &[String]) -> Result<BTreeSet<usize>, RunError> {
+    let mut selected = BTreeSet::new();
+    for name in only {
+        let i = exp.variant_index(name).ok_or_else(|| {
+            RunError::Workload(format!(
+                "--variants: no variant named `{name}`; variants are: {}",
+                exp.variants
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        selected.insert(i);
+    }
+    Ok(selected)
 }
 
 /// A server started (or found) for one execution, stopped when it ends.

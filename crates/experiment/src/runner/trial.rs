@@ -238,57 +238,7 @@ impl Runner<'_> {
                 RunEnd::Unreachable { message, .. } => format!("outage: {message}"),
             },
         });
-        let allowed = client_cpus
-            .and_then(|c| crate::words::cpu_list_len(c).ok())
-            .unwrap_or(self.cores);
-        let usable = (threads as usize).min(allowed).max(1) as f64;
-        // CPU time is charged in clock ticks (10 ms), so a measured part shorter than
-        // MIN_CPU_JUDGE_SEC cannot tell a busy generator from an idle one.
-        const MIN_CPU_JUDGE_SEC: f64 = 0.5;
-        if run.duration_sec < MIN_CPU_JUDGE_SEC {
-            checks.push(Check {
-                name: "client_cpu".into(),
-                passed: true,
-                detail: format!(
-                    "not judged: the measured part ({:.3} s) is shorter than {MIN_CPU_JUDGE_SEC} s, too short for CPU accounting in clock ticks",
-                    run.duration_sec
-                ),
-            });
-        } else if !run.shards.is_empty() {
-            // Each generator on its own host: the busiest one is what could bias.
-            let (busy, host) = run
-                .shards
-                .iter()
-                .map(|m| {
-                    let cpus = (threads.min(m.host.cores.max(1))).max(1) as f64;
-                    (
-                        m.client_cpu.total_sec() / (m.duration_sec.max(1e-9) * cpus),
-                        m.host.hostname.clone(),
-                    )
-                })
-                .fold((0.0, String::new()), |a, b| if b.0 > a.0 { b } else { a });
-            checks.push(Check {
-                name: "client_cpu".into(),
-                passed: busy < self.exp.client_cpu_limit,
-                detail: format!(
-                    "the busiest generator ({host}) used {:.0} % of its CPUs (limit {:.0} %)",
-                    busy * 100.0,
-                    self.exp.client_cpu_limit * 100.0
-                ),
-            });
-        } else {
-            let busy = run.client_cpu.total_sec() / (run.duration_sec * usable);
-            checks.push(Check {
-                name: "client_cpu".into(),
-                passed: busy < self.exp.client_cpu_limit,
-                detail: format!(
-                    "load generator used {:.0} % of {} CPU(s) (limit {:.0} %)",
-                    busy * 100.0,
-                    usable,
-                    self.exp.client_cpu_limit * 100.0
-                ),
-            });
-        }
+        checks.push(self.client_cpu_check(run, threads, client_cpus));
         if let Some(ol) = &run.open_loop {
             let limit_us = self.exp.send_lag_limit.as_secs_f64() * 1e6;
             let lag = ol.send_lag_us.p99_9;
@@ -304,5 +254,62 @@ impl Runner<'_> {
             });
         }
         checks
+    }
+
+    /// Whether the load generator kept clear of its CPU limit: the busiest generator's
+    /// share of its CPUs, or this process's share of the CPUs its threads may use; not
+    /// judged on a measured part too short for CPU accounting.
+    fn client_cpu_check(&self, run: &RunRecord, threads: u32, client_cpus: Option<&str>) -> Check {
+        let allowed = client_cpus
+            .and_then(|c| crate::words::cpu_list_len(c).ok())
+            .unwrap_or(self.cores);
+        let usable = (threads as usize).min(allowed).max(1) as f64;
+        // CPU time is charged in clock ticks (10 ms), so a measured part shorter than
+        // MIN_CPU_JUDGE_SEC cannot tell a busy generator from an idle one.
+        const MIN_CPU_JUDGE_SEC: f64 = 0.5;
+        if run.duration_sec < MIN_CPU_JUDGE_SEC {
+            Check {
+                name: "client_cpu".into(),
+                passed: true,
+                detail: format!(
+                    "not judged: the measured part ({:.3} s) is shorter than {MIN_CPU_JUDGE_SEC} s, too short for CPU accounting in clock ticks",
+                    run.duration_sec
+                ),
+            }
+        } else if !run.shards.is_empty() {
+            // Each generator on its own host: the busiest one is what could bias.
+            let (busy, host) = run
+                .shards
+                .iter()
+                .map(|m| {
+                    let cpus = (threads.min(m.host.cores.max(1))).max(1) as f64;
+                    (
+                        m.client_cpu.total_sec() / (m.duration_sec.max(1e-9) * cpus),
+                        m.host.hostname.clone(),
+                    )
+                })
+                .fold((0.0, String::new()), |a, b| if b.0 > a.0 { b } else { a });
+            Check {
+                name: "client_cpu".into(),
+                passed: busy < self.exp.client_cpu_limit,
+                detail: format!(
+                    "the busiest generator ({host}) used {:.0} % of its CPUs (limit {:.0} %)",
+                    busy * 100.0,
+                    self.exp.client_cpu_limit * 100.0
+                ),
+            }
+        } else {
+            let busy = run.client_cpu.total_sec() / (run.duration_sec * usable);
+            Check {
+                name: "client_cpu".into(),
+                passed: busy < self.exp.client_cpu_limit,
+                detail: format!(
+                    "load generator used {:.0} % of {} CPU(s) (limit {:.0} %)",
+                    busy * 100.0,
+                    usable,
+                    self.exp.client_cpu_limit * 100.0
+                ),
+            }
+        }
     }
 }

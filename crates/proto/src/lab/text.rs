@@ -43,54 +43,7 @@ pub fn split_line(line: &str, lineno: usize, file: &str) -> Result<Vec<Vec<u8>>,
             }
             match b {
                 b'"' => {
-                    let open = i;
-                    i += 1;
-                    loop {
-                        match bytes.get(i) {
-                            None => {
-                                return Err(err(
-                                    open,
-                                    "expected a closing '\"', found the end of the line",
-                                ))
-                            }
-                            Some(b'"') => {
-                                i += 1;
-                                break;
-                            }
-                            Some(b'\\') => {
-                                let e = bytes.get(i + 1).copied();
-                                i += 2;
-                                match e {
-                                    Some(b'n') => arg.push(b'\n'),
-                                    Some(b'r') => arg.push(b'\r'),
-                                    Some(b't') => arg.push(b'\t'),
-                                    Some(b'x') => {
-                                        let hex = line
-                                            .get(i..i + 2)
-                                            .and_then(|h| u8::from_str_radix(h, 16).ok());
-                                        match hex {
-                                            Some(v) => arg.push(v),
-                                            None => {
-                                                return Err(err(
-                                                    i - 2,
-                                                    "expected two hex digits after \\x",
-                                                ))
-                                            }
-                                        }
-                                        i += 2;
-                                    }
-                                    Some(c) => arg.push(c),
-                                    None => {
-                                        return Err(err(i - 2, "expected a character after '\\'"))
-                                    }
-                                }
-                            }
-                            Some(&c) => {
-                                arg.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
+                    i = double_quoted(line, i, &mut arg).map_err(|(col, what)| err(col, what))?;
                 }
                 b'\'' => {
                     let open = i;
@@ -112,6 +65,48 @@ pub fn split_line(line: &str, lineno: usize, file: &str) -> Result<Vec<Vec<u8>>,
         args.push(arg);
     }
     Ok(args)
+}
+
+/// A `"…"` section opening at `open`, its escapes decoded, appended to `arg`: where it
+/// ends, or the column where it went wrong and what was expected there.
+fn double_quoted(
+    line: &str,
+    open: usize,
+    arg: &mut Vec<u8>,
+) -> Result<usize, (usize, &'static str)> {
+    let bytes = line.as_bytes();
+    let mut i = open + 1;
+    loop {
+        match bytes.get(i) {
+            None => return Err((open, "expected a closing '\"', found the end of the line")),
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => {
+                let e = bytes.get(i + 1).copied();
+                i += 2;
+                match e {
+                    Some(b'n') => arg.push(b'\n'),
+                    Some(b'r') => arg.push(b'\r'),
+                    Some(b't') => arg.push(b'\t'),
+                    Some(b'x') => {
+                        let hex = line
+                            .get(i..i + 2)
+                            .and_then(|h| u8::from_str_radix(h, 16).ok());
+                        match hex {
+                            Some(v) => arg.push(v),
+                            None => return Err((i - 2, "expected two hex digits after \\x")),
+                        }
+                        i += 2;
+                    }
+                    Some(c) => arg.push(c),
+                    None => return Err((i - 2, "expected a character after '\\'")),
+                }
+            }
+            Some(&c) => {
+                arg.push(c);
+                i += 1;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

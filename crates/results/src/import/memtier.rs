@@ -28,6 +28,7 @@
 use super::{Ctx, ImportError, Imported};
 use crate::sample::{Direction, Metric};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Replaces bare `nan`, `-nan`, `inf`, `-inf` tokens outside strings with `null`.
 fn sanitize(text: &str) -> String {
@@ -91,59 +92,12 @@ fn is_run_section(key: &str) -> Option<u32> {
 /// # Errors
 /// [`ImportError::File`] when the text is not JSON or holds no result section.
 pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> {
-    let text = String::from_utf8_lossy(bytes);
-    let root: Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(first) => serde_json::from_str(&sanitize(&text)).map_err(|_| {
-            ctx.file_error(format!(
-                "expected memtier --json-out-file JSON, found invalid JSON at line {}, \
-                 column {}: {first}",
-                first.line(),
-                first.column()
-            ))
-        })?,
-    };
+    let root = parse_json(bytes, ctx)?;
     let Some(obj) = root.as_object() else {
         return Err(ctx.file_error("expected a JSON object at the top level"));
     };
     let mut out = Imported::default();
-    let mut runs: Vec<(u32, &Map<String, Value>)> = obj
-        .iter()
-        .filter_map(|(k, v)| Some((is_run_section(k)?, v.as_object()?)))
-        .collect();
-    runs.sort_by_key(|(k, _)| *k);
-    if runs.is_empty() {
-        if let Some((key, v)) = obj
-            .iter()
-            .find(|(k, v)| k.starts_with("AGGREGATED AVERAGE RESULTS") && v.is_object())
-        {
-            out.notes.push(format!(
-                "{}: no per-run sections (run memtier with --print-all-runs); using \
-                 \"{key}\" as a single trial",
-                ctx.file
-            ));
-            if let Some(m) = v.as_object() {
-                runs.push((1, m));
-            }
-        }
-    } else if obj.keys().any(|k| k.starts_with("BEST RUN")) {
-        out.notes.push(format!(
-            "{}: using the {} per-run sections as trials; BEST/WORST/AGGREGATED summaries \
-             are not trials and were skipped",
-            ctx.file,
-            runs.len()
-        ));
-    }
-    if runs.is_empty() {
-        let looks_resplab = obj.contains_key("schema_version");
-        return Err(ctx.file_error(if looks_resplab {
-            "expected a resplab run record (schema_version, commands, …) or memtier JSON; \
-             found a JSON object with schema_version but no commands"
-        } else {
-            "expected memtier JSON with an \"ALL STATS\" or \"RUN #k RESULTS\" section (or a \
-             resplab run record), found neither"
-        }));
-    }
+    let runs = run_sections(obj, ctx, &mut out.notes)?;
     let ops = ctx.interner.metric(Metric::new(
         "ops_per_sec",
         "ops/s",
@@ -167,67 +121,15 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
             if count <= 0.0 {
                 continue;
             }
-            let mut o = ctx.observation(type_name, &ops, rate, None);
-            o.round = None;
-            let broken_clock = matches!(duration, Some(d) if d <= 0.0) || rate <= 0.0;
-            if broken_clock {
-                o.flag = Some(format!(
-                    "memtier reported Ops/sec {rate} with Total duration {} ms for {count} \
-                     requests (a known memtier timing bug, fixed in 2.4.4); rate left out",
-                    duration.map_or("unknown".to_string(), |d| d.to_string())
-                ));
-                out.notes.push(format!(
-                    "{} run {run} {type_name}: Ops/sec {rate} with duration {} ms is a memtier \
-                     timing bug; the rate was left out (latencies are unaffected)",
-                    ctx.file,
-                    duration.map_or("unknown".to_string(), |d| d.to_string())
-                ));
-            }
-            out.observations.push(o);
-            let mut average = number(t.get("Average Latency")).or(number(t.get("Latency")));
-            if !matches!(average, Some(a) if a > 0.0) {
-                if let Some(acc) = number(t.get("Accumulated Latency")) {
-                    if acc > 0.0 {
-                        average = Some(acc / count);
-                    }
-                }
-            }
-            if let Some(a) = average.filter(|a| *a > 0.0) {
-                out.observations
-                    .push(ctx.observation(type_name, &avg, a, None));
-            }
-            // Its full latency histogram (HdrHistogram in microseconds), when written.
-            if let Some(h) = t
-                .get("Percentile Latencies")
-                .and_then(|p| p.get("Histogram log format"))
-                .and_then(|h| h.get("Compressed Histogram"))
-                .and_then(Value::as_str)
-                .filter(|h| !h.trim().is_empty())
-            {
-                out.histograms.push(super::ForeignHistogram {
-                    workload: type_name.clone(),
-                    hdr_base64: h.to_string(),
-                    unit_ns: 1_000,
-                    total: type_name == "Totals",
-                });
-            }
-            if let Some(p) = t.get("Percentile Latencies").and_then(Value::as_object) {
-                for (key, pv) in p {
-                    let Some(q) = key.strip_prefix('p') else {
-                        continue;
-                    };
-                    let Ok(qv) = q.parse::<f64>() else { continue };
-                    let Some(val) = number(Some(pv)) else {
-                        continue;
-                    };
-                    let name = format!("p{}_latency_ms", trim_number(qv));
-                    let m = ctx
-                        .interner
-                        .metric(Metric::new(name, "ms", Direction::LowerIsBetter));
-                    out.observations
-                        .push(ctx.observation(type_name, &m, val, None));
-                }
-            }
+            let found = TypeStats {
+                run,
+                type_name,
+                t,
+                count,
+                rate,
+                duration,
+            };
+            import_type(&found, ctx, &ops, &avg, &mut out);
         }
     }
     if out.observations.is_empty() {
@@ -236,6 +138,162 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
         ));
     }
     Ok(out)
+}
+
+/// The file as JSON; memtier's invalid JSON (see the module notes) is mended first.
+fn parse_json(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Value, ImportError> {
+    let text = String::from_utf8_lossy(bytes);
+    Ok(match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(first) => serde_json::from_str(&sanitize(&text)).map_err(|_| {
+            ctx.file_error(format!(
+                "expected memtier --json-out-file JSON, found invalid JSON at line {}, \
+                 column {}: {first}",
+                first.line(),
+                first.column()
+            ))
+        })?,
+    })
+}
+
+/// A result section with its run number.
+type RunSection<'v> = (u32, &'v Map<String, Value>);
+
+/// The per-run result sections, in run order (the aggregated one when there is none);
+/// notes what was skipped or used instead.
+fn run_sections<'v>(
+    obj: &'v Map<String, Value>,
+    ctx: &mut Ctx<'_>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<RunSection<'v>>, ImportError> {
+    let mut runs: Vec<(u32, &Map<String, Value>)> = obj
+        .iter()
+        .filter_map(|(k, v)| Some((is_run_section(k)?, v.as_object()?)))
+        .collect();
+    runs.sort_by_key(|(k, _)| *k);
+    if runs.is_empty() {
+        if let Some((key, v)) = obj
+            .iter()
+            .find(|(k, v)| k.starts_with("AGGREGATED AVERAGE RESULTS") && v.is_object())
+        {
+            notes.push(format!(
+                "{}: no per-run sections (run memtier with --print-all-runs); using \
+                 \"{key}\" as a single trial",
+                ctx.file
+            ));
+            if let Some(m) = v.as_object() {
+                runs.push((1, m));
+            }
+        }
+    } else if obj.keys().any(|k| k.starts_with("BEST RUN")) {
+        notes.push(format!(
+            "{}: using the {} per-run sections as trials; BEST/WORST/AGGREGATED summaries \
+             are not trials and were skipped",
+            ctx.file,
+            runs.len()
+        ));
+    }
+    if runs.is_empty() {
+        let looks_resplab = obj.contains_key("schema_version");
+        return Err(ctx.file_error(if looks_resplab {
+            "expected a resplab run record (schema_version, commands, …) or memtier JSON; \
+             found a JSON object with schema_version but no commands"
+        } else {
+            "expected memtier JSON with an \"ALL STATS\" or \"RUN #k RESULTS\" section (or a \
+             resplab run record), found neither"
+        }));
+    }
+    Ok(runs)
+}
+
+/// One request type of one run section with a positive `Count`.
+struct TypeStats<'v> {
+    run: u32,
+    type_name: &'v String,
+    t: &'v Map<String, Value>,
+    count: f64,
+    rate: f64,
+    duration: Option<f64>,
+}
+
+/// A request type's rate (flagged when memtier's clock broke), average latency, full
+/// histogram and percentiles.
+fn import_type(
+    found: &TypeStats<'_>,
+    ctx: &mut Ctx<'_>,
+    ops: &Arc<Metric>,
+    avg: &Arc<Metric>,
+    out: &mut Imported,
+) {
+    let TypeStats {
+        run,
+        type_name,
+        t,
+        count,
+        rate,
+        duration,
+    } = *found;
+    let mut o = ctx.observation(type_name, ops, rate, None);
+    o.round = None;
+    let broken_clock = matches!(duration, Some(d) if d <= 0.0) || rate <= 0.0;
+    if broken_clock {
+        o.flag = Some(format!(
+            "memtier reported Ops/sec {rate} with Total duration {} ms for {count} \
+             requests (a known memtier timing bug, fixed in 2.4.4); rate left out",
+            duration.map_or("unknown".to_string(), |d| d.to_string())
+        ));
+        out.notes.push(format!(
+            "{} run {run} {type_name}: Ops/sec {rate} with duration {} ms is a memtier \
+             timing bug; the rate was left out (latencies are unaffected)",
+            ctx.file,
+            duration.map_or("unknown".to_string(), |d| d.to_string())
+        ));
+    }
+    out.observations.push(o);
+    let mut average = number(t.get("Average Latency")).or(number(t.get("Latency")));
+    if !matches!(average, Some(a) if a > 0.0) {
+        if let Some(acc) = number(t.get("Accumulated Latency")) {
+            if acc > 0.0 {
+                average = Some(acc / count);
+            }
+        }
+    }
+    if let Some(a) = average.filter(|a| *a > 0.0) {
+        out.observations
+            .push(ctx.observation(type_name, avg, a, None));
+    }
+    // Its full latency histogram (HdrHistogram in microseconds), when written.
+    if let Some(h) = t
+        .get("Percentile Latencies")
+        .and_then(|p| p.get("Histogram log format"))
+        .and_then(|h| h.get("Compressed Histogram"))
+        .and_then(Value::as_str)
+        .filter(|h| !h.trim().is_empty())
+    {
+        out.histograms.push(super::ForeignHistogram {
+            workload: type_name.clone(),
+            hdr_base64: h.to_string(),
+            unit_ns: 1_000,
+            total: type_name == "Totals",
+        });
+    }
+    if let Some(p) = t.get("Percentile Latencies").and_then(Value::as_object) {
+        for (key, pv) in p {
+            let Some(q) = key.strip_prefix('p') else {
+                continue;
+            };
+            let Ok(qv) = q.parse::<f64>() else { continue };
+            let Some(val) = number(Some(pv)) else {
+                continue;
+            };
+            let name = format!("p{}_latency_ms", trim_number(qv));
+            let m = ctx
+                .interner
+                .metric(Metric::new(name, "ms", Direction::LowerIsBetter));
+            out.observations
+                .push(ctx.observation(type_name, &m, val, None));
+        }
+    }
 }
 
 /// `50.0` → `50`, `99.9` → `99.9`.

@@ -177,35 +177,14 @@ pub fn import_text(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportEr
             }
             if expect_latency_row {
                 expect_latency_row = false;
-                let values: Vec<f64> = line
-                    .split_whitespace()
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| {
-                        ctx.line_error(
-                            line_no,
-                            format!(
-                                "expected the latency summary row ({}), found `{line}`",
-                                latency_header.join(" ")
-                            ),
-                        )
-                    })?;
-                if values.len() != latency_header.len() {
-                    return Err(ctx.line_error(
-                        line_no,
-                        format!(
-                            "expected {} latency values, found {}",
-                            latency_header.len(),
-                            values.len()
-                        ),
-                    ));
-                }
-                let test = section.clone().unwrap_or_default();
-                for (name, v) in latency_header.clone().iter().zip(values) {
-                    let m = latency_metric(ctx, name);
-                    out.observations
-                        .push(ctx.observation(&test, &m, v, Some(line_no)));
-                }
+                latency_row(
+                    ctx,
+                    line_no,
+                    line,
+                    &latency_header,
+                    section.as_deref(),
+                    &mut out,
+                )?;
                 continue;
             }
             if line.starts_with("latency summary (msec)") {
@@ -216,35 +195,7 @@ pub fn import_text(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportEr
                 expect_latency_row = true;
                 continue;
             }
-            if let Some(rest) = line.strip_prefix("throughput summary: ") {
-                if let (Some(test), Some(num)) = (&section, rest.split_whitespace().next()) {
-                    if let Ok(v) = num.parse::<f64>() {
-                        let test = test.clone();
-                        out.observations
-                            .push(ctx.observation(&test, &rps, v, Some(line_no)));
-                    }
-                }
-                continue;
-            }
-            if let Some((name, v, p50)) = parse_quiet_line(line) {
-                let name = name.to_string();
-                out.observations
-                    .push(ctx.observation(&name, &rps, v, Some(line_no)));
-                if let Some(p) = p50 {
-                    let m = latency_metric(ctx, "p50");
-                    out.observations
-                        .push(ctx.observation(&name, &m, p, Some(line_no)));
-                }
-                continue;
-            }
-            // Releases before 7 print "N requests per second" alone in a full report.
-            if let (Some(test), Some(num)) = (&section, line.strip_suffix(" requests per second")) {
-                if let Ok(v) = num.trim().parse::<f64>() {
-                    let test = test.clone();
-                    out.observations
-                        .push(ctx.observation(&test, &rps, v, Some(line_no)));
-                }
-            }
+            rate_line(ctx, line_no, line, section.as_deref(), &rps, &mut out);
         }
     }
     if out.observations.is_empty() {
@@ -254,6 +205,86 @@ pub fn import_text(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportEr
         ));
     }
     Ok(out)
+}
+
+/// A line that gives a rate: a full report's throughput summary, a `-q` line (with its
+/// p50 when printed), or the lone rate of releases before 7.
+fn rate_line(
+    ctx: &mut Ctx<'_>,
+    line_no: u32,
+    line: &str,
+    section: Option<&str>,
+    rps: &Arc<Metric>,
+    out: &mut Imported,
+) {
+    if let Some(rest) = line.strip_prefix("throughput summary: ") {
+        if let (Some(test), Some(num)) = (section, rest.split_whitespace().next()) {
+            if let Ok(v) = num.parse::<f64>() {
+                out.observations
+                    .push(ctx.observation(test, rps, v, Some(line_no)));
+            }
+        }
+        return;
+    }
+    if let Some((name, v, p50)) = parse_quiet_line(line) {
+        let name = name.to_string();
+        out.observations
+            .push(ctx.observation(&name, rps, v, Some(line_no)));
+        if let Some(p) = p50 {
+            let m = latency_metric(ctx, "p50");
+            out.observations
+                .push(ctx.observation(&name, &m, p, Some(line_no)));
+        }
+        return;
+    }
+    // Releases before 7 print "N requests per second" alone in a full report.
+    if let (Some(test), Some(num)) = (section, line.strip_suffix(" requests per second")) {
+        if let Ok(v) = num.trim().parse::<f64>() {
+            out.observations
+                .push(ctx.observation(test, rps, v, Some(line_no)));
+        }
+    }
+}
+
+/// The numbers row under a latency summary header: one observation per column.
+fn latency_row(
+    ctx: &mut Ctx<'_>,
+    line_no: u32,
+    line: &str,
+    latency_header: &[String],
+    section: Option<&str>,
+    out: &mut Imported,
+) -> Result<(), ImportError> {
+    let values: Vec<f64> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            ctx.line_error(
+                line_no,
+                format!(
+                    "expected the latency summary row ({}), found `{line}`",
+                    latency_header.join(" ")
+                ),
+            )
+        })?;
+    if values.len() != latency_header.len() {
+        return Err(ctx.line_error(
+            line_no,
+            format!(
+                "expected {} latency values, found {}",
+                latency_header.len(),
+                values.len()
+            ),
+        ));
+    }
+    let test = section.unwrap_or_default().to_string();
+    for (name, v) in latency_header.iter().zip(values) {
+        let m = latency_metric(ctx, name);
+        out.observations
+            .push(ctx.observation(&test, &m, v, Some(line_no)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
