@@ -22,10 +22,10 @@ use std::time::Duration;
 pub(super) const TIMER: Token = Token(usize::MAX);
 
 /// How long before an intended send the alarm goes off; the rest is spent polling
-/// without blocking. Measured on a loaded two-core machine (BENCHMARKS.md, "Open loop:
-/// client CPU by rate"): wake-ups from `epoll_wait` mostly land within a few tens of
-/// microseconds, so this keeps the send lag's p99.9 where spinning alone had it while
-/// costing a few percent of a core at 1,000 requests per second.
+/// without blocking. A thread woken from `epoll_wait` on an idle core runs again within
+/// a few microseconds to a few tens of them: this margin covers that, and costs 3 % of a
+/// core at 1,000 sends a second. Where the thread must wait for a CPU behind other work,
+/// no margin short of spinning all the time helps (BENCHMARKS.md, section 11).
 pub(super) const SPIN_NS: u64 = 30_000;
 
 /// A worker's alarm for its next intended send.
