@@ -512,6 +512,28 @@ fn open_loop_run_reports_service_time_and_send_lag() {
     assert!(ol["generator_behind"].is_boolean());
 }
 
+/// Open loop sleeps between sends instead of polling without blocking: 500 requests a
+/// second cost a small share of a core, not all of it (it was about 100 % when the
+/// worker polled through the last millisecond before every send, which at this rate
+/// and four connections is all the time). The bound is generous for a busy machine.
+#[test]
+fn open_loop_at_a_low_rate_leaves_the_core_idle() {
+    let server = RedisServer::start().unwrap();
+    let rec = bench_json(
+        &server,
+        &["-t", "get", "--rate", "500", "--test-time", "2", "-c", "4"],
+    );
+    let n = rec["commands"]["GET"]["requests"].as_u64().unwrap();
+    assert!((900..=1100).contains(&n), "about 1000 requests: {n}");
+    let cpu = &rec["client_cpu"];
+    let busy = cpu["user_sec"].as_f64().unwrap() + cpu["system_sec"].as_f64().unwrap();
+    let wall = rec["duration_sec"].as_f64().unwrap();
+    assert!(
+        busy < 0.3 * wall,
+        "client CPU {busy:.2} s over {wall:.2} s at 500 requests/s"
+    );
+}
+
 #[test]
 fn no_target_starts_a_throwaway_server_and_says_so() {
     let out = resplab()

@@ -33,10 +33,6 @@
 //! written, so a request's latency includes its own `write` call. Times are nanoseconds
 //! since the phase's epoch, one `Instant` shared by all workers.
 //!
-//! In open loop the loop spins (non-blocking `epoll_wait`) during the last millisecond
-//! before each intended send, so at rates above about 1000 requests per second per thread
-//! a worker keeps its core busy: that is the price of sub-millisecond send accuracy.
-//!
 //! # Open loop
 //!
 //! Each connection follows its own stream of a global schedule of intended send times.
@@ -45,8 +41,9 @@
 //! full waits, and its latency keeps counting from its intended time. Latency is taken
 //! from the intended time, service time from the actual send, and send lag (actual minus
 //! intended) shows whether the generator kept up. Between sends the loop sleeps in
-//! `epoll_wait` until one millisecond before the next intended time and then polls
-//! without blocking, since `epoll_wait` only has millisecond resolution.
+//! `epoll_wait`, woken by replies or by a timer set just before the next intended time
+//! (`timer`), and polls without blocking only for the last few microseconds, so a worker
+//! costs what its rate costs rather than a core.
 //!
 //! # Where things are
 //!
@@ -58,12 +55,14 @@
 //! - `route`: cluster mode's routing, redirections and topology refresh.
 //! - `record`: reading replies and recording them; the per-thread `Recorder`.
 //! - `reconnect`: failed connections, timeouts, reconnects with backoff, outages.
+//! - `timer`: open loop's alarm for the next intended send.
 //! - `wire`: request encoding (RESP or RESPB) and the cache of repeated requests.
 
 mod fill;
 mod reconnect;
 mod record;
 mod route;
+mod timer;
 mod wire;
 
 use crate::cluster::{ClusterPlan, ClusterState};
@@ -84,6 +83,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use timer::{SendTimer, SPIN_NS};
 use wire::WireCache;
 
 const NS_PER_SEC: u64 = 1_000_000_000;
@@ -223,6 +223,8 @@ struct Worker<'a> {
     nclients: usize,
     /// Cluster mode's routing state.
     cl: Option<Box<ClusterState>>,
+    /// Open loop: the alarm for the next intended send (`None` in closed loop).
+    timer: Option<SendTimer>,
 }
 
 impl<'a> Worker<'a> {
@@ -253,6 +255,13 @@ impl<'a> Worker<'a> {
             Budget::Requests(_) => None,
         };
         let opened = conns.len() as u64;
+        let timer = match cfg.open_loop {
+            Some(_) => Some(
+                SendTimer::new(&poll)
+                    .map_err(|e| EngineError::Worker(format!("cannot create a timer: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Worker {
             a,
             poll,
@@ -276,6 +285,7 @@ impl<'a> Worker<'a> {
             outages: Vec::new(),
             nclients: a.nconns,
             cl,
+            timer,
         })
     }
 
@@ -457,8 +467,10 @@ impl<'a> Worker<'a> {
                 .is_none_or(|cl| cl.held.iter().all(Option::is_none) && cl.pending.is_empty())
     }
 
-    /// How long `epoll_wait` may block.
-    fn poll_timeout(&self, now: u64, sending: bool) -> Duration {
+    /// How long `epoll_wait` may block. In open loop, with the next intended send more
+    /// than [`SPIN_NS`] away, the send timer is set to wake the loop that long before it;
+    /// closer than that, the loop polls without blocking.
+    fn poll_timeout(&mut self, now: u64, sending: bool) -> Duration {
         let mut wait = NS_PER_SEC / 10;
         if sending && self.open_loop {
             let cluster = self.cl.is_some();
@@ -469,9 +481,21 @@ impl<'a> Worker<'a> {
                 .min()
                 .unwrap_or(u64::MAX);
             let delta = next.saturating_sub(now);
-            // epoll_wait rounds up to whole milliseconds: sleep until about 1 ms before
-            // the next send, then poll without blocking.
-            wait = wait.min(delta.saturating_sub(1_000_000));
+            if delta <= SPIN_NS {
+                wait = 0;
+            } else if delta < wait
+                && self
+                    .timer
+                    .as_mut()
+                    .is_some_and(|t| t.arm(next - SPIN_NS, now))
+            {
+                // The timer wakes the loop before this (rounded up) timeout runs out.
+                wait = delta;
+            } else {
+                // No timer: epoll_wait rounds up to whole milliseconds, so sleep until
+                // about 1 ms before the next send, then poll without blocking.
+                wait = wait.min(delta.saturating_sub(1_000_000));
+            }
         }
         if let Some(end) = self.end_ns {
             if sending {
