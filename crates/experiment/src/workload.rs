@@ -24,32 +24,6 @@ pub(crate) fn check_command(v: &str) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
-pub(crate) fn check_ratio(v: &str) -> Result<(), String> {
-    flags::parse_ratio(v).map(|_| ()).map_err(|e| e.to_string())
-}
-pub(crate) fn check_key_pattern(v: &str) -> Result<(), String> {
-    // `S:G` for a SET:GET mix, one letter for command templates
-    if v.contains(':') {
-        flags::parse_key_pattern(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    } else {
-        flags::parse_command_key_pattern(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-pub(crate) fn check_size_range(v: &str) -> Result<(), String> {
-    flags::parse_data_size_range(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-pub(crate) fn check_size_list(v: &str) -> Result<(), String> {
-    flags::parse_data_size_list(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
 /// True when the workload is a memtier-style mix (no `tests`, no `command`).
 pub fn is_mix(w: &Workload) -> bool {
     w.tests.is_empty() && w.commands.is_empty()
@@ -57,15 +31,18 @@ pub fn is_mix(w: &Workload) -> bool {
 
 /// Builds the workload crate's spec for one trial.
 ///
+/// The memtier words were parsed when the file was read; only the tests and command
+/// templates are looked up again here.
+///
 /// # Errors
-/// A message from the workload crate's parsers or [`WorkloadSpec::validate`]; values
-/// were checked when the file was read, so this only fails on combinations.
+/// A key pattern of the wrong form for the workload's kind (`S:G` for templates, one
+/// letter for a mix), or a combination [`WorkloadSpec::validate`] refuses.
 pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
     let e = |x: resplab_workload::WorkloadError| format!("workload \"{}\": {x}", w.name);
     let values = if let Some(r) = &w.data_size_range {
-        flags::parse_data_size_range(r).map_err(e)?
+        r.value().clone()
     } else if let Some(l) = &w.data_size_list {
-        flags::parse_data_size_list(l).map_err(e)?
+        l.value().clone()
     } else {
         ValueSize::Fixed {
             bytes: w.data_size.unwrap_or(if is_mix(w) { 32 } else { 3 }) as usize,
@@ -88,7 +65,7 @@ pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
         for c in &w.commands {
             let mut spec = flags::parse_command(c).map_err(e)?;
             if let Some(p) = &w.key_pattern {
-                spec.key_pattern = flags::parse_command_key_pattern(p).map_err(e)?;
+                spec.key_pattern = p.value().one(p.text()).map_err(e)?;
             }
             commands.push(spec);
         }
@@ -105,10 +82,10 @@ pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
             ..MixSpec::default()
         };
         if let Some(r) = &w.ratio {
-            mix.ratio = flags::parse_ratio(r).map_err(e)?;
+            mix.ratio = *r.value();
         }
         if let Some(p) = &w.key_pattern {
-            let (s, g) = flags::parse_key_pattern(p).map_err(e)?;
+            let (s, g) = p.value().set_get(p.text()).map_err(e)?;
             mix.set_pattern = s;
             mix.get_pattern = g;
         }

@@ -17,6 +17,7 @@ use crate::schedule::Arrivals;
 use crate::spec::{CommandSpec, Ratio};
 use crate::template;
 use crate::values::{ValueSize, WeightedSize};
+use serde::{Serialize, Serializer};
 
 /// Parses `-t`: see [`catalog::parse_tests`].
 ///
@@ -51,16 +52,116 @@ pub fn parse_ratio(value: &str) -> Result<Ratio, WorkloadError> {
 /// # Errors
 /// Anything but two such letters separated by `:`.
 pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), WorkloadError> {
-    let err = || {
-        WorkloadError::new(
-            "--key-pattern",
-            value,
-            "SET:GET with each side one of R (random), S (sequential), G (gaussian), \
-             Z (zipf), P (parallel), like R:R",
-        )
-    };
+    let err = || key_pattern_error(value);
     let (s, g) = value.split_once(':').ok_or_else(err)?;
     Ok((letter(s).ok_or_else(err)?, letter(g).ok_or_else(err)?))
+}
+
+/// A flag value as it was written, with what it means.
+///
+/// Stored definitions keep the words their author wrote (`r:r` stays `r:r`), so a
+/// stored experiment serializes byte for byte as before, while every reader after the
+/// edge uses [`Given::value`] and never parses the text again. Serializes as the text;
+/// deserializing goes through the parser of the field (`#[serde(deserialize_with)]`
+/// with [`Given::deserialize_with`]), so a stored value is checked as a flag is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Given<T> {
+    text: String,
+    value: T,
+}
+
+impl<T> Given<T> {
+    /// Parses `text` with `parse`, keeping both.
+    ///
+    /// # Errors
+    /// The parser's error, which names the flag and repeats the value.
+    pub fn parse(
+        text: &str,
+        parse: fn(&str) -> Result<T, WorkloadError>,
+    ) -> Result<Self, WorkloadError> {
+        Ok(Given {
+            text: text.to_string(),
+            value: parse(text)?,
+        })
+    }
+
+    /// The words as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What the words mean.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// Reads an optional stored text back through `parse` (for serde's
+    /// `deserialize_with`).
+    ///
+    /// # Errors
+    /// A stored text the parser refuses.
+    pub fn deserialize_with<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        parse: fn(&str) -> Result<T, WorkloadError>,
+    ) -> Result<Option<Self>, D::Error> {
+        let text: Option<String> = serde::Deserialize::deserialize(d)?;
+        text.map(|t| Given::parse(&t, parse).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+impl<T> Serialize for Given<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+/// A key pattern word of an experiment file or calibrate: `SET:GET` for a mix (as
+/// `--key-pattern`), one letter for command templates (as `--command-key-pattern`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPatterns {
+    /// `S:G`: the SET side and the GET side of a mix.
+    SetGet(KeyPattern, KeyPattern),
+    /// One letter, for every command template.
+    One(KeyPattern),
+}
+
+impl KeyPatterns {
+    /// The SET:GET pair of a mix.
+    ///
+    /// # Errors
+    /// A single letter, refused with `--key-pattern`'s message for `text`.
+    pub fn set_get(self, text: &str) -> Result<(KeyPattern, KeyPattern), WorkloadError> {
+        match self {
+            KeyPatterns::SetGet(s, g) => Ok((s, g)),
+            KeyPatterns::One(_) => Err(key_pattern_error(text)),
+        }
+    }
+
+    /// The one letter of command templates.
+    ///
+    /// # Errors
+    /// A SET:GET pair, refused with `--command-key-pattern`'s message for `text`.
+    pub fn one(self, text: &str) -> Result<KeyPattern, WorkloadError> {
+        match self {
+            KeyPatterns::One(p) => Ok(p),
+            KeyPatterns::SetGet(..) => Err(command_key_pattern_error(text)),
+        }
+    }
+}
+
+/// Parses a key pattern word: `S:G` as [`parse_key_pattern`], one letter as
+/// [`parse_command_key_pattern`].
+///
+/// # Errors
+/// The message of the parser the form calls for.
+pub fn parse_key_patterns(value: &str) -> Result<KeyPatterns, WorkloadError> {
+    if value.contains(':') {
+        let (s, g) = parse_key_pattern(value)?;
+        Ok(KeyPatterns::SetGet(s, g))
+    } else {
+        parse_command_key_pattern(value).map(KeyPatterns::One)
+    }
 }
 
 /// Parses `--command-key-pattern`: one of `R`, `S`, `G`, `Z`, `P`.
@@ -68,13 +169,24 @@ pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), Worklo
 /// # Errors
 /// Anything but one of those letters.
 pub fn parse_command_key_pattern(value: &str) -> Result<KeyPattern, WorkloadError> {
-    letter(value).ok_or_else(|| {
-        WorkloadError::new(
-            "--command-key-pattern",
-            value,
-            "one of R (random), S (sequential), G (gaussian), Z (zipf), P (parallel)",
-        )
-    })
+    letter(value).ok_or_else(|| command_key_pattern_error(value))
+}
+
+fn key_pattern_error(value: &str) -> WorkloadError {
+    WorkloadError::new(
+        "--key-pattern",
+        value,
+        "SET:GET with each side one of R (random), S (sequential), G (gaussian), \
+         Z (zipf), P (parallel), like R:R",
+    )
+}
+
+fn command_key_pattern_error(value: &str) -> WorkloadError {
+    WorkloadError::new(
+        "--command-key-pattern",
+        value,
+        "one of R (random), S (sequential), G (gaussian), Z (zipf), P (parallel)",
+    )
 }
 
 fn letter(s: &str) -> Option<KeyPattern> {
@@ -274,6 +386,48 @@ mod tests {
             KeyPattern::Gaussian
         );
         assert!(msg(parse_command_key_pattern("Q")).contains("one of R (random)"));
+    }
+
+    #[test]
+    fn key_patterns_word() {
+        assert_eq!(
+            parse_key_patterns("r:g").unwrap(),
+            KeyPatterns::SetGet(KeyPattern::Random, KeyPattern::Gaussian)
+        );
+        assert_eq!(
+            parse_key_patterns("Z").unwrap(),
+            KeyPatterns::One(KeyPattern::Zipf)
+        );
+        // Each form is refused by the parser it calls for, with that flag's words.
+        assert!(msg(parse_key_patterns("R:X")).starts_with("invalid --key-pattern 'R:X'"));
+        assert!(msg(parse_key_patterns("Q")).starts_with("invalid --command-key-pattern 'Q'"));
+        // A word of the other form is refused where its form is needed.
+        let one = parse_key_patterns("S").unwrap();
+        assert_eq!(msg(one.set_get("S")), msg(parse_key_pattern("S")));
+        let pair = parse_key_patterns("S:S").unwrap();
+        assert_eq!(msg(pair.one("S:S")), msg(parse_command_key_pattern("S:S")));
+    }
+
+    #[test]
+    fn given_keeps_the_words_and_the_value() {
+        let g = Given::parse(" 1:10", parse_ratio).unwrap();
+        assert_eq!(g.text(), " 1:10");
+        assert_eq!(*g.value(), Ratio { set: 1, get: 10 });
+        assert_eq!(serde_json::to_string(&g).unwrap(), "\" 1:10\"");
+        let mut de = serde_json::Deserializer::from_str("\"32-64\"");
+        let back = Given::deserialize_with(&mut de, parse_data_size_range).unwrap();
+        assert_eq!(
+            back.map(|b| b.value().clone()),
+            Some(ValueSize::Range { min: 32, max: 64 })
+        );
+        let mut de = serde_json::Deserializer::from_str("null");
+        assert!(Given::deserialize_with(&mut de, parse_ratio)
+            .unwrap()
+            .is_none());
+        let mut de = serde_json::Deserializer::from_str("\"1-10\"");
+        let err = Given::deserialize_with(&mut de, parse_ratio).unwrap_err();
+        assert!(err.to_string().contains("invalid --ratio '1-10'"), "{err}");
+        assert!(Given::parse("0:0", parse_ratio).is_err());
     }
 
     #[test]

@@ -128,10 +128,9 @@ impl Runner<'_> {
         cfg.seed = spec.seed;
         cfg.open_loop = workload.rate.map(|rate| OpenLoop {
             rate_per_sec: rate,
-            arrivals: if workload.arrivals == "constant" {
-                resplab_engine::Arrivals::Constant
-            } else {
-                resplab_engine::Arrivals::Poisson
+            arrivals: match workload.arrivals {
+                resplab_workload::Arrivals::Constant => resplab_engine::Arrivals::Constant,
+                resplab_workload::Arrivals::Poisson => resplab_engine::Arrivals::Poisson,
             },
         });
         let started = resplab_store::write::now_unix_ms();
