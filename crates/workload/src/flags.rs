@@ -13,8 +13,11 @@ use crate::catalog;
 use crate::catalog::TestName;
 use crate::error::WorkloadError;
 use crate::keys::KeyPattern;
+use crate::keys::KeySpace;
 use crate::schedule::Arrivals;
-use crate::spec::{CommandSpec, Ratio};
+use crate::spec::{
+    CommandSpec, CommandsSpec, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
+};
 use crate::template;
 use crate::values::{ValueSize, WeightedSize};
 use serde::{Serialize, Serializer};
@@ -55,6 +58,86 @@ pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), Worklo
     let err = || key_pattern_error(value);
     let (s, g) = value.split_once(':').ok_or_else(err)?;
     Ok((letter(s).ok_or_else(err)?, letter(g).ok_or_else(err)?))
+}
+
+/// The workload words of `resplab bench` flags, an experiment's `[[workload]]` or
+/// calibrate, each already parsed (by the functions of this module) and checked
+/// against the others by its caller, which knows how to name them (a flag, or a
+/// file's key and place). [`WorkloadFlags::into_spec`] is the one conversion of these
+/// words into a [`WorkloadSpec`], so that bench and experiments build the same spec
+/// from the same words.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadFlags {
+    /// `-t`: the redis-benchmark tests; empty is the catalog's default list.
+    pub tests: Vec<TestName>,
+    /// `--command` templates with their ratios and key patterns; not empty: a
+    /// command workload.
+    pub commands: Vec<CommandSpec>,
+    /// Memtier words were given (no `--command`): a SET:GET mix rather than tests.
+    pub mix: bool,
+    /// `--ratio` of a mix (memtier's 1:10 when `None`).
+    pub ratio: Option<Ratio>,
+    /// `--key-pattern` of a mix, SET side and GET side (random when `None`).
+    pub key_pattern: Option<(KeyPattern, KeyPattern)>,
+    /// The key range and shape of a mix or of command templates.
+    pub keys: KeySpace,
+    /// `-r`: the random keyspace of tests and command templates.
+    pub random_keyspace: Option<u64>,
+    /// `-d`: the value size of tests (3 when `None`), and of a mix or templates when
+    /// `values` is `None`.
+    pub data_size: Option<usize>,
+    /// `--data-size-range`/`--data-size-list` (or a caller's default) for a mix or
+    /// templates; `None`: `data_size`, else memtier's 32 bytes.
+    pub values: Option<ValueSize>,
+}
+
+impl WorkloadFlags {
+    /// The workload these words describe, with `seed`: command templates when
+    /// `commands` is not empty, else a mix when `mix`, else redis-benchmark tests.
+    ///
+    /// # Errors
+    /// A combination [`WorkloadSpec::validate`] refuses.
+    pub fn into_spec(self, seed: u64) -> Result<WorkloadSpec, WorkloadError> {
+        let fixed = self.data_size.map(|bytes| ValueSize::Fixed { bytes });
+        let values = self.values.or(fixed).unwrap_or_default();
+        let kind = if !self.commands.is_empty() {
+            WorkloadKind::Commands(CommandsSpec {
+                commands: self.commands,
+                keys: self.keys,
+                values,
+                random_keyspace: self.random_keyspace,
+            })
+        } else if self.mix {
+            let (set_pattern, get_pattern) = self
+                .key_pattern
+                .unwrap_or((KeyPattern::Random, KeyPattern::Random));
+            WorkloadKind::Mix(MixSpec {
+                ratio: self.ratio.unwrap_or_default(),
+                set_pattern,
+                get_pattern,
+                keys: self.keys,
+                values,
+            })
+        } else {
+            let defaults = TestsSpec::default();
+            WorkloadKind::Tests(TestsSpec {
+                tests: if self.tests.is_empty() {
+                    defaults.tests
+                } else {
+                    self.tests
+                },
+                random_keyspace: self.random_keyspace,
+                data_size: self.data_size.unwrap_or(defaults.data_size),
+            })
+        };
+        let spec = WorkloadSpec {
+            seed,
+            kind,
+            setup_commands: Vec::new(),
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
 }
 
 /// A flag value as it was written, with what it means.
@@ -406,6 +489,57 @@ mod tests {
         assert_eq!(msg(one.set_get("S")), msg(parse_key_pattern("S")));
         let pair = parse_key_patterns("S:S").unwrap();
         assert_eq!(msg(pair.one("S:S")), msg(parse_command_key_pattern("S:S")));
+    }
+
+    #[test]
+    fn workload_flags_into_spec_picks_the_kind_and_its_defaults() {
+        // Nothing given: redis-benchmark's default tests, 3-byte values.
+        let spec = WorkloadFlags::default().into_spec(9).unwrap();
+        assert_eq!(spec.seed, 9);
+        assert_eq!(spec.kind, WorkloadKind::Tests(TestsSpec::default()));
+        // A mix: memtier's defaults where a word is missing, -d as a fixed size.
+        let spec = WorkloadFlags {
+            mix: true,
+            key_pattern: Some((KeyPattern::Sequential, KeyPattern::Zipf)),
+            data_size: Some(100),
+            ..WorkloadFlags::default()
+        }
+        .into_spec(1)
+        .unwrap();
+        assert_eq!(
+            spec.kind,
+            WorkloadKind::Mix(MixSpec {
+                set_pattern: KeyPattern::Sequential,
+                get_pattern: KeyPattern::Zipf,
+                values: ValueSize::Fixed { bytes: 100 },
+                ..MixSpec::default()
+            })
+        );
+        // Templates win over the mix flag; sizes given win over -d.
+        let spec = WorkloadFlags {
+            commands: vec![parse_command("SET __key__ __data__").unwrap()],
+            mix: true,
+            data_size: Some(100),
+            values: Some(parse_data_size_range("8-16").unwrap()),
+            random_keyspace: Some(10),
+            ..WorkloadFlags::default()
+        }
+        .into_spec(1)
+        .unwrap();
+        match spec.kind {
+            WorkloadKind::Commands(c) => {
+                assert_eq!(c.values, ValueSize::Range { min: 8, max: 16 });
+                assert_eq!(c.random_keyspace, Some(10));
+            }
+            other => panic!("{other:?}"),
+        }
+        // What the spec refuses is refused here.
+        let bad = WorkloadFlags {
+            mix: true,
+            ratio: Some(Ratio { set: 0, get: 0 }),
+            ..WorkloadFlags::default()
+        };
+        assert!(bad.into_spec(1).is_err());
     }
 
     #[test]

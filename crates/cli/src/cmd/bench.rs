@@ -19,10 +19,8 @@ use resplab_engine::{
 use resplab_report::run::{hdr, rbcompat, table};
 use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
 use resplab_stats::hist::LatencyHistogram;
-use resplab_workload::{
-    flags, CommandSpec, CommandsSpec, KeySpace, MixSpec, TestsSpec, ValueSize, Workload,
-    WorkloadKind, WorkloadSpec,
-};
+use resplab_workload::flags::{self, WorkloadFlags};
+use resplab_workload::{CommandSpec, KeySpace, ValueSize, Workload, WorkloadSpec};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -852,7 +850,9 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
         None => None,
     };
 
-    let kind = if !a.commands.is_empty() {
+    // The flags are checked against each other here, where they can be named; the spec
+    // comes from the conversion experiments use too.
+    let words = if !a.commands.is_empty() {
         if a.tests.is_some() {
             return Err(conflict("--command", "-t/--tests").into());
         }
@@ -890,12 +890,13 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
             }
             commands.push(spec);
         }
-        WorkloadKind::Commands(CommandsSpec {
+        WorkloadFlags {
             commands,
             keys: keys()?,
-            values: values()?.unwrap_or_default(),
+            values: values()?,
             random_keyspace,
-        })
+            ..WorkloadFlags::default()
+        }
     } else if !memtier_flags.is_empty() {
         if a.tests.is_some() {
             return Err(conflict(memtier_flags[0], "-t/--tests").into());
@@ -908,43 +909,41 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
             )
             .into());
         }
-        let mut mix = MixSpec::default();
-        if let Some(r) = &a.ratio {
-            mix.ratio = flags::parse_ratio(r)?;
+        WorkloadFlags {
+            mix: true,
+            ratio: a.ratio.as_deref().map(flags::parse_ratio).transpose()?,
+            key_pattern: a
+                .key_pattern
+                .as_deref()
+                .map(flags::parse_key_pattern)
+                .transpose()?,
+            keys: keys()?,
+            values: values()?,
+            ..WorkloadFlags::default()
         }
-        if let Some(p) = &a.key_pattern {
-            let (s, g) = flags::parse_key_pattern(p)?;
-            mix.set_pattern = s;
-            mix.get_pattern = g;
-        }
-        mix.keys = keys()?;
-        if let Some(v) = values()? {
-            mix.values = v;
-        }
-        WorkloadKind::Mix(mix)
     } else {
         if !a.command_ratios.is_empty() || !a.command_key_patterns.is_empty() {
             return Err(anyhow::anyhow!(
                 "--command-ratio and --command-key-pattern need --command: they apply to the --command at the same position"
             ));
         }
-        let mut t = TestsSpec::default();
-        if let Some(list) = &a.tests {
-            t.tests = flags::parse_tests(list)?;
+        WorkloadFlags {
+            tests: a
+                .tests
+                .as_deref()
+                .map(flags::parse_tests)
+                .transpose()?
+                .unwrap_or_default(),
+            random_keyspace,
+            data_size: a
+                .data_size
+                .as_deref()
+                .map(|d| resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024))
+                .transpose()?,
+            ..WorkloadFlags::default()
         }
-        t.random_keyspace = random_keyspace;
-        if let Some(d) = &a.data_size {
-            t.data_size = resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?;
-        }
-        WorkloadKind::Tests(t)
     };
-    let spec = WorkloadSpec {
-        seed,
-        kind,
-        setup_commands: Vec::new(),
-    };
-    spec.validate()?;
-    Ok(spec)
+    Ok(words.into_spec(seed)?)
 }
 
 fn conflict(a: &str, b: &str) -> ConflictError {
