@@ -376,7 +376,71 @@ fn write_outputs(
 /// # Errors
 /// A [`FlagError`] (or a workload error) naming the flag, the value and what was expected.
 pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
-    // ---- target ----
+    let conn = resolve_connection(a)?;
+    let mut load = resolve_load(a)?;
+    let start = resolve_start(a, &mut load)?;
+    // ---- workload ----
+    let spec = match &a.workload_spec {
+        Some(encoded) => spec_from_base64(a, encoded, start.seed)?,
+        None => resolve_workload(a, start.seed)?,
+    };
+
+    let mut config = RunConfig::new(conn.target.clone().unwrap_or(Target::Tcp {
+        host: "127.0.0.1".into(),
+        port: 6379,
+    }));
+    config.credentials = conn.credentials;
+    config.tls = conn.tls;
+    config.db = conn.db;
+    config.protocol = conn.protocol;
+    config.wire = conn.wire;
+    config.threads = load.threads;
+    config.clients = load.clients;
+    config.pipeline = load.pipeline;
+    config.budget = load.budget;
+    config.warmup = load.warmup;
+    config.open_loop = load.open_loop;
+    config.seed = start.seed;
+    config.start_at = start
+        .start_at_ms
+        .map(|ms| std::time::UNIX_EPOCH + Duration::from_micros((ms.max(0.0) * 1e3) as u64));
+    config.series_histograms = start.shard.is_some();
+    config.cluster = a.cluster || a.read_from_replicas;
+    config.read_from_replicas = a.read_from_replicas;
+    config.validate()?;
+
+    Ok(Resolved {
+        target: conn.target,
+        config,
+        spec,
+        server_bin: a.server_bin.clone(),
+        output: OutputOptions {
+            json: a.json.clone(),
+            csv: a.csv,
+            quiet: a.quiet,
+            hdr_out: a.hdr_out.clone(),
+            progress: !a.no_progress,
+            per_node: a.per_node,
+        },
+        shard: start.shard,
+    })
+}
+
+/// Where and how to connect: the target (`None`: a throwaway server), credentials,
+/// TLS, database, protocol version and wire format.
+#[derive(Debug)]
+struct Connection {
+    target: Option<Target>,
+    credentials: Option<Credentials>,
+    tls: Option<resplab_engine::TlsOptions>,
+    db: Option<u32>,
+    protocol: Protocol,
+    wire: Wire,
+}
+
+/// The connection flags (`--host`, `--port`, `--socket`, `--uri`, `--user`, `-a`,
+/// `--select`, the TLS flags, `--resp`, `--protocol`), checked against each other.
+fn resolve_connection(a: &BenchArgs) -> anyhow::Result<Connection> {
     let mut uri_tls = false;
     let mut credentials_user = a.user.clone();
     let mut password = a.password.clone();
@@ -454,7 +518,31 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     };
     let wire = resolve_wire(a, target.as_ref(), protocol, tls.is_some())?;
 
-    // ---- load ----
+    Ok(Connection {
+        target,
+        credentials,
+        tls,
+        db,
+        protocol,
+        wire,
+    })
+}
+
+/// How much load: the budget, warm-up, connections, pipeline, threads and open-loop
+/// rate, as given (before a shard takes its share).
+#[derive(Debug)]
+struct Load {
+    budget: Budget,
+    warmup: Duration,
+    clients: u32,
+    pipeline: u32,
+    threads: u32,
+    open_loop: Option<OpenLoop>,
+}
+
+/// The load flags (`-n`, `--test-time`, `--warmup`, `-c`, `-P`, `--threads`, `--rate`,
+/// `--arrivals`).
+fn resolve_load(a: &BenchArgs) -> anyhow::Result<Load> {
     let budget = match (&a.requests, &a.test_time) {
         (Some(_), Some(_)) => return Err(conflict("-n/--requests", "--test-time").into()),
         (Some(n), None) => Budget::Requests(resolve::integer("-n", n, 1u64, u64::MAX / 4)?),
@@ -491,6 +579,28 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             None
         }
     };
+    Ok(Load {
+        budget,
+        warmup,
+        clients,
+        pipeline,
+        threads,
+        open_loop,
+    })
+}
+
+/// When the load starts and which generator this is: `--start-at`, `--shard`, the
+/// seed derived for it.
+#[derive(Debug)]
+struct Start {
+    start_at_ms: Option<f64>,
+    shard: Option<ShardInfo>,
+    seed: u64,
+}
+
+/// The start and shard flags (`--start-at`, `--shard`, `--per-shard`, `--seed`); a
+/// shard of a total takes its share of `load`'s connections, requests and rate.
+fn resolve_start(a: &BenchArgs, load: &mut Load) -> anyhow::Result<Start> {
     let start_at_ms = match &a.start_at {
         Some(v) => Some(resolve::wall_time(
             "--start-at",
@@ -520,7 +630,6 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         }
         (None, None, _) => fresh_seed(),
     };
-    let (mut clients, mut budget, mut open_loop) = (clients, budget, open_loop);
     let shard = match shard_at {
         None => None,
         Some((index, count)) => {
@@ -529,16 +638,16 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
                 count,
                 master_seed,
                 per_shard: a.per_shard,
-                given_clients: clients,
-                given_requests: match budget {
+                given_clients: load.clients,
+                given_requests: match load.budget {
                     Budget::Requests(n) => Some(n),
                     Budget::Duration(_) => None,
                 },
-                given_rate_per_sec: open_loop.map(|o| o.rate_per_sec),
+                given_rate_per_sec: load.open_loop.map(|o| o.rate_per_sec),
                 ..ShardInfo::default()
             };
             if !a.per_shard && count > 1 {
-                if clients < count {
+                if load.clients < count {
                     return Err(flag_error(
                         "-c/--clients",
                         &a.clients,
@@ -546,8 +655,8 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
                     )
                     .into());
                 }
-                clients = share(u64::from(clients), index, count) as u32;
-                if let Budget::Requests(n) = budget {
+                load.clients = share(u64::from(load.clients), index, count) as u32;
+                if let Budget::Requests(n) = load.budget {
                     if n < u64::from(count) {
                         return Err(flag_error(
                             "-n/--requests",
@@ -556,9 +665,9 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
                         )
                         .into());
                     }
-                    budget = Budget::Requests(share(n, index, count));
+                    load.budget = Budget::Requests(share(n, index, count));
                 }
-                if let Some(ol) = open_loop.as_mut() {
+                if let Some(ol) = load.open_loop.as_mut() {
                     ol.rate_per_sec /= f64::from(count);
                 }
             }
@@ -570,49 +679,10 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
         _ => master_seed,
     };
 
-    // ---- workload ----
-    let spec = match &a.workload_spec {
-        Some(encoded) => spec_from_base64(a, encoded, seed)?,
-        None => resolve_workload(a, seed)?,
-    };
-
-    let mut config = RunConfig::new(target.clone().unwrap_or(Target::Tcp {
-        host: "127.0.0.1".into(),
-        port: 6379,
-    }));
-    config.credentials = credentials;
-    config.tls = tls;
-    config.db = db;
-    config.protocol = protocol;
-    config.wire = wire;
-    config.threads = threads;
-    config.clients = clients;
-    config.pipeline = pipeline;
-    config.budget = budget;
-    config.warmup = warmup;
-    config.open_loop = open_loop;
-    config.seed = seed;
-    config.start_at = start_at_ms
-        .map(|ms| std::time::UNIX_EPOCH + Duration::from_micros((ms.max(0.0) * 1e3) as u64));
-    config.series_histograms = shard.is_some();
-    config.cluster = a.cluster || a.read_from_replicas;
-    config.read_from_replicas = a.read_from_replicas;
-    config.validate()?;
-
-    Ok(Resolved {
-        target,
-        config,
-        spec,
-        server_bin: a.server_bin.clone(),
-        output: OutputOptions {
-            json: a.json.clone(),
-            csv: a.csv,
-            quiet: a.quiet,
-            hdr_out: a.hdr_out.clone(),
-            progress: !a.no_progress,
-            per_node: a.per_node,
-        },
+    Ok(Start {
+        start_at_ms,
         shard,
+        seed,
     })
 }
 
