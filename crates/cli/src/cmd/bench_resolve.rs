@@ -4,7 +4,7 @@
 //! [`WorkloadFlags::into_spec`]). Every error names the flag, the value and what was
 //! expected.
 
-use super::bench_args::BenchArgs;
+use super::bench::BenchArgs;
 use crate::resolve::{self, flag_error};
 use resplab_engine::{Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, Target, Wire};
 use resplab_results::ShardInfo;
