@@ -540,47 +540,6 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
     if a.data_size_range.is_some() && a.data_size_list.is_some() {
         return Err(conflict("--data-size-range", "--data-size-list").into());
     }
-    let values = || -> anyhow::Result<Option<ValueSize>> {
-        Ok(if let Some(d) = &a.data_size {
-            Some(ValueSize::Fixed {
-                bytes: resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?,
-            })
-        } else if let Some(r) = &a.data_size_range {
-            Some(flags::parse_data_size_range(r)?)
-        } else if let Some(l) = &a.data_size_list {
-            Some(flags::parse_data_size_list(l)?)
-        } else {
-            None
-        })
-    };
-    let keys = || -> anyhow::Result<KeySpace> {
-        let mut k = KeySpace::default();
-        if let Some(v) = &a.key_prefix {
-            k.prefix = v.clone();
-        }
-        if let Some(v) = &a.key_minimum {
-            k.minimum = resolve::integer("--key-minimum", v, 0u64, u64::MAX / 2)?;
-        }
-        if let Some(v) = &a.key_maximum {
-            k.maximum = resolve::integer("--key-maximum", v, 0u64, u64::MAX / 2)?;
-        }
-        if let Some(v) = &a.key_median {
-            k.median = Some(resolve::number("--key-median", v, 0.0, f64::MAX)?);
-        }
-        if let Some(v) = &a.key_stddev {
-            k.stddev = Some(resolve::number(
-                "--key-stddev",
-                v,
-                f64::MIN_POSITIVE,
-                f64::MAX,
-            )?);
-        }
-        if let Some(v) = &a.key_zipf_exp {
-            k.zipf_exp = resolve::number("--key-zipf-exp", v, 0.0, 5.0)?;
-        }
-        k.validate()?;
-        Ok(k)
-    };
     let random_keyspace = match &a.random_keys {
         Some(r) => Some(resolve::integer("-r/--random-keys", r, 1u64, u64::MAX / 2)?),
         None => None,
@@ -628,8 +587,8 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
         }
         WorkloadFlags {
             commands,
-            keys: keys()?,
-            values: values()?,
+            keys: key_space(a)?,
+            values: value_sizes(a)?,
             random_keyspace,
             ..WorkloadFlags::default()
         }
@@ -653,8 +612,8 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
                 .as_deref()
                 .map(flags::parse_key_pattern)
                 .transpose()?,
-            keys: keys()?,
-            values: values()?,
+            keys: key_space(a)?,
+            values: value_sizes(a)?,
             ..WorkloadFlags::default()
         }
     } else {
@@ -680,6 +639,52 @@ fn resolve_workload(a: &BenchArgs, seed: u64) -> anyhow::Result<WorkloadSpec> {
         }
     };
     Ok(words.into_spec(seed)?)
+}
+
+/// `-d`, `--data-size-range` or `--data-size-list` (checked not to come together).
+fn value_sizes(a: &BenchArgs) -> anyhow::Result<Option<ValueSize>> {
+    Ok(if let Some(d) = &a.data_size {
+        Some(ValueSize::Fixed {
+            bytes: resolve::integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?,
+        })
+    } else if let Some(r) = &a.data_size_range {
+        Some(flags::parse_data_size_range(r)?)
+    } else if let Some(l) = &a.data_size_list {
+        Some(flags::parse_data_size_list(l)?)
+    } else {
+        None
+    })
+}
+
+/// The key space of a mix or of command templates (`--key-prefix`, `--key-minimum`,
+/// `--key-maximum`, `--key-median`, `--key-stddev`, `--key-zipf-exp`).
+fn key_space(a: &BenchArgs) -> anyhow::Result<KeySpace> {
+    let mut k = KeySpace::default();
+    if let Some(v) = &a.key_prefix {
+        k.prefix = v.clone();
+    }
+    if let Some(v) = &a.key_minimum {
+        k.minimum = resolve::integer("--key-minimum", v, 0u64, u64::MAX / 2)?;
+    }
+    if let Some(v) = &a.key_maximum {
+        k.maximum = resolve::integer("--key-maximum", v, 0u64, u64::MAX / 2)?;
+    }
+    if let Some(v) = &a.key_median {
+        k.median = Some(resolve::number("--key-median", v, 0.0, f64::MAX)?);
+    }
+    if let Some(v) = &a.key_stddev {
+        k.stddev = Some(resolve::number(
+            "--key-stddev",
+            v,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+        )?);
+    }
+    if let Some(v) = &a.key_zipf_exp {
+        k.zipf_exp = resolve::number("--key-zipf-exp", v, 0.0, 5.0)?;
+    }
+    k.validate()?;
+    Ok(k)
 }
 
 fn conflict(a: &str, b: &str) -> ConflictError {
