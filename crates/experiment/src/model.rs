@@ -2,6 +2,8 @@
 //! planner and runner consume. Nothing here is optional "because the file may not say":
 //! defaults are applied during resolution, so the runner never guesses.
 
+use resplab_workload::flags::{Given, KeyPatterns};
+use resplab_workload::{Arrivals, Ratio, ValueSize};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -148,8 +150,11 @@ pub struct Preload {
     pub key_prefix: String,
 }
 
-/// One workload, in `resplab bench` vocabulary (strings as the matching bench flags
-/// take them, already checked by the workload crate's parsers).
+/// One workload, in `resplab bench` vocabulary. The memtier words (`ratio`,
+/// `key_pattern`, data sizes) are parsed once, when the file is read, by the workload
+/// crate's flag parsers; each keeps the words as written ([`Given`]), so the stored
+/// definition serializes exactly as the file said it, and the runner reads only the
+/// typed values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub name: String,
@@ -157,19 +162,27 @@ pub struct Workload {
     pub tests: Vec<String>,
     /// `--command` templates, empty when `tests` is used.
     pub commands: Vec<String>,
-    pub ratio: Option<String>,
-    pub key_pattern: Option<String>,
+    /// `--ratio` of a mix.
+    #[serde(default, deserialize_with = "words::ratio")]
+    pub ratio: Option<Given<Ratio>>,
+    /// `S:G` for a mix, one letter for command templates.
+    #[serde(default, deserialize_with = "words::key_pattern")]
+    pub key_pattern: Option<Given<KeyPatterns>>,
     pub keyspace: Option<u64>,
     pub data_size: Option<u64>,
-    pub data_size_range: Option<String>,
-    pub data_size_list: Option<String>,
+    /// `--data-size-range` (a [`ValueSize::Range`]).
+    #[serde(default, deserialize_with = "words::data_size_range")]
+    pub data_size_range: Option<Given<ValueSize>>,
+    /// `--data-size-list` (a [`ValueSize::List`]).
+    #[serde(default, deserialize_with = "words::data_size_list")]
+    pub data_size_list: Option<Given<ValueSize>>,
     pub pipeline: u32,
     pub clients: u32,
     pub threads: u32,
     /// Open-loop rate in requests per second; `None` is closed loop.
     pub rate: Option<f64>,
-    /// `"constant"` or `"poisson"` (open loop only).
-    pub arrivals: String,
+    /// How open-loop sends are spaced (stored as `"constant"` or `"poisson"`).
+    pub arrivals: Arrivals,
     pub budget: TrialBudget,
     pub preload: Option<Preload>,
     /// A command workload (`run = "…"`): the trial runs this command instead of
@@ -349,5 +362,31 @@ mod secs {
         let v = f64::deserialize(d)?;
         crate::words::seconds(v)
             .ok_or_else(|| serde::de::Error::custom(format!("expected seconds >= 0, found {v}")))
+    }
+}
+
+/// Stored workload words read back through the parsers of their flags.
+mod words {
+    use resplab_workload::flags::{self, Given, KeyPatterns};
+    use resplab_workload::{Ratio, ValueSize};
+    use serde::Deserializer;
+
+    pub(super) fn ratio<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Given<Ratio>>, D::Error> {
+        Given::deserialize_with(d, flags::parse_ratio)
+    }
+    pub(super) fn key_pattern<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Given<KeyPatterns>>, D::Error> {
+        Given::deserialize_with(d, flags::parse_key_patterns)
+    }
+    pub(super) fn data_size_range<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Given<ValueSize>>, D::Error> {
+        Given::deserialize_with(d, flags::parse_data_size_range)
+    }
+    pub(super) fn data_size_list<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Given<ValueSize>>, D::Error> {
+        Given::deserialize_with(d, flags::parse_data_size_list)
     }
 }

@@ -12,8 +12,7 @@
 //! `memtier-` plus the decimal number for mixes, so GETs hit the preloaded data.
 
 use crate::model::Workload;
-use resplab_workload::flags;
-use resplab_workload::spec::{CommandsSpec, MixSpec, TestsSpec, WorkloadKind};
+use resplab_workload::flags::{self, WorkloadFlags};
 use resplab_workload::{KeySpace, ValueSize, WorkloadSpec};
 
 pub(crate) fn check_tests(v: &str) -> Result<(), String> {
@@ -24,32 +23,6 @@ pub(crate) fn check_command(v: &str) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
-pub(crate) fn check_ratio(v: &str) -> Result<(), String> {
-    flags::parse_ratio(v).map(|_| ()).map_err(|e| e.to_string())
-}
-pub(crate) fn check_key_pattern(v: &str) -> Result<(), String> {
-    // `S:G` for a SET:GET mix, one letter for command templates
-    if v.contains(':') {
-        flags::parse_key_pattern(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    } else {
-        flags::parse_command_key_pattern(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-pub(crate) fn check_size_range(v: &str) -> Result<(), String> {
-    flags::parse_data_size_range(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-pub(crate) fn check_size_list(v: &str) -> Result<(), String> {
-    flags::parse_data_size_list(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
 /// True when the workload is a memtier-style mix (no `tests`, no `command`).
 pub fn is_mix(w: &Workload) -> bool {
     w.tests.is_empty() && w.commands.is_empty()
@@ -57,70 +30,59 @@ pub fn is_mix(w: &Workload) -> bool {
 
 /// Builds the workload crate's spec for one trial.
 ///
+/// The memtier words were parsed when the file was read; only the tests and command
+/// templates are looked up again here. The spec itself comes from the one conversion
+/// bench uses too, [`WorkloadFlags::into_spec`].
+///
 /// # Errors
-/// A message from the workload crate's parsers or [`WorkloadSpec::validate`]; values
-/// were checked when the file was read, so this only fails on combinations.
+/// A key pattern of the wrong form for the workload's kind (`S:G` for templates, one
+/// letter for a mix), or a combination [`WorkloadSpec::validate`] refuses.
 pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
     let e = |x: resplab_workload::WorkloadError| format!("workload \"{}\": {x}", w.name);
-    let values = if let Some(r) = &w.data_size_range {
-        flags::parse_data_size_range(r).map_err(e)?
-    } else if let Some(l) = &w.data_size_list {
-        flags::parse_data_size_list(l).map_err(e)?
+    let mix = is_mix(w);
+    let tests = if w.tests.is_empty() {
+        Vec::new()
     } else {
-        ValueSize::Fixed {
-            bytes: w.data_size.unwrap_or(if is_mix(w) { 32 } else { 3 }) as usize,
-        }
+        flags::parse_tests(&w.tests.join(",")).map_err(e)?
     };
-    let keys = KeySpace {
-        maximum: w
-            .keyspace
-            .map_or(KeySpace::default().maximum, |k| k.saturating_sub(1)),
-        ..KeySpace::default()
-    };
-    let kind = if !w.tests.is_empty() {
-        WorkloadKind::Tests(TestsSpec {
-            tests: flags::parse_tests(&w.tests.join(",")).map_err(e)?,
-            random_keyspace: w.keyspace,
-            data_size: w.data_size.unwrap_or(3) as usize,
-        })
-    } else if !w.commands.is_empty() {
-        let mut commands = Vec::new();
-        for c in &w.commands {
-            let mut spec = flags::parse_command(c).map_err(e)?;
-            if let Some(p) = &w.key_pattern {
-                spec.key_pattern = flags::parse_command_key_pattern(p).map_err(e)?;
-            }
-            commands.push(spec);
-        }
-        WorkloadKind::Commands(CommandsSpec {
-            commands,
-            keys,
-            values,
-            random_keyspace: w.keyspace,
-        })
-    } else {
-        let mut mix = MixSpec {
-            keys,
-            values,
-            ..MixSpec::default()
-        };
-        if let Some(r) = &w.ratio {
-            mix.ratio = flags::parse_ratio(r).map_err(e)?;
-        }
+    let mut commands = Vec::new();
+    for c in &w.commands {
+        let mut spec = flags::parse_command(c).map_err(e)?;
         if let Some(p) = &w.key_pattern {
-            let (s, g) = flags::parse_key_pattern(p).map_err(e)?;
-            mix.set_pattern = s;
-            mix.get_pattern = g;
+            spec.key_pattern = p.value().one(p.text()).map_err(e)?;
         }
-        WorkloadKind::Mix(mix)
+        commands.push(spec);
+    }
+    let key_pattern = match &w.key_pattern {
+        Some(p) if mix => Some(p.value().set_get(p.text()).map_err(e)?),
+        _ => None,
     };
-    let spec = WorkloadSpec {
-        seed,
-        kind,
-        setup_commands: Vec::new(),
+    // A file's templates default to 3-byte values like its tests (bench's `--command`
+    // takes memtier's 32): given here so that stored experiments measure what they did.
+    let values = match (&w.data_size_range, &w.data_size_list) {
+        (Some(r), _) => r.value().clone(),
+        (None, Some(l)) => l.value().clone(),
+        (None, None) => ValueSize::Fixed {
+            bytes: w.data_size.unwrap_or(if mix { 32 } else { 3 }) as usize,
+        },
     };
-    spec.validate().map_err(e)?;
-    Ok(spec)
+    let words = WorkloadFlags {
+        tests,
+        commands,
+        mix,
+        ratio: w.ratio.as_ref().map(|r| *r.value()),
+        key_pattern,
+        keys: KeySpace {
+            maximum: w
+                .keyspace
+                .map_or(KeySpace::default().maximum, |k| k.saturating_sub(1)),
+            ..KeySpace::default()
+        },
+        random_keyspace: w.keyspace,
+        data_size: Some(w.data_size.unwrap_or(3) as usize),
+        values: Some(values),
+    };
+    words.into_spec(seed).map_err(e)
 }
 
 /// The name of preload key `index` for workload `w`.

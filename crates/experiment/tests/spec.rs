@@ -352,3 +352,86 @@ fn command_workload_mistakes_name_line_and_key() {
     .to_string();
     assert!(err.contains("no variant has it"), "{err}");
 }
+
+/// The memtier words are parsed once, when the file is read, and the stored definition
+/// keeps them exactly as written: a stored experiment reads back and hashes as before.
+#[test]
+fn workload_words_are_typed_once_and_stored_as_written() {
+    use resplab_workload::{Arrivals, KeyPattern, Ratio, ValueSize};
+    let text = BASIC.replace(
+        "tests = \"set\"\n",
+        "ratio = \" 1:10\"\nkey_pattern = \"r:g\"\ndata_size_range = \"32-64\"\nrate = 500.0\narrivals = \"constant\"\n",
+    );
+    let e = parse(&text).unwrap();
+    let w = &e.workloads[0];
+    assert_eq!(
+        *w.ratio.as_ref().unwrap().value(),
+        Ratio { set: 1, get: 10 }
+    );
+    assert_eq!(
+        w.key_pattern
+            .as_ref()
+            .unwrap()
+            .value()
+            .set_get("r:g")
+            .unwrap(),
+        (KeyPattern::Random, KeyPattern::Gaussian)
+    );
+    assert_eq!(
+        *w.data_size_range.as_ref().unwrap().value(),
+        ValueSize::Range { min: 32, max: 64 }
+    );
+    assert_eq!(w.arrivals, Arrivals::Constant);
+
+    // Stored as the words of the file, as when these fields were strings.
+    let json = e.to_json();
+    let stored = &json["workloads"][0];
+    assert_eq!(stored["ratio"], " 1:10");
+    assert_eq!(stored["key_pattern"], "r:g");
+    assert_eq!(stored["data_size_range"], "32-64");
+    assert_eq!(stored["data_size_list"], serde_json::Value::Null);
+    assert_eq!(stored["arrivals"], "constant");
+    let back = resplab_experiment::Experiment::from_json(&json).unwrap();
+    assert_eq!(back, e);
+    assert_eq!(back.to_json().to_string(), json.to_string());
+    assert_eq!(back.definition_hash(), e.definition_hash());
+
+    // The spec of a trial comes from the typed values.
+    let spec = resplab_experiment::workload::to_spec(w, 7).unwrap();
+    match spec.kind {
+        resplab_workload::WorkloadKind::Mix(m) => {
+            assert_eq!(m.ratio, Ratio { set: 1, get: 10 });
+            assert_eq!(m.get_pattern, KeyPattern::Gaussian);
+            assert_eq!(m.values, ValueSize::Range { min: 32, max: 64 });
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A stored word its parser refuses does not load.
+    let mut broken = json.clone();
+    broken["workloads"][0]["ratio"] = "1-10".into();
+    let err = resplab_experiment::Experiment::from_json(&broken).unwrap_err();
+    assert!(err.contains("invalid --ratio '1-10'"), "{err}");
+}
+
+/// A key pattern of the other form is refused when a trial's spec is built, with the
+/// message of the flag that form belongs to, as when the words were parsed per trial.
+#[test]
+fn key_pattern_of_the_wrong_form_fails_the_trial_spec() {
+    let mix = parse(&BASIC.replace("tests = \"set\"\n", "key_pattern = \"R\"\n")).unwrap();
+    let err = resplab_experiment::workload::to_spec(&mix.workloads[0], 1).unwrap_err();
+    assert!(
+        err.starts_with("workload \"set\": invalid --key-pattern 'R'"),
+        "{err}"
+    );
+    let cmd = parse(&BASIC.replace(
+        "tests = \"set\"\n",
+        "command = \"SET __key__ __data__\"\nkey_pattern = \"R:R\"\n",
+    ))
+    .unwrap();
+    let err = resplab_experiment::workload::to_spec(&cmd.workloads[0], 1).unwrap_err();
+    assert!(
+        err.starts_with("workload \"set\": invalid --command-key-pattern 'R:R'"),
+        "{err}"
+    );
+}

@@ -13,10 +13,14 @@ use crate::catalog;
 use crate::catalog::TestName;
 use crate::error::WorkloadError;
 use crate::keys::KeyPattern;
+use crate::keys::KeySpace;
 use crate::schedule::Arrivals;
-use crate::spec::{CommandSpec, Ratio};
+use crate::spec::{
+    CommandSpec, CommandsSpec, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
+};
 use crate::template;
 use crate::values::{ValueSize, WeightedSize};
+use serde::{Serialize, Serializer};
 
 /// Parses `-t`: see [`catalog::parse_tests`].
 ///
@@ -51,16 +55,196 @@ pub fn parse_ratio(value: &str) -> Result<Ratio, WorkloadError> {
 /// # Errors
 /// Anything but two such letters separated by `:`.
 pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), WorkloadError> {
-    let err = || {
-        WorkloadError::new(
-            "--key-pattern",
-            value,
-            "SET:GET with each side one of R (random), S (sequential), G (gaussian), \
-             Z (zipf), P (parallel), like R:R",
-        )
-    };
+    let err = || key_pattern_error(value);
     let (s, g) = value.split_once(':').ok_or_else(err)?;
     Ok((letter(s).ok_or_else(err)?, letter(g).ok_or_else(err)?))
+}
+
+/// The workload words of `resplab bench` flags, an experiment's `[[workload]]` or
+/// calibrate, each already parsed (by the functions of this module) and checked
+/// against the others by its caller, which knows how to name them (a flag, or a
+/// file's key and place). [`WorkloadFlags::into_spec`] is the one conversion of these
+/// words into a [`WorkloadSpec`], so that bench and experiments build the same spec
+/// from the same words.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorkloadFlags {
+    /// `-t`: the redis-benchmark tests; empty is the catalog's default list.
+    pub tests: Vec<TestName>,
+    /// `--command` templates with their ratios and key patterns; not empty: a
+    /// command workload.
+    pub commands: Vec<CommandSpec>,
+    /// Memtier words were given (no `--command`): a SET:GET mix rather than tests.
+    pub mix: bool,
+    /// `--ratio` of a mix (memtier's 1:10 when `None`).
+    pub ratio: Option<Ratio>,
+    /// `--key-pattern` of a mix, SET side and GET side (random when `None`).
+    pub key_pattern: Option<(KeyPattern, KeyPattern)>,
+    /// The key range and shape of a mix or of command templates.
+    pub keys: KeySpace,
+    /// `-r`: the random keyspace of tests and command templates.
+    pub random_keyspace: Option<u64>,
+    /// `-d`: the value size of tests (3 when `None`), and of a mix or templates when
+    /// `values` is `None`.
+    pub data_size: Option<usize>,
+    /// `--data-size-range`/`--data-size-list` (or a caller's default) for a mix or
+    /// templates; `None`: `data_size`, else memtier's 32 bytes.
+    pub values: Option<ValueSize>,
+}
+
+impl WorkloadFlags {
+    /// The workload these words describe, with `seed`: command templates when
+    /// `commands` is not empty, else a mix when `mix`, else redis-benchmark tests.
+    ///
+    /// # Errors
+    /// A combination [`WorkloadSpec::validate`] refuses.
+    pub fn into_spec(self, seed: u64) -> Result<WorkloadSpec, WorkloadError> {
+        let fixed = self.data_size.map(|bytes| ValueSize::Fixed { bytes });
+        let values = self.values.or(fixed).unwrap_or_default();
+        let kind = if !self.commands.is_empty() {
+            WorkloadKind::Commands(CommandsSpec {
+                commands: self.commands,
+                keys: self.keys,
+                values,
+                random_keyspace: self.random_keyspace,
+            })
+        } else if self.mix {
+            let (set_pattern, get_pattern) = self
+                .key_pattern
+                .unwrap_or((KeyPattern::Random, KeyPattern::Random));
+            WorkloadKind::Mix(MixSpec {
+                ratio: self.ratio.unwrap_or_default(),
+                set_pattern,
+                get_pattern,
+                keys: self.keys,
+                values,
+            })
+        } else {
+            let defaults = TestsSpec::default();
+            WorkloadKind::Tests(TestsSpec {
+                tests: if self.tests.is_empty() {
+                    defaults.tests
+                } else {
+                    self.tests
+                },
+                random_keyspace: self.random_keyspace,
+                data_size: self.data_size.unwrap_or(defaults.data_size),
+            })
+        };
+        let spec = WorkloadSpec {
+            seed,
+            kind,
+            setup_commands: Vec::new(),
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// A flag value as it was written, with what it means.
+///
+/// Stored definitions keep the words their author wrote (`r:r` stays `r:r`), so a
+/// stored experiment serializes byte for byte as before, while every reader after the
+/// edge uses [`Given::value`] and never parses the text again. Serializes as the text;
+/// deserializing goes through the parser of the field (`#[serde(deserialize_with)]`
+/// with [`Given::deserialize_with`]), so a stored value is checked as a flag is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Given<T> {
+    text: String,
+    value: T,
+}
+
+impl<T> Given<T> {
+    /// Parses `text` with `parse`, keeping both.
+    ///
+    /// # Errors
+    /// The parser's error, which names the flag and repeats the value.
+    pub fn parse(
+        text: &str,
+        parse: fn(&str) -> Result<T, WorkloadError>,
+    ) -> Result<Self, WorkloadError> {
+        Ok(Given {
+            text: text.to_string(),
+            value: parse(text)?,
+        })
+    }
+
+    /// The words as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What the words mean.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// Reads an optional stored text back through `parse` (for serde's
+    /// `deserialize_with`).
+    ///
+    /// # Errors
+    /// A stored text the parser refuses.
+    pub fn deserialize_with<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        parse: fn(&str) -> Result<T, WorkloadError>,
+    ) -> Result<Option<Self>, D::Error> {
+        let text: Option<String> = serde::Deserialize::deserialize(d)?;
+        text.map(|t| Given::parse(&t, parse).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+impl<T> Serialize for Given<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+/// A key pattern word of an experiment file or calibrate: `SET:GET` for a mix (as
+/// `--key-pattern`), one letter for command templates (as `--command-key-pattern`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyPatterns {
+    /// `S:G`: the SET side and the GET side of a mix.
+    SetGet(KeyPattern, KeyPattern),
+    /// One letter, for every command template.
+    One(KeyPattern),
+}
+
+impl KeyPatterns {
+    /// The SET:GET pair of a mix.
+    ///
+    /// # Errors
+    /// A single letter, refused with `--key-pattern`'s message for `text`.
+    pub fn set_get(self, text: &str) -> Result<(KeyPattern, KeyPattern), WorkloadError> {
+        match self {
+            KeyPatterns::SetGet(s, g) => Ok((s, g)),
+            KeyPatterns::One(_) => Err(key_pattern_error(text)),
+        }
+    }
+
+    /// The one letter of command templates.
+    ///
+    /// # Errors
+    /// A SET:GET pair, refused with `--command-key-pattern`'s message for `text`.
+    pub fn one(self, text: &str) -> Result<KeyPattern, WorkloadError> {
+        match self {
+            KeyPatterns::One(p) => Ok(p),
+            KeyPatterns::SetGet(..) => Err(command_key_pattern_error(text)),
+        }
+    }
+}
+
+/// Parses a key pattern word: `S:G` as [`parse_key_pattern`], one letter as
+/// [`parse_command_key_pattern`].
+///
+/// # Errors
+/// The message of the parser the form calls for.
+pub fn parse_key_patterns(value: &str) -> Result<KeyPatterns, WorkloadError> {
+    if value.contains(':') {
+        let (s, g) = parse_key_pattern(value)?;
+        Ok(KeyPatterns::SetGet(s, g))
+    } else {
+        parse_command_key_pattern(value).map(KeyPatterns::One)
+    }
 }
 
 /// Parses `--command-key-pattern`: one of `R`, `S`, `G`, `Z`, `P`.
@@ -68,13 +252,24 @@ pub fn parse_key_pattern(value: &str) -> Result<(KeyPattern, KeyPattern), Worklo
 /// # Errors
 /// Anything but one of those letters.
 pub fn parse_command_key_pattern(value: &str) -> Result<KeyPattern, WorkloadError> {
-    letter(value).ok_or_else(|| {
-        WorkloadError::new(
-            "--command-key-pattern",
-            value,
-            "one of R (random), S (sequential), G (gaussian), Z (zipf), P (parallel)",
-        )
-    })
+    letter(value).ok_or_else(|| command_key_pattern_error(value))
+}
+
+fn key_pattern_error(value: &str) -> WorkloadError {
+    WorkloadError::new(
+        "--key-pattern",
+        value,
+        "SET:GET with each side one of R (random), S (sequential), G (gaussian), \
+         Z (zipf), P (parallel), like R:R",
+    )
+}
+
+fn command_key_pattern_error(value: &str) -> WorkloadError {
+    WorkloadError::new(
+        "--command-key-pattern",
+        value,
+        "one of R (random), S (sequential), G (gaussian), Z (zipf), P (parallel)",
+    )
 }
 
 fn letter(s: &str) -> Option<KeyPattern> {
@@ -274,6 +469,99 @@ mod tests {
             KeyPattern::Gaussian
         );
         assert!(msg(parse_command_key_pattern("Q")).contains("one of R (random)"));
+    }
+
+    #[test]
+    fn key_patterns_word() {
+        assert_eq!(
+            parse_key_patterns("r:g").unwrap(),
+            KeyPatterns::SetGet(KeyPattern::Random, KeyPattern::Gaussian)
+        );
+        assert_eq!(
+            parse_key_patterns("Z").unwrap(),
+            KeyPatterns::One(KeyPattern::Zipf)
+        );
+        // Each form is refused by the parser it calls for, with that flag's words.
+        assert!(msg(parse_key_patterns("R:X")).starts_with("invalid --key-pattern 'R:X'"));
+        assert!(msg(parse_key_patterns("Q")).starts_with("invalid --command-key-pattern 'Q'"));
+        // A word of the other form is refused where its form is needed.
+        let one = parse_key_patterns("S").unwrap();
+        assert_eq!(msg(one.set_get("S")), msg(parse_key_pattern("S")));
+        let pair = parse_key_patterns("S:S").unwrap();
+        assert_eq!(msg(pair.one("S:S")), msg(parse_command_key_pattern("S:S")));
+    }
+
+    #[test]
+    fn workload_flags_into_spec_picks_the_kind_and_its_defaults() {
+        // Nothing given: redis-benchmark's default tests, 3-byte values.
+        let spec = WorkloadFlags::default().into_spec(9).unwrap();
+        assert_eq!(spec.seed, 9);
+        assert_eq!(spec.kind, WorkloadKind::Tests(TestsSpec::default()));
+        // A mix: memtier's defaults where a word is missing, -d as a fixed size.
+        let spec = WorkloadFlags {
+            mix: true,
+            key_pattern: Some((KeyPattern::Sequential, KeyPattern::Zipf)),
+            data_size: Some(100),
+            ..WorkloadFlags::default()
+        }
+        .into_spec(1)
+        .unwrap();
+        assert_eq!(
+            spec.kind,
+            WorkloadKind::Mix(MixSpec {
+                set_pattern: KeyPattern::Sequential,
+                get_pattern: KeyPattern::Zipf,
+                values: ValueSize::Fixed { bytes: 100 },
+                ..MixSpec::default()
+            })
+        );
+        // Templates win over the mix flag; sizes given win over -d.
+        let spec = WorkloadFlags {
+            commands: vec![parse_command("SET __key__ __data__").unwrap()],
+            mix: true,
+            data_size: Some(100),
+            values: Some(parse_data_size_range("8-16").unwrap()),
+            random_keyspace: Some(10),
+            ..WorkloadFlags::default()
+        }
+        .into_spec(1)
+        .unwrap();
+        match spec.kind {
+            WorkloadKind::Commands(c) => {
+                assert_eq!(c.values, ValueSize::Range { min: 8, max: 16 });
+                assert_eq!(c.random_keyspace, Some(10));
+            }
+            other => panic!("{other:?}"),
+        }
+        // What the spec refuses is refused here.
+        let bad = WorkloadFlags {
+            mix: true,
+            ratio: Some(Ratio { set: 0, get: 0 }),
+            ..WorkloadFlags::default()
+        };
+        assert!(bad.into_spec(1).is_err());
+    }
+
+    #[test]
+    fn given_keeps_the_words_and_the_value() {
+        let g = Given::parse(" 1:10", parse_ratio).unwrap();
+        assert_eq!(g.text(), " 1:10");
+        assert_eq!(*g.value(), Ratio { set: 1, get: 10 });
+        assert_eq!(serde_json::to_string(&g).unwrap(), "\" 1:10\"");
+        let mut de = serde_json::Deserializer::from_str("\"32-64\"");
+        let back = Given::deserialize_with(&mut de, parse_data_size_range).unwrap();
+        assert_eq!(
+            back.map(|b| b.value().clone()),
+            Some(ValueSize::Range { min: 32, max: 64 })
+        );
+        let mut de = serde_json::Deserializer::from_str("null");
+        assert!(Given::deserialize_with(&mut de, parse_ratio)
+            .unwrap()
+            .is_none());
+        let mut de = serde_json::Deserializer::from_str("\"1-10\"");
+        let err = Given::deserialize_with(&mut de, parse_ratio).unwrap_err();
+        assert!(err.to_string().contains("invalid --ratio '1-10'"), "{err}");
+        assert!(Given::parse("0:0", parse_ratio).is_err());
     }
 
     #[test]

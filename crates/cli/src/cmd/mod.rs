@@ -11,3 +11,4 @@ pub mod shell;
 
 pub mod bench;
 mod bench_args;
+mod bench_resolve;

@@ -10,6 +10,8 @@
 use super::{CalibrateError, Step, MIN_ROUNDS, VARIANTS};
 use crate::model::{Connect, Hooks};
 use crate::{Experiment, Order, Overrides, ServerSource, TrialBudget, Variant, Workload};
+use resplab_workload::flags::{self, Given};
+use resplab_workload::Arrivals;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -265,12 +267,8 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
     for c in &f.commands {
         check("--command", crate::workload::check_command(c))?;
     }
-    if let Some(r) = &f.ratio {
-        check("--ratio", crate::workload::check_ratio(r))?;
-    }
-    if let Some(k) = &f.key_pattern {
-        check("--key-pattern", crate::workload::check_key_pattern(k))?;
-    }
+    let ratio = given("--ratio", &f.ratio, flags::parse_ratio)?;
+    let key_pattern = given("--key-pattern", &f.key_pattern, flags::parse_key_patterns)?;
     for (flag, v) in [("-c/--clients", f.clients), ("-P/--pipeline", f.pipeline)] {
         if v == Some(0) {
             return Err(invalid(format!("{flag}: expected at least 1, found 0")));
@@ -305,8 +303,8 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
         name: "calibrate".into(),
         tests,
         commands: f.commands.clone(),
-        ratio: f.ratio.clone(),
-        key_pattern: f.key_pattern.clone(),
+        ratio,
+        key_pattern,
         keyspace: f.keyspace,
         data_size: f.data_size,
         data_size_range: None,
@@ -315,11 +313,22 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
         clients: f.clients.unwrap_or(50),
         threads: f.threads.unwrap_or(1),
         rate: f.rate,
-        arrivals: "poisson".into(),
+        arrivals: Arrivals::Poisson,
         budget: TrialBudget::TestTime(Duration::from_secs(1)),
         preload: None,
         run: None,
     })
+}
+
+/// A flag's words parsed by its parser, the error prefixed with the flag.
+fn given<T>(
+    flag: &str,
+    v: &Option<String>,
+    parse: fn(&str) -> Result<T, resplab_workload::WorkloadError>,
+) -> Result<Option<Given<T>>, CalibrateError> {
+    v.as_deref()
+        .map(|t| Given::parse(t, parse).map_err(|e| invalid(format!("{flag}: {e}"))))
+        .transpose()
 }
 
 /// The experiment file of [`from_flags`], as the store keeps it with every trial.

@@ -413,7 +413,7 @@ fn serve_experiment(
             clients: 50,
             threads: 1,
             rate: None,
-            arrivals: "poisson".into(),
+            arrivals: resplab_workload::Arrivals::Poisson,
             budget: TrialBudget::TestTime(Duration::from_secs_f64(trial)),
             preload: None,
             run: None,

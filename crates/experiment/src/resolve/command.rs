@@ -58,7 +58,7 @@ pub(super) fn resolve_command_workload(
         clients: 1,
         threads: 1,
         rate: None,
-        arrivals: "poisson".into(),
+        arrivals: resplab_workload::Arrivals::Poisson,
         budget: default_budget,
         preload: None,
         run: Some(CommandRun {

@@ -120,6 +120,30 @@ pub(super) fn resolve_connect(
             ));
         }
     }
+    let tls = if tls_on {
+        Some(tls_connect(cx, v, sub, key)?)
+    } else {
+        None
+    };
+    let password_env = password_env(cx, v, key)?;
+    Ok((
+        server,
+        Connect {
+            tls,
+            user,
+            password_env,
+        },
+    ))
+}
+
+/// The TLS keys of a variant that connects with TLS: files that exist (placeholders
+/// filled in), and a client certificate only with its key.
+fn tls_connect(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<TlsConnect, SpecError> {
     let path = |p: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
         match p {
             None => Ok(None),
@@ -132,30 +156,33 @@ pub(super) fn resolve_connect(
             }
         }
     };
-    let tls = if tls_on {
-        Some(TlsConnect {
-            cacert: path(&v.cacert, "cacert")?,
-            cacertdir: path(&v.cacertdir, "cacertdir")?,
-            cert: path(&v.cert, "cert")?,
-            key: path(&v.key, "key")?,
-            sni: v.sni.as_ref().map(|s| sub(s.get_ref())),
-            insecure: v.insecure.as_ref().is_some_and(|i| *i.get_ref()),
-        })
-    } else {
-        None
+    let tls = TlsConnect {
+        cacert: path(&v.cacert, "cacert")?,
+        cacertdir: path(&v.cacertdir, "cacertdir")?,
+        cert: path(&v.cert, "cert")?,
+        key: path(&v.key, "key")?,
+        sni: v.sni.as_ref().map(|s| sub(s.get_ref())),
+        insecure: v.insecure.as_ref().is_some_and(|i| *i.get_ref()),
     };
-    if let Some(t) = &tls {
-        if t.cert.is_some() != t.key.is_some() {
-            let span = v
-                .cert
-                .as_ref()
-                .or(v.key.as_ref())
-                .map(|s| s.span())
-                .unwrap_or_default();
-            return Err(cx.err_key(span, key("cert"), "cert and key go together (mutual TLS)"));
-        }
+    if tls.cert.is_some() != tls.key.is_some() {
+        let span = v
+            .cert
+            .as_ref()
+            .or(v.key.as_ref())
+            .map(|s| s.span())
+            .unwrap_or_default();
+        return Err(cx.err_key(span, key("cert"), "cert and key go together (mutual TLS)"));
     }
-    let password_env = match &v.password_env {
+    Ok(tls)
+}
+
+/// `password_env`: the name of an environment variable that is set.
+fn password_env(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Option<String>, SpecError> {
+    Ok(match &v.password_env {
         None => None,
         Some(p) => {
             let name = p.get_ref().trim().to_string();
@@ -175,13 +202,5 @@ pub(super) fn resolve_connect(
             }
             Some(name)
         }
-    };
-    Ok((
-        server,
-        Connect {
-            tls,
-            user,
-            password_env,
-        },
-    ))
+    })
 }

@@ -2,6 +2,8 @@
 //! preload), resolved and checked into the experiment model.
 
 use super::*;
+use resplab_workload::flags::{self, Given};
+use resplab_workload::Arrivals;
 
 pub(super) fn resolve_workload(
     cx: &Ctx<'_>,
@@ -31,33 +33,26 @@ pub(super) fn resolve_workload(
         ));
     }
     let (tests, commands) = tests_and_commands(cx, index, w)?;
-    let check = |v: &Option<Spanned<String>>,
-                 k: &str,
-                 f: fn(&str) -> Result<(), String>|
-     -> Result<Option<String>, SpecError> {
-        match v {
-            None => Ok(None),
-            Some(s) => {
-                f(s.get_ref()).map_err(|m| cx.err_key(s.span(), key(k), m))?;
-                Ok(Some(s.get_ref().clone()))
-            }
-        }
-    };
-    let ratio = check(&w.ratio, "ratio", crate::workload::check_ratio)?;
-    let key_pattern = check(
+    // Each memtier word is parsed here, once, by its flag's parser; the model keeps the
+    // words and their meaning.
+    let ratio = given(cx, &w.ratio, &key("ratio"), flags::parse_ratio)?;
+    let key_pattern = given(
+        cx,
         &w.key_pattern,
-        "key_pattern",
-        crate::workload::check_key_pattern,
+        &key("key_pattern"),
+        flags::parse_key_patterns,
     )?;
-    let data_size_range = check(
+    let data_size_range = given(
+        cx,
         &w.data_size_range,
-        "data_size_range",
-        crate::workload::check_size_range,
+        &key("data_size_range"),
+        flags::parse_data_size_range,
     )?;
-    let data_size_list = check(
+    let data_size_list = given(
+        cx,
         &w.data_size_list,
-        "data_size_list",
-        crate::workload::check_size_list,
+        &key("data_size_list"),
+        flags::parse_data_size_list,
     )?;
     let positive = |v: &Option<Spanned<u32>>, k: &str, default: u32| -> Result<u32, SpecError> {
         match v {
@@ -110,6 +105,21 @@ pub(super) fn resolve_workload(
         preload,
         run: None,
     })
+}
+
+/// `v` parsed by `parse`, its error placed at the key's span.
+fn given<T>(
+    cx: &Ctx<'_>,
+    v: &Option<Spanned<String>>,
+    key: &str,
+    parse: fn(&str) -> Result<T, resplab_workload::WorkloadError>,
+) -> Result<Option<Given<T>>, SpecError> {
+    v.as_ref()
+        .map(|s| {
+            Given::parse(s.get_ref(), parse)
+                .map_err(|e| cx.err_key(s.span(), key.to_string(), e.to_string()))
+        })
+        .transpose()
 }
 
 /// The workload's redis-benchmark tests (comma lists flattened) or its commands, not
@@ -166,7 +176,7 @@ fn arrivals(
     cx: &Ctx<'_>,
     index: usize,
     w: &WorkloadSpecToml,
-) -> Result<(Option<f64>, String), SpecError> {
+) -> Result<(Option<f64>, Arrivals), SpecError> {
     let key = |k: &str| format!("workload[{index}].{k}");
     let rate = match &w.rate {
         Some(r) if !(r.get_ref().is_finite() && *r.get_ref() > 0.0) => {
@@ -182,19 +192,21 @@ fn arrivals(
         Some(r) => Some(*r.get_ref()),
         None => None,
     };
+    // Exactly these two words (unlike the flag, which ignores case): the stored
+    // definition keeps the word as written.
     let arrivals = match &w.arrivals {
-        None => "poisson".to_string(),
-        Some(a) if a.get_ref() == "poisson" || a.get_ref() == "constant" => a.get_ref().clone(),
-        Some(a) => {
-            return Err(cx.err_key(
-                a.span(),
-                key("arrivals"),
-                format!(
-                    "expected \"poisson\" or \"constant\", found \"{}\"",
-                    a.get_ref()
-                ),
-            ))
-        }
+        None => Arrivals::Poisson,
+        Some(a) => match a.get_ref().as_str() {
+            "poisson" => Arrivals::Poisson,
+            "constant" => Arrivals::Constant,
+            other => {
+                return Err(cx.err_key(
+                    a.span(),
+                    key("arrivals"),
+                    format!("expected \"poisson\" or \"constant\", found \"{other}\""),
+                ))
+            }
+        },
     };
     Ok((rate, arrivals))
 }
