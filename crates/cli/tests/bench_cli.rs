@@ -1,21 +1,20 @@
 //! `resplab bench` end to end: the real binary against a real redis-server started on a
 //! free loopback port, and every kind of bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::command_within;
 use resplab_testkit::redis::RedisServer;
 use serde_json::Value;
+use std::time::Duration;
 
-fn resplab() -> Command {
-    let mut c = Command::cargo_bin("resplab").expect("binary built");
-    c.env_remove("REDISCLI_AUTH");
-    c.timeout(std::time::Duration::from_secs(120));
-    c
-}
+/// Longest a single `resplab` call may take.
+const LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs a bench with `--json -` against `server` and returns the record.
 fn bench_json(server: &RedisServer, args: &[&str]) -> Value {
     let port = server.port().to_string();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "-p", &port, "--no-progress", "--json", "-"])
         .args(args)
         .output()
@@ -76,7 +75,11 @@ fn bad_input_exits_2_naming_flag_value_and_expectation() {
         (&["--seed", "x"], "--seed"),
     ];
     for (args, expected) in cases {
-        let out = resplab().arg("bench").args(*args).output().unwrap();
+        let out = command_within(LIMIT)
+            .arg("bench")
+            .args(*args)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
@@ -86,7 +89,7 @@ fn bad_input_exits_2_naming_flag_value_and_expectation() {
 
 #[test]
 fn unknown_flag_is_a_usage_error() {
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "--no-such-flag"])
         .output()
         .unwrap();
@@ -175,7 +178,7 @@ fn shape_of(v: &Value) -> String {
 fn csv_and_quiet_layouts_match_redis_benchmark() {
     let server = RedisServer::start().unwrap();
     let port = server.port().to_string();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "-p",
@@ -216,7 +219,7 @@ fn csv_and_quiet_layouts_match_redis_benchmark() {
             assert!(decimals == 2 || decimals == 3, "{l}");
         }
     }
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "-p",
@@ -249,7 +252,7 @@ fn hdr_out_writes_percentile_files() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("lat");
     let port = server.port().to_string();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "-p",
@@ -286,7 +289,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
     let server = RedisServer::start_with(&["--requirepass", secret], false).unwrap();
     let port = server.port().to_string();
     // Without a password the server refuses: a clear error, exit 2.
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "-p", &port, "-t", "get", "-n", "10", "-c", "1"])
         .output()
         .unwrap();
@@ -304,7 +307,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
         vec!["-u".to_string(), uri],
         vec!["-u".to_string(), lone],
     ] {
-        let out = resplab()
+        let out = command_within(LIMIT)
             .arg("bench")
             .args(&args)
             .args(["-t", "set", "-n", "200", "-c", "2", "--json", "-"])
@@ -324,7 +327,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
         let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(rec["config"]["auth"], true);
     }
-    let out = resplab()
+    let out = command_within(LIMIT)
         .env("REDISCLI_AUTH", secret)
         .args([
             "bench", "-p", &port, "-t", "get", "-n", "100", "-c", "1", "--json", "-",
@@ -351,7 +354,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
 fn select_resp3_and_unix_socket() {
     let server = RedisServer::start_with_socket().unwrap();
     let sock = server.socket_path().unwrap().to_path_buf();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "--no-progress",
@@ -536,7 +539,7 @@ fn open_loop_at_a_low_rate_leaves_the_core_idle() {
 
 #[test]
 fn no_target_starts_a_throwaway_server_and_says_so() {
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "-t", "ping_mbulk", "-n", "2000", "-c", "4"])
         .output()
         .unwrap();
@@ -554,7 +557,7 @@ fn no_target_starts_a_throwaway_server_and_says_so() {
     assert!(text.contains("closed loop"), "{text}");
     assert!(text.contains("PING_MBULK"), "{text}");
 
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "-t",
@@ -573,7 +576,7 @@ fn no_target_starts_a_throwaway_server_and_says_so() {
 #[test]
 fn unreachable_server_is_a_clear_error() {
     let port = resplab_testkit::free_port().unwrap().to_string();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "-p", &port, "-t", "get", "-n", "10"])
         .output()
         .unwrap();
@@ -636,7 +639,7 @@ fn an_unwritable_output_path_fails_before_measuring() {
         ("--hdr-out", missing.join("h")),
     ] {
         let started = std::time::Instant::now();
-        let out = resplab()
+        let out = command_within(LIMIT)
             .args(["bench", "-t", "get", "--test-time", "30", "--no-progress"])
             .arg(flag)
             .arg(&value)
@@ -652,7 +655,7 @@ fn an_unwritable_output_path_fails_before_measuring() {
     // A good path leaves the record; a failed run leaves no empty file behind.
     let port = resplab_testkit::free_port().unwrap().to_string();
     let json = dir.path().join("r.json");
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["bench", "-p", &port, "-t", "get", "-n", "10", "--json"])
         .arg(&json)
         .output()
@@ -754,7 +757,7 @@ fn the_throwaway_server_takes_every_connection() {
         hard == "unlimited" || hard.parse::<u64>().unwrap_or(0) >= needed,
         "this test needs a hard open-file limit of at least {needed}, found {hard}: raise it (ulimit -Hn, or LimitNOFILE for a service)"
     );
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args([
             "bench",
             "-c",
@@ -781,7 +784,7 @@ fn the_throwaway_server_takes_every_connection() {
 #[test]
 fn without_redis_server_the_reference_server_stands_in() {
     let empty = tempfile::tempdir().unwrap();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .env("PATH", empty.path())
         .args([
             "bench",
@@ -815,7 +818,7 @@ fn malformed_uris_never_echo_their_password() {
         ("redis://SECRET-77@[::1", "SECRET-77"),
         ("http://bob:hunter-77@127.0.0.1:1", "hunter-77"),
     ] {
-        let out = resplab()
+        let out = command_within(LIMIT)
             .args(["bench", "-u", uri, "-t", "get", "-n", "10"])
             .output()
             .unwrap();

@@ -1,8 +1,14 @@
 //! `resplab calibrate` end to end against real redis-server instances (started fresh for
 //! every trial by the experiment runner), and what `experiment run` makes of the result.
 
-use assert_cmd::Command;
+mod common;
+
+use common::command_within;
 use serde_json::Value;
+use std::time::Duration;
+
+/// Longest a single `resplab` call may take.
+const LIMIT: Duration = Duration::from_secs(180);
 
 /// The test comparing a prediction with later measurements runs alone: a neighbour test
 /// loading the cores for part of it would change the noise between the two. The others
@@ -17,7 +23,12 @@ fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
 
 /// Runs `resplab ARGS --db DB`, which must succeed, and returns what it printed as JSON.
 fn json_of(args: &[&str], db: &std::path::Path) -> Value {
-    let out = resplab().args(args).arg("--db").arg(db).output().unwrap();
+    let out = command_within(LIMIT)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -49,7 +60,7 @@ fn calibrate_set(budget: &str, durations: &str, db: &std::path::Path) -> Value {
 
 /// `resplab experiment run FILE --db DB`, which must succeed.
 fn run_experiment(file: &std::path::Path, db: &std::path::Path) {
-    resplab()
+    command_within(LIMIT)
         .args(["experiment", "run"])
         .arg(file)
         .arg("--db")
@@ -60,7 +71,7 @@ fn run_experiment(file: &std::path::Path, db: &std::path::Path) {
 
 /// `resplab report WHICH -o OUT --db DB`, which must succeed; the report's text.
 fn report_to(which: &str, out: &std::path::Path, db: &std::path::Path) -> String {
-    resplab()
+    command_within(LIMIT)
         .args(["report", which, "-o"])
         .arg(out)
         .arg("--db")
@@ -68,12 +79,6 @@ fn report_to(which: &str, out: &std::path::Path, db: &std::path::Path) -> String
         .assert()
         .success();
     std::fs::read_to_string(out).unwrap()
-}
-
-fn resplab() -> Command {
-    let mut c = Command::cargo_bin("resplab").expect("binary built");
-    c.timeout(std::time::Duration::from_secs(180));
-    c
 }
 
 #[test]
@@ -153,7 +158,7 @@ pipeline = 1
 "#,
     )
     .unwrap();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["experiment", "run"])
         .arg(&file)
         .arg("--db")
@@ -191,7 +196,7 @@ pipeline = 1
     let text = report_to("calibration:1", &md, &db);
     assert!(text.contains("](cal-plots/budget.svg)"), "{text}");
     assert!(dir.path().join("cal-plots/budget.svg").is_file());
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["report", "calibration:99", "--db"])
         .arg(&db)
         .output()
@@ -256,7 +261,7 @@ fn bad_flags_name_themselves() {
         "--workload w: a command workload (`run = …`) decides its own length",
     );
     for (args, want) in cases.iter().chain([&command_workload]) {
-        resplab()
+        command_within(LIMIT)
             .current_dir(dir.path())
             .arg("calibrate")
             .args(*args)
@@ -318,7 +323,7 @@ fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
     );
     let db = dir.path().join("r.db");
     run_experiment(&file, &db);
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["compare", "db:biased-aa", "--format", "json", "--db"])
         .arg(&db)
         .output()
@@ -392,7 +397,7 @@ fn validate_results_are_stored_and_reported() {
     let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = resplab()
+    let out = command_within(LIMIT)
         .args(["calibrate", "--validate", "--validate-k", "2"])
         .args([
             "--validate-rounds",
@@ -576,7 +581,7 @@ fn calibrate_address_authenticates_over_tls() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let ca = s.files.ca.display().to_string();
-    let out = resplab()
+    let out = command_within(LIMIT)
         .env("RESPLAB_CAL_PW", password)
         .args([
             "calibrate",

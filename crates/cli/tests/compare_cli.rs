@@ -1,72 +1,28 @@
 //! End-to-end tests of `resplab compare` in its default style: stored experiments
 //! (`db:NAME --db PATH`) paired by round, file inputs, `--paired`, exit codes.
 
-use resplab_results::{
-    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, Summary, ToolInfo,
-};
+mod common;
+
+use common::run_in;
+
+use resplab_results::{fixture, HostInfo, LatencyUs, RunRecord};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_store::{Check, NewExperiment, NewTrial, Store};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 fn run_record(ops: f64, p99_us: f64) -> RunRecord {
     let mut h = LatencyHistogram::new();
     h.record(50_000);
-    let totals = Summary {
-        requests: 10_000,
-        errors: 0,
-        ops_per_sec: ops,
-        latency_us: LatencyUs {
-            mean: p99_us / 2.0,
-            p50: p99_us / 2.0,
-            p90: p99_us * 0.9,
-            p99: p99_us,
-            p99_9: p99_us * 1.1,
-            max: p99_us * 1.2,
-        },
-        bytes_in: 1,
-        bytes_out: 1,
-        histogram: h.to_base64(),
-        error_kinds: BTreeMap::new(),
+    let latency_us = LatencyUs {
+        mean: p99_us / 2.0,
+        p50: p99_us / 2.0,
+        p90: p99_us * 0.9,
+        p99: p99_us,
+        p99_9: p99_us * 1.1,
+        max: p99_us * 1.2,
     };
-    let mut commands = BTreeMap::new();
-    commands.insert("SET".to_string(), totals.clone());
-    RunRecord {
-        schema_version: 1,
-        tool: ToolInfo {
-            name: "resplab".into(),
-            version: "0".into(),
-            git_revision: None,
-        },
-        started_at_unix_ms: 0,
-        config: serde_json::json!({}),
-        seed: 1,
-        load_model: LoadModel::ClosedLoop {
-            clients: 1,
-            pipeline: 1,
-        },
-        server: BTreeMap::new(),
-        host: HostInfo::default(),
-        warmup_sec: 0.0,
-        duration_sec: 1.0,
-        totals,
-        commands,
-        open_loop: None,
-        series: Vec::new(),
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
-        client_cpu: CpuTime {
-            user_sec: 0.1,
-            system_sec: 0.1,
-        },
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
-    }
+    fixture::run_record(fixture::summary(10_000, ops, latency_us, (1, 1), &h))
 }
 
 /// Stores experiment `name` with 8 rounds of two variants on two workloads; the variant
@@ -134,26 +90,13 @@ fn store_experiment(path: &Path, name: &str, ratio: f64) {
     }
 }
 
-fn resplab(args: &[&str], dir: &Path) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_resplab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 #[test]
 fn stored_experiment_is_compared_paired_by_round() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     store_experiment(&db, "tune", 1.04);
     let db_s = db.to_str().unwrap();
-    let (out, err, code) = resplab(&["compare", "db:tune", "--db", db_s], dir.path());
+    let (code, out, err) = run_in(&["compare", "db:tune", "--db", db_s], dir.path());
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with("baseline: base\n"), "{out}");
     let line = out
@@ -179,7 +122,7 @@ fn stored_experiment_is_compared_paired_by_round() {
     assert!(!out.contains("not_interleaved"), "{out}");
 
     // JSON carries the design and the summary.
-    let (json, _, code) = resplab(
+    let (code, json, _) = run_in(
         &["compare", "db:tune", "--db", db_s, "--format", "json"],
         dir.path(),
     );
@@ -209,7 +152,7 @@ fn stored_experiment_is_compared_paired_by_round() {
     }
 
     // The regression gate, with the tuned build as the baseline, fires.
-    let (_, _, code) = resplab(
+    let (code, _, _) = run_in(
         &[
             "compare",
             "db:tune",
@@ -228,13 +171,13 @@ fn stored_experiment_is_compared_paired_by_round() {
 #[test]
 fn missing_database_or_experiment_is_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, err, code) = resplab(&["compare", "db:nope", "--db", "absent.db"], dir.path());
+    let (code, _, err) = run_in(&["compare", "db:nope", "--db", "absent.db"], dir.path());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("absent.db"), "{err}");
     assert!(!dir.path().join("absent.db").exists());
     let db = dir.path().join("r.db");
     store_experiment(&db, "tune", 1.0);
-    let (_, err, code) = resplab(
+    let (code, _, err) = run_in(
         &["compare", "db:other", "--db", db.to_str().unwrap()],
         dir.path(),
     );
@@ -268,7 +211,7 @@ fn paired_files_pair_the_ith_file_of_each_label() {
     let args = drifting_files(dir.path(), 8);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     // Unpaired, the drift hides the 1 % shift.
-    let (out, _, code) = resplab(&argv, dir.path());
+    let (code, out, _) = run_in(&argv, dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("8+8"), "{out}");
     assert!(out.contains("INCONCLUSIVE"), "{out}");
@@ -276,7 +219,7 @@ fn paired_files_pair_the_ith_file_of_each_label() {
     // Paired by file index, it shows.
     let mut paired = argv.clone();
     paired.push("--paired");
-    let (out, _, code) = resplab(&paired, dir.path());
+    let (code, out, _) = run_in(&paired, dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("8 pairs"), "{out}");
     assert!(out.contains("HIGHER"), "{out}");
@@ -284,7 +227,7 @@ fn paired_files_pair_the_ith_file_of_each_label() {
     // One file fewer for the variant: a note, and seven pairs.
     let mut shorter = paired[..paired.len() - 2].to_vec();
     shorter.push("--paired");
-    let (out, _, code) = resplab(&shorter, dir.path());
+    let (code, out, _) = run_in(&shorter, dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("7 pairs"), "{out}");
     assert!(
@@ -300,7 +243,7 @@ fn paired_files_with_several_values_each_fall_back_to_unpaired() {
     for (name, body) in [("a.txt", "1\n2\n3\n4\n"), ("b.txt", "2\n3\n4\n5\n")] {
         std::fs::write(dir.path().join(name), body).unwrap();
     }
-    let (out, _, code) = resplab(&["compare", "--paired", "a.txt", "b.txt"], dir.path());
+    let (code, out, _) = run_in(&["compare", "--paired", "a.txt", "b.txt"], dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("repeated_rounds"), "{out}");
     assert!(out.contains("4+4"), "{out}");
@@ -333,7 +276,7 @@ fn the_regression_gate_cannot_pass_on_nothing() {
         (vec!["a.txt", "b.txt"], "plain numbers have no direction"),
     ] {
         let args: Vec<&str> = gate.iter().copied().chain(inputs.iter().copied()).collect();
-        let (out, err, code) = resplab(&args, p);
+        let (code, out, err) = run_in(&args, p);
         assert_eq!(code, 2, "{inputs:?}: {out}{err}");
         assert!(err.contains("nothing to judge"), "{inputs:?}: {err}");
         assert!(err.contains(reason), "{inputs:?}: {err}");
@@ -344,13 +287,13 @@ fn the_regression_gate_cannot_pass_on_nothing() {
             .copied()
             .chain([flag, "a.txt", "b.txt"])
             .collect();
-        resplab(&args, p).2
+        run_in(&args, p).0
     };
     assert_eq!(judged("--higher-is-better"), 1);
     assert_eq!(judged("--lower-is-better"), 0);
     // A significance level outside (0, 1) is refused, naming the flag.
     for alpha in ["2", "0", "NaN", "1"] {
-        let (_, err, code) = resplab(
+        let (code, _, err) = run_in(
             &[
                 "compare",
                 "--style",

@@ -203,24 +203,10 @@ format = "memtier"
 #[test]
 fn failing_commands_are_invalid_trials_with_their_reasons() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bad.toml");
-    std::fs::write(
-        &file,
-        r#"
-[experiment]
-name = "bad"
-rounds = 1
-max_reruns = 0
-
-[[variant]]
-name = "a"
-server = "none"
-
-[[variant]]
-name = "b"
-server = "none"
-
-[[workload]]
+    let file = serverless_pair(
+        dir.path(),
+        "bad",
+        r#"[[workload]]
 name = "missing"
 run = "no-such-benchmark-xyz --fast"
 
@@ -248,8 +234,7 @@ name = "fine"
 run = "echo 42"
 format = "numbers"
 "#,
-    )
-    .unwrap();
+    );
     let db = dir.path().join("bad.db");
     let db_s = db.to_string_lossy().into_owned();
     let out = resplab(&["experiment", "run", &file.to_string_lossy(), "--db", &db_s]);
@@ -680,30 +665,15 @@ fn same_as_real_benchstat(trials: &Exported, ours: &str, dir: &Path) {
 #[test]
 fn hostile_command_output_is_shown_escaped() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("hostile.toml");
-    std::fs::write(
-        &file,
-        r#"
-[experiment]
-name = "hostile"
-rounds = 1
-max_reruns = 0
-
-[[variant]]
-name = "a"
-server = "none"
-
-[[variant]]
-name = "b"
-server = "none"
-
-[[workload]]
+    let file = serverless_pair(
+        dir.path(),
+        "hostile",
+        r#"[[workload]]
 name = "evil"
 run = '''printf '\033]0;pwned\007\033[31mred\001\002\377 done\n' >&2; exit 3'''
 shell = true
 "#,
-    )
-    .unwrap();
+    );
     let db = dir.path().join("hostile.db");
     let db_s = db.to_string_lossy().into_owned();
     let out = resplab(&["experiment", "run", &file.to_string_lossy(), "--db", &db_s]);
@@ -771,4 +741,17 @@ format = "numbers"
     for d in dirs.lines() {
         assert!(!Path::new(d.trim()).exists(), "{d} was left behind");
     }
+}
+
+/// Writes `NAME.toml` in `dir`: experiment NAME of one round with no reruns, variants a
+/// and b without a server, then `workloads`; returns the file's path.
+fn serverless_pair(dir: &Path, name: &str, workloads: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "\n[experiment]\nname = \"{name}\"\nrounds = 1\nmax_reruns = 0\n\n\
+         [[variant]]\nname = \"a\"\nserver = \"none\"\n\n\
+         [[variant]]\nname = \"b\"\nserver = \"none\"\n\n{workloads}"
+    );
+    std::fs::write(&file, text).unwrap();
+    file
 }

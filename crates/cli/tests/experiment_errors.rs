@@ -1,20 +1,9 @@
 //! Bad input to `resplab experiment`: placed TOML errors with suggestions, a server
 //! that does not start (command and output shown), and stored trials kept.
 
-use std::process::Command;
+mod common;
 
-fn resplab(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_resplab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_in;
 
 #[test]
 fn unknown_key_is_placed_with_a_suggestion() {
@@ -24,7 +13,7 @@ fn unknown_key_is_placed_with_a_suggestion() {
         "[experiment]\nname = \"x\"\nrouns = 3\n",
     )
     .unwrap();
-    let (code, _, err) = resplab(&["experiment", "run", "e.toml"], dir.path());
+    let (code, _, err) = run_in(&["experiment", "run", "e.toml"], dir.path());
     assert_eq!(code, 2);
     assert!(
         err.contains(
@@ -38,7 +27,7 @@ fn unknown_key_is_placed_with_a_suggestion() {
 fn dry_run_prints_the_plan() {
     let dir = tempfile::tempdir().unwrap();
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo.toml");
-    let (code, out, err) = resplab(&["experiment", "run", file, "--dry-run"], dir.path());
+    let (code, out, err) = run_in(&["experiment", "run", file, "--dry-run"], dir.path());
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("round ").count(), 12, "{out}");
     assert!(out.contains("estimated duration:"), "{out}");
@@ -71,19 +60,19 @@ clients = 2
 "#,
     )
     .unwrap();
-    let (code, _, err) = resplab(&["experiment", "run", "e.toml", "--db", "r.db"], dir.path());
+    let (code, _, err) = run_in(&["experiment", "run", "e.toml", "--db", "r.db"], dir.path());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--no-such-directive"), "{err}");
     assert!(err.contains("last lines of its output"), "{err}");
     assert!(err.to_lowercase().contains("bad directive"), "{err}");
     // abba puts `good` first in round 1: its trial was stored and survives
-    let (code, out, _) = resplab(
+    let (code, out, _) = run_in(
         &["experiment", "status", "broken", "--db", "r.db"],
         dir.path(),
     );
     assert_eq!(code, 0);
     assert!(out.contains("trials stored: 1"), "{out}");
-    let (code, out, _) = resplab(&["experiment", "list", "--db", "r.db"], dir.path());
+    let (code, out, _) = run_in(&["experiment", "list", "--db", "r.db"], dir.path());
     assert_eq!(code, 0);
     assert!(out.contains("broken") && out.contains("failed"), "{out}");
 }
@@ -120,7 +109,7 @@ clients = 1
         exp("echo boom-$RESPLAB_VARIANT; exit 3", "5s"),
     )
     .unwrap();
-    let (code, _, err) = resplab(
+    let (code, _, err) = run_in(
         &["experiment", "run", "fail.toml", "--db", "f.db"],
         dir.path(),
     );
@@ -132,7 +121,7 @@ clients = 1
         exp("echo started; sleep 5", "300ms"),
     )
     .unwrap();
-    let (code, _, err) = resplab(
+    let (code, _, err) = run_in(
         &["experiment", "run", "slow.toml", "--db", "s.db"],
         dir.path(),
     );
@@ -172,7 +161,7 @@ clients = 2
 "#
     );
     std::fs::write(dir.path().join("e.toml"), exp).unwrap();
-    let (code, _, err) = resplab(&["experiment", "run", "e.toml", "--db", "r.db"], dir.path());
+    let (code, _, err) = run_in(&["experiment", "run", "e.toml", "--db", "r.db"], dir.path());
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("config check: WARNING"), "{err}");
     assert!(err.contains("  b: hz is `50` (baseline `10`)"), "{err}");
@@ -207,7 +196,7 @@ tests = "get"
 "#,
     )
     .unwrap();
-    let (code, _, err) = resplab(
+    let (code, _, err) = run_in(
         &["experiment", "run", "e.toml", "--rounds", "0"],
         dir.path(),
     );
@@ -217,7 +206,7 @@ tests = "get"
         "{err}"
     );
     assert!(!dir.path().join("resplab.db").exists());
-    let (code, _, err) = resplab(&["experiment", "run", "e.toml", "--dry-run"], dir.path());
+    let (code, _, err) = run_in(&["experiment", "run", "e.toml", "--dry-run"], dir.path());
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains(

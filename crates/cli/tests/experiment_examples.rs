@@ -1,24 +1,14 @@
 //! Every example in examples/ runs against real redis-server with tiny budgets
 //! (`--smoke`), and the README demo runs in full and ends in a verdict.
 
-use std::process::Command;
+mod common;
+
+use common::run_in;
+
 use std::time::{Duration, Instant};
 
 fn examples_dir() -> std::path::PathBuf {
     std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
-}
-
-fn run(args: &[&str], dir: &std::path::Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_resplab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
@@ -43,15 +33,18 @@ fn every_example_smoke_runs() {
             "smoke.db",
         ];
         args.extend(extra);
-        let (ok, out, err) = run(&args, dir.path());
-        assert!(ok, "{name}:\n{out}\n{err}");
+        let (code, out, err) = run_in(&args, dir.path());
+        assert!(code == 0, "{name}:\n{out}\n{err}");
         assert!(out.contains("verdict ("), "{name}: {out}");
         let status = format!("{name}-smoke");
-        let (ok, out, _) = run(
+        let (code, out, _) = run_in(
             &["experiment", "status", &status, "--db", "smoke.db"],
             dir.path(),
         );
-        assert!(ok && out.contains("rounds valid: 2/2"), "{name}: {out}");
+        assert!(
+            code == 0 && out.contains("rounds valid: 2/2"),
+            "{name}: {out}"
+        );
     }
 }
 
@@ -60,7 +53,7 @@ fn the_demo_ends_in_a_verdict_well_under_two_minutes() {
     let dir = tempfile::tempdir().unwrap();
     let file = examples_dir().join("demo.toml");
     let started = Instant::now();
-    let (ok, out, err) = run(
+    let (code, out, err) = run_in(
         &[
             "experiment",
             "run",
@@ -72,7 +65,7 @@ fn the_demo_ends_in_a_verdict_well_under_two_minutes() {
         dir.path(),
     );
     let took = started.elapsed();
-    assert!(ok, "{out}\n{err}");
+    assert!(code == 0, "{out}\n{err}");
     // fsync after every write is far slower than no persistence on any disk
     assert!(
         out.contains("set / appendfsync-always vs baseline: SLOWER"),

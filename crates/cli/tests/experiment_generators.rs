@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::BIN;
+use common::{run_db, BIN};
 use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -44,16 +44,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn run(args: &[&str], db: &Path) -> std::process::Output {
-    Command::new(BIN)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
 }
 
 fn stored(db: &Path, name: &str) -> usize {
@@ -102,13 +92,13 @@ fn run_kill_resume(dir: &Path, name: &str, generators: &str, rounds: u32, shards
     let total = 2 * rounds as usize;
     assert!((2..total).contains(&before), "{before}");
 
-    let out = run(&["experiment", "resume", name], &db);
+    let out = run_db(&["experiment", "resume", name], &db, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "resume failed: {stderr}");
     check_merged(&db, name, total, shards);
 
     // The stored, merged trials compare like any others.
-    let out = run(&["compare", &format!("db:{name}")], &db);
+    let out = run_db(&["compare", &format!("db:{name}")], &db, &[]);
     assert!(
         out.status.code() != Some(2),
         "{}",
@@ -142,7 +132,7 @@ fn a_failing_generator_names_its_host_and_invalidates_the_trial() {
         ),
     );
     let db = dir.path().join("r.db");
-    let out = run(&["experiment", "run", file.to_str().unwrap()], &db);
+    let out = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -172,7 +162,7 @@ fn a_failing_generator_names_its_host_and_invalidates_the_trial() {
             0,
         ),
     );
-    let out = run(&["experiment", "run", file.to_str().unwrap()], &db);
+    let out = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -4,23 +4,9 @@
 
 mod common;
 
-use common::{text, BIN};
+use common::{run_db, text};
 use resplab_store::Store;
 use resplab_testkit::tls::TlsRedis;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn run(args: &[&str], db: &Path, env: &[(&str, &str)]) -> std::process::Output {
-    Command::new(BIN)
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .envs(env.iter().copied())
-        .env_remove("REDISCLI_AUTH")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn an_experiment_starts_a_fresh_three_master_cluster_per_execution() {
@@ -56,7 +42,7 @@ pipeline = 4
     )
     .unwrap();
     let db = dir.path().join("r.db");
-    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
+    let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
     assert!(o.status.success(), "{}", text(&o));
     let store = Store::open(&db).unwrap();
     let info = store.experiment("cluster-ab").unwrap();
@@ -84,7 +70,7 @@ pipeline = 4
         "[experiment]\nname = \"x\"\n[[variant]]\nname = \"a\"\naddress = \"127.0.0.1:7000\"\ncluster = { masters = 3 }\n[[variant]]\nname = \"b\"\n[[workload]]\nname = \"w\"\ntests = \"set\"\n",
     )
     .unwrap();
-    let o = run(&["experiment", "run", bad.to_str().unwrap()], &db, &[]);
+    let o = run_db(&["experiment", "run", bad.to_str().unwrap()], &db, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("cluster"), "{}", text(&o));
 }
@@ -146,7 +132,7 @@ clients = 2
     )
     .unwrap();
     let db = dir.path().join("r.db");
-    let o = run(
+    let o = run_db(
         &["experiment", "run", file.to_str().unwrap()],
         &db,
         &[("RESPLAB_TEST_PW", password)],
@@ -174,7 +160,7 @@ clients = 2
         "the password is in the SQLite file"
     );
     // A password in the uri is refused, and so is a missing variable.
-    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
+    let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         text(&o).contains("RESPLAB_TEST_PW is not set"),
@@ -185,7 +171,7 @@ clients = 2
         .unwrap()
         .replace("rediss://loader@", &format!("rediss://loader:{password}@"));
     std::fs::write(&file, with_pw).unwrap();
-    let o = run(
+    let o = run_db(
         &["experiment", "run", file.to_str().unwrap()],
         &db,
         &[("RESPLAB_TEST_PW", password)],
@@ -252,7 +238,7 @@ tests = "set"
     let db = dir.path().join("pw.db");
     let env = [("RESPLAB_TEST_PW", user_pw)];
     let mut shown = String::new();
-    let o = run(&["experiment", "run", file.to_str().unwrap()], &db, &env);
+    let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &env);
     shown.push_str(&text(&o));
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -267,7 +253,7 @@ tests = "set"
         vec!["compare", "db:pw-ab"],
         vec!["report", "pw-ab", "-o", report.to_str().unwrap()],
     ] {
-        let o = run(&args, &db, &env);
+        let o = run_db(&args, &db, &env);
         assert!(o.status.success(), "{args:?}: {}", text(&o));
         shown.push_str(&text(&o));
     }
@@ -330,7 +316,7 @@ clients = 20
     };
     let db = dir.path().join("ol.db");
     let generous = write("100ms");
-    let o = run(&["experiment", "run", generous.to_str().unwrap()], &db, &[]);
+    let o = run_db(&["experiment", "run", generous.to_str().unwrap()], &db, &[]);
     assert!(o.status.success(), "{}", text(&o));
     let store = Store::open(&db).unwrap();
     let info = store.experiment("ol-100ms").unwrap();
@@ -346,6 +332,6 @@ clients = 20
     drop(store);
     // A limit no run can meet: invalid, and the message quotes that limit.
     let strict = write("1us");
-    let o = run(&["experiment", "run", strict.to_str().unwrap()], &db, &[]);
+    let o = run_db(&["experiment", "run", strict.to_str().unwrap()], &db, &[]);
     assert!(text(&o).contains("(limit 1 us)"), "{}", text(&o));
 }

@@ -87,6 +87,14 @@ impl Scratch {
         std::thread::sleep(Duration::from_millis(300));
     }
 
+    /// Waits until `n` servers of this run are up, kills `child` with SIGKILL, and
+    /// checks that no server of this run is alive 5 s later.
+    fn kill_9_once_serving(&self, child: &mut Child, n: usize) {
+        self.wait_for_servers(child, n);
+        kill_9(child);
+        self.assert_no_server_within(Duration::from_secs(5));
+    }
+
     /// Fails (after killing them) if servers of this scratch still run after `within`.
     fn assert_no_server_within(&self, within: Duration) {
         let deadline = Instant::now() + within;
@@ -237,9 +245,7 @@ fn bench_killed_leaves_no_server_and_reaps_an_earlier_runs() {
     let scratch = Scratch::new();
     let leftover = scratch.plant_leftover();
     let mut child = scratch.spawn(&["bench", "-t", "set", "-c", "2", "--test-time", "60"]);
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("bench");
 }
 
@@ -250,9 +256,7 @@ fn experiment_run_killed_leaves_no_server_and_reaps_an_earlier_runs() {
     let db = scratch.path("r.db");
     let leftover = scratch.plant_leftover();
     let mut child = scratch.spawn(&["experiment", "run", s(&file), "--db", s(&db)]);
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("experiment run");
     assert!(
         scratch
@@ -269,15 +273,11 @@ fn experiment_resume_killed_leaves_no_server_and_reaps_an_earlier_runs() {
     let file = experiment_file(&scratch, "lifetime-resume", 0);
     let db = scratch.path("r.db");
     let mut child = scratch.spawn(&["experiment", "run", s(&file), "--db", s(&db)]);
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
 
     let leftover = scratch.plant_leftover();
     let mut child = scratch.spawn(&["experiment", "resume", "lifetime-resume", "--db", s(&db)]);
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("experiment resume");
 }
 
@@ -288,9 +288,7 @@ fn cluster_nodes_killed_leave_no_server_and_reap_an_earlier_runs() {
     let db = scratch.path("r.db");
     let leftover = scratch.plant_leftover();
     let mut child = scratch.spawn(&["experiment", "run", s(&file), "--db", s(&db)]);
-    scratch.wait_for_servers(&mut child, 3);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 3);
     leftover.assert_reaped("a cluster variant");
 }
 
@@ -323,9 +321,7 @@ fn calibrate_killed_leaves_no_server_and_reaps_an_earlier_runs() {
     let args = calibrate_args(&db);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = scratch.spawn(&args);
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("calibrate");
 }
 
@@ -352,9 +348,7 @@ fn calibrate_validate_killed_leaves_no_serve_process_and_reaps_an_earlier_runs()
     ]);
     // The validation's servers are `resplab serve` processes working in their run
     // directories.
-    scratch.wait_for_servers(&mut child, 1);
-    kill_9(&mut child);
-    scratch.assert_no_server_within(Duration::from_secs(5));
+    scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("calibrate --validate");
 }
 

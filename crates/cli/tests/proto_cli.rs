@@ -1,17 +1,14 @@
 //! End-to-end tests of `resplab proto size` with the bench workload vocabulary and of
 //! `resplab proto convert` on streams.
 
-use assert_cmd::Command;
+mod common;
+
+use common::command;
+
 use serde_json::Value;
 
-fn resplab() -> Command {
-    let mut c = Command::cargo_bin("resplab").expect("the resplab binary is built");
-    c.env_remove("REDISCLI_AUTH");
-    c
-}
-
 fn size_json(args: &[&str]) -> Vec<Value> {
-    let out = resplab()
+    let out = command()
         .args(["proto", "size", "--json"])
         .args(args)
         .output()
@@ -86,7 +83,7 @@ fn size_takes_a_memtier_mix_and_command_templates() {
 
 #[test]
 fn size_rejects_bad_bench_flags_and_mixed_sources() {
-    let out = resplab()
+    let out = command()
         .args(["proto", "size", "-t", "nosuch"])
         .output()
         .unwrap();
@@ -96,7 +93,7 @@ fn size_rejects_bad_bench_flags_and_mixed_sources() {
         err.contains("nosuch") && err.contains("ping_inline"),
         "{err}"
     );
-    let out = resplab()
+    let out = command()
         .args(["proto", "size", "-t", "get", "--workload", "small"])
         .output()
         .unwrap();
@@ -122,7 +119,7 @@ fn resp_stream(n: usize) -> Vec<u8> {
 }
 
 fn convert(from: &str, to: &str, input: &[u8]) -> std::process::Output {
-    resplab()
+    command()
         .args(["proto", "convert", "--from", from, "--to", to])
         .write_stdin(input.to_vec())
         .output()

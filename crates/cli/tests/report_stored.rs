@@ -2,34 +2,18 @@
 //! seeded synthetic run records: the Markdown and every SVG are snapshot-tested; the HTML
 //! and file inputs are checked for their content; bad inputs fail with a message.
 
-use assert_cmd::Command;
+mod common;
+
+use common::command;
+
+use resplab_results::fixture::{self, Rng};
 use resplab_results::{
-    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, SecondSample,
-    Summary, ToolInfo,
+    CpuTime, HostInfo, LatencyUs, LoadModel, RunRecord, SecondSample, Summary, ToolInfo,
 };
 use resplab_stats::hist::LatencyHistogram;
 use resplab_store::{Check, NewExperiment, NewTrial, Store};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// xorshift64*, so the fixture never changes.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let s: f64 = (0..4).map(|_| self.uniform()).sum();
-        (s - 2.0) * 1.732
-    }
-}
 
 const VARIANTS: [&str; 2] = ["appendonly-no", "appendfsync-always"];
 const ROUNDS: u32 = 6;
@@ -43,23 +27,8 @@ fn summary(rng: &mut Rng, ops: f64, lat_us: f64) -> Summary {
         }
         h.record_n((us * 1000.0).max(1.0) as u64, 3);
     }
-    Summary {
-        requests: (ops * 2.0) as u64,
-        errors: 0,
-        ops_per_sec: ops,
-        latency_us: LatencyUs {
-            mean: h.mean_ns() / 1000.0,
-            p50: h.percentile_ns(50.0) as f64 / 1000.0,
-            p90: h.percentile_ns(90.0) as f64 / 1000.0,
-            p99: h.percentile_ns(99.0) as f64 / 1000.0,
-            p99_9: h.percentile_ns(99.9) as f64 / 1000.0,
-            max: h.max_ns() as f64 / 1000.0,
-        },
-        bytes_in: 100,
-        bytes_out: 200,
-        histogram: h.to_base64(),
-        error_kinds: BTreeMap::new(),
-    }
+    let latency_us = LatencyUs::from_histogram(&h);
+    fixture::summary((ops * 2.0) as u64, ops, latency_us, (100, 200), &h)
 }
 
 fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecord {
@@ -105,7 +74,6 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
     server.insert("redis_version".into(), "7.0.15".into());
     server.insert("redis_mode".into(), "standalone".into());
     RunRecord {
-        schema_version: 1,
         tool: ToolInfo {
             name: "resplab".into(),
             version: "0.1.0".into(),
@@ -119,32 +87,16 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
             pipeline: 1,
         },
         server,
-        host: HostInfo {
-            hostname: "fixture-host".into(),
-            cpu_model: "Fixture CPU".into(),
-            cores: 2,
-            kernel: "6.1.0".into(),
-            os: "linux".into(),
-            governor: None,
-        },
+        host: fixture::host("fixture-host", "Fixture CPU", None),
         warmup_sec: 0.2,
         duration_sec: 2.0,
-        totals,
         commands,
-        open_loop: None,
         series,
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.2,
             system_sec: 0.1,
         },
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
+        ..fixture::run_record(totals)
     }
 }
 
@@ -223,15 +175,11 @@ fn build_store(db: &Path) {
     store.set_state(id, "finished").unwrap();
 }
 
-fn resplab() -> Command {
-    Command::cargo_bin("resplab").unwrap()
-}
-
 #[test]
 fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     build_store(&dir.path().join("fixture.db"));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args([
             "report",
@@ -270,7 +218,7 @@ fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
 fn compare_and_report_agree_on_the_geomean() {
     let dir = tempfile::tempdir().unwrap();
     build_store(&dir.path().join("fixture.db"));
-    let out = resplab()
+    let out = command()
         .current_dir(dir.path())
         .args([
             "compare",
@@ -296,7 +244,7 @@ fn compare_and_report_agree_on_the_geomean() {
         s["ci_low_pct"].as_f64().unwrap(),
         s["ci_high_pct"].as_f64().unwrap()
     );
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "fixture", "--db", "fixture.db", "-o", "r.md"])
         .assert()
@@ -309,7 +257,7 @@ fn compare_and_report_agree_on_the_geomean() {
 fn stored_experiment_html_is_one_file_with_every_section() {
     let dir = tempfile::tempdir().unwrap();
     build_store(&dir.path().join("fixture.db"));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "db:fixture", "--db", "fixture.db"])
         .assert()
@@ -350,7 +298,7 @@ fn result_files_make_a_report_too() {
         "-o".into(),
         "files.md".into(),
     ]);
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(&args)
         .assert()
@@ -371,7 +319,7 @@ fn result_files_make_a_report_too() {
 #[test]
 fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
     let dir = tempfile::tempdir().unwrap();
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "nope", "--db", "missing.db"])
         .assert()
@@ -382,7 +330,7 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
         "no database is created"
     );
     // A mistyped result file is a missing file, not an unknown experiment.
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "results/run1.json"])
         .assert()
@@ -391,13 +339,13 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
             "results/run1.json: cannot read: No such file",
         ));
     build_store(&dir.path().join("fixture.db"));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "nope", "--db", "fixture.db"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no experiment named `nope`"));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args([
             "report",
@@ -421,7 +369,7 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
 fn an_unwritable_output_path_is_named() {
     let dir = tempfile::tempdir().unwrap();
     build_store(&dir.path().join("fixture.db"));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["report", "fixture", "--db", "fixture.db"])
         .args(["-o", "fixture.db/r.html"])
@@ -430,7 +378,7 @@ fn an_unwritable_output_path_is_named() {
         .stderr(predicates::str::contains(
             "-o fixture.db/r.html: cannot create the folder fixture.db",
         ));
-    resplab()
+    command()
         .current_dir(dir.path())
         .args(["experiment", "export", "fixture", "--db", "fixture.db"])
         .args(["--format", "csv", "-o", "gone/x.csv"])

@@ -1,15 +1,13 @@
 //! Completion scripts and manual pages, generated from the live command definition.
 
-use assert_cmd::Command;
+mod common;
 
-fn resplab() -> Command {
-    Command::cargo_bin("resplab").expect("binary built")
-}
+use common::command;
 
 #[test]
 fn completion_scripts_cover_every_subcommand_and_bash_parses_them() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let out = resplab().args(["completions", shell]).output().unwrap();
+        let out = command().args(["completions", shell]).output().unwrap();
         assert!(out.status.success(), "{shell}");
         let text = String::from_utf8(out.stdout).unwrap();
         for word in [
@@ -23,7 +21,7 @@ fn completion_scripts_cover_every_subcommand_and_bash_parses_them() {
             assert!(text.contains(word), "{shell} completion lacks {word}");
         }
     }
-    let script = resplab()
+    let script = command()
         .args(["completions", "bash"])
         .output()
         .unwrap()
@@ -37,7 +35,7 @@ fn completion_scripts_cover_every_subcommand_and_bash_parses_them() {
         .status()
         .unwrap();
     assert!(status.success(), "bash -n rejects the completion script");
-    resplab()
+    command()
         .args(["completions", "tcsh"])
         .assert()
         .code(2)
@@ -46,13 +44,13 @@ fn completion_scripts_cover_every_subcommand_and_bash_parses_them() {
 
 #[test]
 fn manual_pages_render_for_the_command_and_each_subcommand() {
-    let out = resplab().arg("man").output().unwrap();
+    let out = command().arg("man").output().unwrap();
     assert!(out.status.success());
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.contains(".TH resplab 1"), "{page}");
     assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
     let dir = tempfile::tempdir().unwrap();
-    resplab()
+    command()
         .args(["man", "-o"])
         .arg(dir.path())
         .assert()
@@ -76,7 +74,7 @@ fn manual_pages_render_for_the_command_and_each_subcommand() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    resplab()
+    command()
         .args(["man", "-o", "/no/such/folder"])
         .assert()
         .code(2)

@@ -22,6 +22,9 @@
 //! its own advice (raised by the engine, the merge, the statistics and the report), and
 //! [`csv`], the one CSV field writer.
 //!
+//! For tests only (this crate's own, and others' through the `fixture` feature):
+//! `fixture`, the one builder of complete run records and the seeded generator behind them.
+//!
 //! This crate knows records, not how they are made: no load generation, no sockets, no
 //! SQLite, no terminal (only `import::load_input` reads a file or standard input). Its
 //! only crate of ours below it is `resplab-stats`, for the histograms and the warning
@@ -32,6 +35,8 @@ pub mod run;
 
 pub use run::*;
 pub mod csv;
+#[cfg(any(test, feature = "fixture"))]
+pub mod fixture;
 pub use resplab_stats::warning;
 pub use warning::Warning;
 pub mod import;

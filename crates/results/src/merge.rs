@@ -693,7 +693,7 @@ impl GridCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{HostInfo, ToolInfo};
+    use crate::{fixture, HostInfo, ToolInfo};
 
     /// A shard record whose replies all took `latency_us` (µs), `n` of them.
     fn shard(index: u32, count: u32, replies_us: &[(u64, u64)], start_ms: f64) -> RunRecord {
@@ -702,16 +702,9 @@ mod tests {
             h.record_n(us * 1000, n);
         }
         let requests = h.count();
-        let summary = Summary {
-            requests,
-            errors: 0,
-            ops_per_sec: requests as f64 / 2.0,
-            latency_us: LatencyUs::from_histogram(&h),
-            bytes_in: requests * 5,
-            bytes_out: requests * 30,
-            histogram: h.to_base64(),
-            error_kinds: BTreeMap::new(),
-        };
+        let latency_us = LatencyUs::from_histogram(&h);
+        let bytes = (requests * 5, requests * 30);
+        let summary = fixture::summary(requests, requests as f64 / 2.0, latency_us, bytes, &h);
         let series = (1..=2)
             .map(|k| SecondSample {
                 t_sec: f64::from(k),
@@ -723,10 +716,7 @@ mod tests {
                 histogram: Some(h.to_base64()),
             })
             .collect();
-        let mut commands = BTreeMap::new();
-        commands.insert("SET".to_string(), summary.clone());
         RunRecord {
-            schema_version: 1,
             tool: ToolInfo {
                 name: "resplab".into(),
                 version: "0.1.0".into(),
@@ -745,25 +735,16 @@ mod tests {
                 clients: 5,
                 pipeline: 1,
             },
-            server: BTreeMap::new(),
             host: HostInfo {
                 hostname: format!("gen{index}"),
                 ..HostInfo::default()
             },
-            warmup_sec: 0.0,
             duration_sec: 2.0,
-            totals: summary,
-            commands,
-            open_loop: None,
             series,
-            series_interval_sec: 1.0,
-            connections: ConnectionStats::default(),
             client_cpu: CpuTime {
                 user_sec: 0.5,
                 system_sec: 0.5,
             },
-            end: RunEnd::Completed,
-            warnings: Vec::new(),
             shard: Some(ShardInfo {
                 index,
                 count,
@@ -773,9 +754,7 @@ mod tests {
                 clock_offset_ms: Some(0.0),
                 ..ShardInfo::default()
             }),
-            shards: Vec::new(),
-            cluster: None,
-            nodes: Default::default(),
+            ..fixture::run_record(summary)
         }
     }
 

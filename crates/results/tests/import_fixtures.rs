@@ -232,36 +232,12 @@ fn unreadable_and_unknown_inputs_name_file_and_line() {
 
 #[test]
 fn resplab_run_records_are_one_trial_each() {
-    use resplab_results::{
-        ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, Summary,
-        ToolInfo,
-    };
+    use resplab_results::{fixture, CpuTime, LatencyUs, RunRecord, Summary, ToolInfo};
     let make = |ops: f64| RunRecord {
-        schema_version: resplab_results::SCHEMA_VERSION,
         tool: ToolInfo {
             name: "resplab".into(),
             version: "0.1.0".into(),
             git_revision: None,
-        },
-        started_at_unix_ms: 0,
-        config: serde_json::json!({}),
-        seed: 1,
-        load_model: LoadModel::ClosedLoop {
-            clients: 1,
-            pipeline: 1,
-        },
-        server: Default::default(),
-        host: HostInfo::default(),
-        warmup_sec: 0.0,
-        duration_sec: 1.0,
-        totals: Summary {
-            requests: 10,
-            ops_per_sec: ops,
-            latency_us: LatencyUs {
-                p99: 12.0,
-                ..Default::default()
-            },
-            ..Default::default()
         },
         commands: [(
             "GET".to_string(),
@@ -273,17 +249,16 @@ fn resplab_run_records_are_one_trial_each() {
         )]
         .into_iter()
         .collect(),
-        open_loop: None,
-        series: vec![],
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
         client_cpu: CpuTime::default(),
-        end: RunEnd::Completed,
-        warnings: vec![],
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
+        ..fixture::run_record(Summary {
+            requests: 10,
+            ops_per_sec: ops,
+            latency_us: LatencyUs {
+                p99: 12.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
     };
     let dir = std::env::temp_dir().join(format!("resplab-runs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

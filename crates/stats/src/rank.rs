@@ -292,18 +292,31 @@ pub fn hl_paired(d: &[f64], confidence: f64) -> Result<ShiftEstimate, StatsError
         let nf = n as f64;
         let mu = nf * (nf + 1.0) / 4.0;
         let sd = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt();
-        let c = (mu - 0.5 + normal_quantile(half_alpha) * sd).floor();
-        let crit = (c >= 0.0).then(|| (c as u64, normal_cdf((c + 0.5 - mu) / sd)));
-        (crit, false)
+        (normal_critical(mu, sd, half_alpha), false)
     };
+    let ranks = wanted_ranks(total, crit);
+    let v = walsh_at(&s, &ranks).unwrap_or_else(|| vec![f64::NAN; ranks.len()]);
+    Ok(finish(v, crit, exact))
+}
+
+/// The critical count of a rank statistic with mean `mu` and standard deviation `sd`
+/// under the normal approximation (continuity-corrected), with its one-sided tail; `None`
+/// when even a count of 0 is not rare enough.
+fn normal_critical(mu: f64, sd: f64, half_alpha: f64) -> Option<(u64, f64)> {
+    let c = (mu - 0.5 + normal_quantile(half_alpha) * sd).floor();
+    (c >= 0.0).then(|| (c as u64, normal_cdf((c + 0.5 - mu) / sd)))
+}
+
+/// The ranks to select among `total` ordered values: the two middle ones (for the
+/// median), then, with a critical count `c`, the interval's ends `c` and `total - 1 - c`.
+fn wanted_ranks(total: u64, crit: Option<(u64, f64)>) -> Vec<u64> {
     let (m1, m2) = median_ranks(total);
     let mut ranks = vec![m1, m2];
     if let Some((c, _)) = crit {
         ranks.push(c);
         ranks.push(total - 1 - c);
     }
-    let v = walsh_at(&s, &ranks).unwrap_or_else(|| vec![f64::NAN; ranks.len()]);
-    Ok(finish(v, crit, exact))
+    ranks
 }
 
 fn finish(v: Vec<f64>, crit: Option<(u64, f64)>, exact: bool) -> ShiftEstimate {
@@ -356,16 +369,9 @@ pub fn hl_unpaired(x: &[f64], y: &[f64], confidence: f64) -> Result<ShiftEstimat
         let (mf, nf) = (m as f64, n as f64);
         let mu = mf * nf / 2.0;
         let sd = (mf * nf * (mf + nf + 1.0) / 12.0).sqrt();
-        let c = (mu - 0.5 + normal_quantile(half_alpha) * sd).floor();
-        let crit = (c >= 0.0).then(|| (c as u64, normal_cdf((c + 0.5 - mu) / sd)));
-        (crit, false)
+        (normal_critical(mu, sd, half_alpha), false)
     };
-    let (m1, m2) = median_ranks(total);
-    let mut ranks = vec![m1, m2];
-    if let Some((c, _)) = crit {
-        ranks.push(c);
-        ranks.push(total - 1 - c);
-    }
+    let ranks = wanted_ranks(total, crit);
     let v = if m.max(n) >= LOW_MEMORY_ROWS {
         // Long samples: the selection keeps a boundary array (4 bytes a row) per cut, and
         // cuts for all four ranks at once would hold several at a time. One rank group

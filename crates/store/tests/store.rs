@@ -1,8 +1,6 @@
 //! Store behaviour against real SQLite files.
 
-use resplab_results::{
-    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, Summary, ToolInfo,
-};
+use resplab_results::{fixture, HostInfo, LatencyUs, RunRecord};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_store::{Check, NewExperiment, NewTrial, RoundState, Store, StoreError};
 use std::collections::BTreeMap;
@@ -12,60 +10,15 @@ fn record(ops: f64) -> RunRecord {
     for i in 1..100u64 {
         h.record(i * 1_000);
     }
-    let summary = Summary {
-        requests: 1000,
-        errors: 0,
-        ops_per_sec: ops,
-        latency_us: LatencyUs {
-            mean: 50.0,
-            p50: 50.0,
-            p90: 90.0,
-            p99: 99.0,
-            p99_9: 99.0,
-            max: 99.0,
-        },
-        bytes_in: 1,
-        bytes_out: 1,
-        histogram: h.to_base64(),
-        error_kinds: BTreeMap::new(),
+    let latency_us = LatencyUs {
+        mean: 50.0,
+        p50: 50.0,
+        p90: 90.0,
+        p99: 99.0,
+        p99_9: 99.0,
+        max: 99.0,
     };
-    let mut commands = BTreeMap::new();
-    commands.insert("SET".to_string(), summary.clone());
-    RunRecord {
-        schema_version: 1,
-        tool: ToolInfo {
-            name: "resplab".into(),
-            version: "0".into(),
-            git_revision: None,
-        },
-        started_at_unix_ms: 0,
-        config: serde_json::json!({}),
-        seed: 1,
-        load_model: LoadModel::ClosedLoop {
-            clients: 1,
-            pipeline: 1,
-        },
-        server: BTreeMap::new(),
-        host: HostInfo::default(),
-        warmup_sec: 0.0,
-        duration_sec: 1.0,
-        totals: summary,
-        commands,
-        open_loop: None,
-        series: Vec::new(),
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
-        client_cpu: CpuTime {
-            user_sec: 0.1,
-            system_sec: 0.1,
-        },
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
-    }
+    fixture::run_record(fixture::summary(1000, ops, latency_us, (1, 1), &h))
 }
 
 fn experiment(name: &str, hash: &str) -> NewExperiment {

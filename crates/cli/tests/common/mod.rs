@@ -1,5 +1,6 @@
-//! Helpers shared by the CLI's integration tests: running the real binary and killing a
-//! run with SIGKILL once it has stored enough trials.
+//! Helpers shared by the CLI's integration tests: running the real binary (collecting its
+//! output, in a directory, against a database, or as an assert_cmd `Command`) and killing
+//! a run with SIGKILL once it has stored enough trials.
 
 #![allow(dead_code)] // each test file uses some of them
 
@@ -14,6 +15,51 @@ pub fn resplab(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `resplab` as an assert_cmd `Command`, with no REDISCLI_AUTH from the test's environment.
+pub fn command() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("resplab").expect("the resplab binary is built");
+    c.env_remove("REDISCLI_AUTH");
+    c
+}
+
+/// [`command`], killed if it runs longer than `limit`.
+pub fn command_within(limit: Duration) -> assert_cmd::Command {
+    let mut c = command();
+    c.timeout(limit);
+    c
+}
+
+/// Runs `resplab ARGS` in `dir` (no stdin, no REDISCLI_AUTH): its exit code (-1 when a
+/// signal ended it), standard output and standard error.
+pub fn run_in(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `resplab ARGS --db DB` with `env` added (no stdin, no REDISCLI_AUTH unless `env`
+/// gives it).
+pub fn run_db(args: &[&str], db: &Path, env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env_remove("REDISCLI_AUTH")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap()

@@ -4,33 +4,12 @@
 use resplab_report::doc::{ReportInput, TrialInput, WorkloadInput};
 use resplab_report::resplab::ResplabOptions;
 use resplab_results::sample::{Direction, Metric, Observation, Origin};
-use resplab_results::{
-    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, SecondSample,
-    Summary, ToolInfo,
-};
+use resplab_results::{fixture, CpuTime, LatencyUs, LoadModel, RunRecord, SecondSample, ToolInfo};
 use resplab_stats::hist::LatencyHistogram;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// xorshift64*: a tiny seeded generator so the fixture never changes.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_f64(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Roughly normal (sum of four uniforms, centred and scaled).
-    pub fn normal(&mut self) -> f64 {
-        let s: f64 = (0..4).map(|_| self.next_f64()).sum();
-        (s - 2.0) * 1.732
-    }
-}
+use resplab_results::fixture::Rng;
 
 pub const VARIANTS: [&str; 3] = ["baseline", "io-threads-4", "appendfsync-always"];
 pub const WORKLOADS: [(&str, f64, f64); 2] = [("set", 120_000.0, 60.0), ("get", 150_000.0, 45.0)];
@@ -53,15 +32,7 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
         }
         h.record_n((us * 1000.0).max(1.0) as u64, 5);
     }
-    let lat = |h: &LatencyHistogram| LatencyUs {
-        mean: h.mean_ns() / 1000.0,
-        p50: h.percentile_ns(50.0) as f64 / 1000.0,
-        p90: h.percentile_ns(90.0) as f64 / 1000.0,
-        p99: h.percentile_ns(99.0) as f64 / 1000.0,
-        p99_9: h.percentile_ns(99.9) as f64 / 1000.0,
-        max: h.max_ns() as f64 / 1000.0,
-    };
-    let latency_us = lat(&h);
+    let latency_us = LatencyUs::from_histogram(&h);
     let series = (1..=5)
         .map(|s| {
             let o = ops * (1.0 + 0.02 * rng.normal());
@@ -79,16 +50,7 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
             }
         })
         .collect();
-    let summary = Summary {
-        requests: (ops * 5.0) as u64,
-        errors: 0,
-        ops_per_sec: ops,
-        latency_us,
-        bytes_in: 1000,
-        bytes_out: 2000,
-        histogram: h.to_base64(),
-        error_kinds: BTreeMap::new(),
-    };
+    let summary = fixture::summary((ops * 5.0) as u64, ops, latency_us, (1000, 2000), &h);
     let mut commands = BTreeMap::new();
     commands.insert(name.to_ascii_uppercase(), summary.clone());
     let mut server = BTreeMap::new();
@@ -96,7 +58,6 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
     server.insert("redis_mode".to_string(), "standalone".to_string());
     server.insert("process_id".to_string(), format!("{}", 4000 + round));
     RunRecord {
-        schema_version: 1,
         tool: ToolInfo {
             name: "resplab".into(),
             version: "0.1.0".into(),
@@ -110,32 +71,16 @@ pub fn run_record(variant: usize, workload: usize, round: u32) -> RunRecord {
             pipeline: 1,
         },
         server,
-        host: HostInfo {
-            hostname: "bench-1".into(),
-            cpu_model: "Example CPU @ 3.0GHz".into(),
-            cores: 2,
-            kernel: "6.1.0".into(),
-            os: "linux".into(),
-            governor: Some("performance".into()),
-        },
+        host: fixture::host("bench-1", "Example CPU @ 3.0GHz", Some("performance")),
         warmup_sec: 0.2,
         duration_sec: 5.0,
-        totals: summary,
         commands,
-        open_loop: None,
         series,
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.5,
             system_sec: 0.5,
         },
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
+        ..fixture::run_record(summary)
     }
 }
 
