@@ -10,14 +10,21 @@ use std::time::Duration;
 /// Longest a single `resplab` call may take.
 const LIMIT: Duration = Duration::from_secs(180);
 
-/// The test comparing a prediction with later measurements runs alone: a neighbour test
-/// loading the cores for part of it would change the noise between the two. The others
-/// share.
+/// The tests that assert a timing effect run alone: the one comparing a prediction with
+/// later measurements (a neighbour test loading the cores for part of it would change
+/// the noise between the two) and the two that must see a cold server's order effect (a
+/// neighbour's load on two cores widened their intervals past it). The others share.
 static NOISE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
     NOISE
         .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    NOISE
+        .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -309,7 +316,7 @@ fn biased_file(
 /// would not, so this fails when either the knob or the fixed order stops working.
 #[test]
 fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
-    let _shared = shared();
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("resplab");
     let file = biased_file(
@@ -351,7 +358,7 @@ fn a_fixed_order_with_a_cold_server_is_caught_by_the_aa_comparison() {
 /// would fall on either copy and the A/A comparison would not claim a difference.
 #[test]
 fn calibrate_finds_a_fixed_order_with_a_cold_server_biased() {
-    let _shared = shared();
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let file = biased_file(
         dir.path(),
@@ -460,9 +467,7 @@ fn validate_results_are_stored_and_reported() {
 /// ×1.5 misses every time, an unlucky minute does not.
 #[test]
 fn the_budget_prediction_matches_the_mde_of_follow_up_experiments() {
-    let _alone = NOISE
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _alone = alone();
     let mut seen = Vec::new();
     for attempt in 0..3 {
         let (predicted, measured) = predicted_and_followed_up(attempt);
