@@ -505,50 +505,76 @@ struct SizeRow {
     saving_percent: f64,
 }
 
+/// A command to measure: its row label, its arguments, and whether RESP2 writes it
+/// inline.
+type SizedCommand = (String, Vec<Vec<u8>>, bool);
+
 fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     let bench_flags = a.bench.to_bench_argv();
+    let cmds = match size_commands(&a, &bench_flags, resolve) {
+        Ok(c) => c,
+        Err(message) => {
+            eprintln!("resplab: {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    // Bench phases keep their run order; named commands sort by name.
+    let all = size_rows(&cmds, bench_flags.is_empty());
+    let out = if a.json {
+        let mut out = serde_json::to_string_pretty(&all)?;
+        out.push('\n');
+        out
+    } else {
+        size_table(&all)
+    };
+    write_output(None, out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The commands `proto size` measures, from a file, a lab workload or bench workload
+/// flags; the error is the message to print.
+fn size_commands(
+    a: &SizeArgs,
+    bench_flags: &[String],
+    resolve: BenchWorkload<'_>,
+) -> std::result::Result<Vec<SizedCommand>, String> {
     if !bench_flags.is_empty() && (a.file.is_some() || a.workload.is_some()) {
-        eprintln!(
-            "resplab: {} describes a bench workload; it cannot be combined with --file or --workload",
+        return Err(format!(
+            "{} describes a bench workload; it cannot be combined with --file or --workload",
             bench_flags.first().map_or("", String::as_str)
-        );
-        return Ok(ExitCode::from(2));
+        ));
     }
-    // (row label, arguments, RESP2 written inline)
-    let cmds: Vec<(String, Vec<Vec<u8>>, bool)> = match (&a.file, a.workload) {
+    match (&a.file, a.workload) {
         (Some(f), _) => match read_command_file(f) {
-            Ok(c) => c.into_iter().map(|c| (name_of(&c), c, false)).collect(),
-            Err(e) => {
-                eprintln!("resplab: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
+            Ok(c) => Ok(c.into_iter().map(|c| (name_of(&c), c, false)).collect()),
+            Err(e) => Err(format!("{e:#}")),
         },
-        (None, Some(w)) => generate(w.lab(), a.commands)
+        (None, Some(w)) => Ok(generate(w.lab(), a.commands)
             .into_iter()
             .map(|c| (name_of(&c), c, false))
-            .collect(),
+            .collect()),
         (None, None) if !bench_flags.is_empty() => {
             match bench_commands(&a.bench, a.commands, resolve) {
-                Ok(c) => c
+                Ok(c) => Ok(c
                     .into_iter()
                     .map(|(label, req)| {
                         let args = req.args().map(<[u8]>::to_vec).collect();
                         (label, args, req.is_inline())
                     })
-                    .collect(),
-                Err(e) => {
-                    eprintln!("resplab: {e:#}");
-                    return Ok(ExitCode::from(2));
-                }
+                    .collect()),
+                Err(e) => Err(format!("{e:#}")),
             }
         }
-        (None, None) => {
-            eprintln!(
-                "resplab: proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
-            );
-            return Ok(ExitCode::from(2));
-        }
-    };
+        (None, None) => Err(
+            "proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
+                .to_string(),
+        ),
+    }
+}
+
+/// One row per label (in first-seen order, or by name when `sort`), then the total,
+/// each with its saving.
+fn size_rows(cmds: &[SizedCommand], sort: bool) -> Vec<SizeRow> {
     let mut rows: BTreeMap<String, SizeRow> = BTreeMap::new();
     let mut total = SizeRow {
         command: "TOTAL".into(),
@@ -556,7 +582,7 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     };
     let mut buf = Vec::new();
     let mut order: Vec<String> = Vec::new();
-    for (key, c, inline) in &cmds {
+    for (key, c, inline) in cmds {
         if c.is_empty() {
             continue;
         }
@@ -585,8 +611,7 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
             row.respb_passthrough += p;
         }
     }
-    // Bench phases keep their run order; named commands sort by name.
-    if bench_flags.is_empty() {
+    if sort {
         order.sort();
     }
     let mut all: Vec<SizeRow> = order.iter().filter_map(|k| rows.remove(k)).collect();
@@ -598,40 +623,39 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
             0.0
         };
     }
+    all
+}
+
+/// The text table of `proto size`.
+fn size_table(all: &[SizeRow]) -> String {
     let mut out = String::new();
-    if a.json {
-        out = serde_json::to_string_pretty(&all)?;
-        out.push('\n');
-    } else {
+    out.push_str(&format!(
+        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+        "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
+    ));
+    out.push_str(&format!(
+        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+        "", "", "", "", "", "RESP2", "RESPB"
+    ));
+    for r in all {
+        let n = r.count.max(1) as f64;
         out.push_str(&format!(
-            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-            "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
+            "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
+            r.command,
+            r.count,
+            r.resp_bytes,
+            r.respb_bytes,
+            r.saving_percent,
+            r.resp_bytes as f64 / n,
+            r.respb_bytes as f64 / n,
+            if r.respb_passthrough > 0 {
+                format!("  ({} via passthrough)", r.respb_passthrough)
+            } else {
+                String::new()
+            }
         ));
-        out.push_str(&format!(
-            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-            "", "", "", "", "", "RESP2", "RESPB"
-        ));
-        for r in &all {
-            let n = r.count.max(1) as f64;
-            out.push_str(&format!(
-                "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
-                r.command,
-                r.count,
-                r.resp_bytes,
-                r.respb_bytes,
-                r.saving_percent,
-                r.resp_bytes as f64 / n,
-                r.respb_bytes as f64 / n,
-                if r.respb_passthrough > 0 {
-                    format!("  ({} via passthrough)", r.respb_passthrough)
-                } else {
-                    String::new()
-                }
-            ));
-        }
     }
-    write_output(None, out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 // ---------------------------------------------------------------------------------------
