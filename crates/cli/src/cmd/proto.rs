@@ -34,7 +34,7 @@ use resplab_workload::{Request, Workload, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -783,6 +783,13 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// One benchmark job: its label, the lab workload it generates (none for `--input`) and
+/// the decoders it measures.
+type BenchJob = (String, Option<WorkloadName>, Vec<DecoderName>);
+
+/// The samples of each (job label, decoder), one per repetition.
+type BenchSamples = BTreeMap<(String, u8), Vec<Sample>>;
+
 fn bench(a: BenchArgs) -> Result<ExitCode> {
     if a.child {
         return child(&a);
@@ -791,8 +798,34 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
         eprintln!("resplab: --iterations and --repetitions must be at least 1");
         return Ok(ExitCode::from(2));
     }
-    // (label, workload flag or input, decoders)
-    let mut jobs: Vec<(String, Option<WorkloadName>, Vec<DecoderName>)> = Vec::new();
+    let jobs = bench_jobs(&a)?;
+    let exe = std::env::current_exe().context("cannot find the resplab executable")?;
+    let Some(samples) = run_jobs(&a, &exe, &jobs)? else {
+        return Ok(ExitCode::from(2));
+    };
+    let rows = bench_rows(&samples);
+    let out = if a.json {
+        let doc = serde_json::json!({
+            "iterations": a.iterations,
+            "repetitions": a.repetitions,
+            "size_mb": a.size_mb,
+            "cpu": a.cpu,
+            "results": rows,
+        });
+        let mut out = serde_json::to_string_pretty(&doc)?;
+        out.push('\n');
+        out
+    } else {
+        bench_table(&a, &rows)
+    };
+    write_output(None, out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The jobs of a run: the `--input` file with the decoders of its format, or each
+/// chosen lab workload (all four by default) with every decoder.
+fn bench_jobs(a: &BenchArgs) -> Result<Vec<BenchJob>> {
+    let mut jobs: Vec<BenchJob> = Vec::new();
     let all = vec![
         DecoderName::Respb,
         DecoderName::RespZeroCopy,
@@ -822,48 +855,20 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             jobs.push((format!("{w:?}").to_lowercase(), Some(w), all.clone()));
         }
     }
-    let exe = std::env::current_exe().context("cannot find the resplab executable")?;
-    let mut samples: BTreeMap<(String, u8), Vec<Sample>> = BTreeMap::new();
+    Ok(jobs)
+}
+
+/// Runs every job's decoders in a child process per repetition, with the decoder order
+/// rotated each repetition so drift hits all alike; `None` when a child failed (said on
+/// standard error).
+fn run_jobs(a: &BenchArgs, exe: &Path, jobs: &[BenchJob]) -> Result<Option<BenchSamples>> {
+    let mut samples = BenchSamples::new();
     for rep in 0..a.repetitions {
-        for (label, w, decs) in &jobs {
-            // Rotate the decoder order each repetition so drift hits all alike.
+        for (label, w, decs) in jobs {
             let k = decs.len();
             for j in 0..k {
                 let d = decs[(j + rep as usize) % k];
-                let mut cmd = match a.cpu {
-                    Some(cpu) => {
-                        let mut c = std::process::Command::new("taskset");
-                        c.arg("-c").arg(cpu.to_string()).arg(&exe);
-                        c
-                    }
-                    None => std::process::Command::new(&exe),
-                };
-                cmd.args(["proto", "bench", "--child", "--decoder"])
-                    .arg(
-                        d.to_possible_value()
-                            .map(|v| v.get_name().to_string())
-                            .unwrap_or_default(),
-                    )
-                    .arg("--iterations")
-                    .arg(a.iterations.to_string())
-                    .arg("--size-mb")
-                    .arg(a.size_mb.to_string());
-                match (w, &a.input) {
-                    (Some(w), _) => {
-                        cmd.arg("--workload").arg(format!("{w:?}").to_lowercase());
-                    }
-                    (None, Some(p)) => {
-                        cmd.arg("--input")
-                            .arg(p)
-                            .arg("--input-format")
-                            .arg(match d {
-                                DecoderName::Respb => "respb",
-                                _ => "resp",
-                            });
-                    }
-                    (None, None) => {}
-                }
-                let out = cmd.output().with_context(|| {
+                let out = child_command(a, exe, *w, d).output().with_context(|| {
                     if a.cpu.is_some() {
                         "cannot run `taskset` (util-linux) for --cpu".to_string()
                     } else {
@@ -877,7 +882,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
                         d,
                         String::from_utf8_lossy(&out.stderr).trim()
                     );
-                    return Ok(ExitCode::from(2));
+                    return Ok(None);
                 }
                 let s: Sample = serde_json::from_slice(&out.stdout)
                     .context("cannot read the benchmark child's result")?;
@@ -891,8 +896,57 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
     if !a.json {
         eprintln!();
     }
+    Ok(Some(samples))
+}
+
+/// The `proto bench --child` process that measures decoder `d` on one job, pinned with
+/// `taskset` when `--cpu` is given.
+fn child_command(
+    a: &BenchArgs,
+    exe: &Path,
+    w: Option<WorkloadName>,
+    d: DecoderName,
+) -> std::process::Command {
+    let mut cmd = match a.cpu {
+        Some(cpu) => {
+            let mut c = std::process::Command::new("taskset");
+            c.arg("-c").arg(cpu.to_string()).arg(exe);
+            c
+        }
+        None => std::process::Command::new(exe),
+    };
+    cmd.args(["proto", "bench", "--child", "--decoder"])
+        .arg(
+            d.to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default(),
+        )
+        .arg("--iterations")
+        .arg(a.iterations.to_string())
+        .arg("--size-mb")
+        .arg(a.size_mb.to_string());
+    match (w, &a.input) {
+        (Some(w), _) => {
+            cmd.arg("--workload").arg(format!("{w:?}").to_lowercase());
+        }
+        (None, Some(p)) => {
+            cmd.arg("--input")
+                .arg(p)
+                .arg("--input-format")
+                .arg(match d {
+                    DecoderName::Respb => "respb",
+                    _ => "resp",
+                });
+        }
+        (None, None) => {}
+    }
+    cmd
+}
+
+/// One row per (job, decoder): medians over the repetitions, with the throughput's range.
+fn bench_rows(samples: &BenchSamples) -> Vec<BenchRow> {
     let mut rows = Vec::new();
-    for ((label, _), ss) in &samples {
+    for ((label, _), ss) in samples {
         let Some(first) = ss.first() else { continue };
         let total = |s: &Sample| (s.commands * u64::from(s.iterations)).max(1) as f64;
         let mut cps: Vec<f64> = ss
@@ -918,55 +972,47 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             peak_memory_bytes: median(&mut peak) as u64,
         });
     }
+    rows
+}
+
+/// The text table of `proto bench`, with the line saying how it was measured.
+fn bench_table(a: &BenchArgs, rows: &[BenchRow]) -> String {
     let mut out = String::new();
-    if a.json {
-        let doc = serde_json::json!({
-            "iterations": a.iterations,
-            "repetitions": a.repetitions,
-            "size_mb": a.size_mb,
-            "cpu": a.cpu,
-            "results": rows,
-        });
-        out = serde_json::to_string_pretty(&doc)?;
-        out.push('\n');
-    } else {
+    out.push_str(&format!(
+        "{:<8} {:<16} {:>10} {:>14} {:>20} {:>9} {:>8} {:>9} {:>10}\n",
+        "workload",
+        "decoder",
+        "cmds/iter",
+        "M cmd/s",
+        "[min-max]",
+        "CPU ns/cmd",
+        "B/cmd",
+        "alloc/cmd",
+        "peak MB"
+    ));
+    for r in rows {
         out.push_str(&format!(
-            "{:<8} {:<16} {:>10} {:>14} {:>20} {:>9} {:>8} {:>9} {:>10}\n",
-            "workload",
-            "decoder",
-            "cmds/iter",
-            "M cmd/s",
-            "[min-max]",
-            "CPU ns/cmd",
-            "B/cmd",
-            "alloc/cmd",
-            "peak MB"
-        ));
-        for r in &rows {
-            out.push_str(&format!(
-                "{:<8} {:<16} {:>10} {:>14.1} {:>20} {:>10.2} {:>8.1} {:>9.2} {:>10.1}\n",
-                r.workload,
-                r.decoder,
-                r.commands_per_iteration,
-                r.commands_per_sec / 1e6,
-                format!(
-                    "[{:.1}-{:.1}]",
-                    r.commands_per_sec_min / 1e6,
-                    r.commands_per_sec_max / 1e6
-                ),
-                r.cpu_ns_per_command,
-                r.bytes_per_command,
-                r.allocations_per_command,
-                r.peak_memory_bytes as f64 / 1e6,
-            ));
-        }
-        out.push_str(&format!(
-            "medians of {} repetitions x at least {} passes (and 300 ms); CPU from the thread's CPU clock; peak = VmHWM of the measuring process (input included){}\n",
-            a.repetitions,
-            a.iterations,
-            a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))
+            "{:<8} {:<16} {:>10} {:>14.1} {:>20} {:>10.2} {:>8.1} {:>9.2} {:>10.1}\n",
+            r.workload,
+            r.decoder,
+            r.commands_per_iteration,
+            r.commands_per_sec / 1e6,
+            format!(
+                "[{:.1}-{:.1}]",
+                r.commands_per_sec_min / 1e6,
+                r.commands_per_sec_max / 1e6
+            ),
+            r.cpu_ns_per_command,
+            r.bytes_per_command,
+            r.allocations_per_command,
+            r.peak_memory_bytes as f64 / 1e6,
         ));
     }
-    write_output(None, out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    out.push_str(&format!(
+        "medians of {} repetitions x at least {} passes (and 300 ms); CPU from the thread's CPU clock; peak = VmHWM of the measuring process (input included){}\n",
+        a.repetitions,
+        a.iterations,
+        a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))
+    ));
+    out
 }
