@@ -10,7 +10,7 @@
 
 pub use super::bench_args::{workload_from_flags, BenchArgs};
 pub use super::bench_resolve::resolve_args;
-use super::bench_resolve::OutputOptions;
+use super::bench_resolve::{OutputOptions, Resolved};
 use crate::output::{outfile::OutFile, progress::ProgressLine};
 use anyhow::Context as _;
 use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
@@ -28,12 +28,7 @@ use std::process::ExitCode;
 /// be written (exit code 2).
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let resolved = resolve_args(&args)?;
-    let mut workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(s) = &resolved.shard {
-        workload = workload
-            .with_shard(u64::from(s.index), u64::from(s.count))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
+    let workload = workload_for(&resolved)?;
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
     let files = OutputFiles::prepare(&resolved.output, &workload)?;
@@ -56,61 +51,89 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             config.target = t.clone();
             None
         }
-        None => {
-            let mut opts = ServerOptions::default();
-            if let Some(bin) = &resolved.server_bin {
-                opts.binary = bin.display().to_string();
-            }
-            // redis-server accepts 10000 clients by default; the throwaway server takes
-            // every connection of the run, with room for a few more.
-            let maxclients = config.clients.saturating_add(32);
-            if maxclients > 10_000 {
-                opts.extra_args
-                    .extend(["--maxclients".to_string(), maxclients.to_string()]);
-            }
-            match ThrowawayServer::start_with(&opts) {
-                Ok(server) => {
-                    eprintln!(
-                        "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
-                        opts.binary,
-                        server.host(),
-                        server.port()
-                    );
-                    config.target = Target::Tcp {
-                        host: server.host().to_string(),
-                        port: server.port(),
-                    };
-                    Some(Throwaway::Redis(server))
-                }
-                // No redis-server on this machine (and none asked for by name): the
-                // reference server stands in, and the output says so.
-                Err(resplab_engine::ServerError::NotInstalled { .. })
-                    if resolved.server_bin.is_none() =>
-                {
-                    let server = resplab_serve::start(&resplab_serve::Config {
-                        port: 0,
-                        ..resplab_serve::Config::default()
-                    })
-                    .context("starting resplab serve in place of redis-server")?;
-                    eprintln!(
-                        "resplab: no target given and no redis-server installed: started resplab's reference server (resplab serve, one thread) on 127.0.0.1:{}; figures describe it, not Redis (apt-get install redis-server for a throwaway redis-server)",
-                        server.port()
-                    );
-                    config.target = Target::Tcp {
-                        host: "127.0.0.1".into(),
-                        port: server.port(),
-                    };
-                    Some(Throwaway::Serve(server))
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        None => Some(start_throwaway(&resolved, &mut config)?),
     };
+    announce(&config, &resolved.output);
+    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress);
+    let mut record = result.context(format!("run against {}", config.target))?;
+    complete_record(&mut record, &config, &resolved.spec);
+    if let Some(plan) = &resolved.shard {
+        apply_shard_plan(&mut record, plan);
+    }
 
+    write_outputs(&record, &workload, &resolved.output, files)?;
+    Ok(exit_code(&record.end))
+}
+
+/// The workload of the resolved flags, restricted to this process's shard if any.
+fn workload_for(resolved: &Resolved) -> anyhow::Result<Workload> {
+    let mut workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(s) = &resolved.shard {
+        workload = workload
+            .with_shard(u64::from(s.index), u64::from(s.count))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    Ok(workload)
+}
+
+/// Starts the server a run without a target measures: a throwaway redis-server, or
+/// resplab's reference server when none is installed and none was named; points
+/// `config` at it and says so on standard error.
+fn start_throwaway(resolved: &Resolved, config: &mut RunConfig) -> anyhow::Result<Throwaway> {
+    let mut opts = ServerOptions::default();
+    if let Some(bin) = &resolved.server_bin {
+        opts.binary = bin.display().to_string();
+    }
+    // redis-server accepts 10000 clients by default; the throwaway server takes
+    // every connection of the run, with room for a few more.
+    let maxclients = config.clients.saturating_add(32);
+    if maxclients > 10_000 {
+        opts.extra_args
+            .extend(["--maxclients".to_string(), maxclients.to_string()]);
+    }
+    match ThrowawayServer::start_with(&opts) {
+        Ok(server) => {
+            eprintln!(
+                "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
+                opts.binary,
+                server.host(),
+                server.port()
+            );
+            config.target = Target::Tcp {
+                host: server.host().to_string(),
+                port: server.port(),
+            };
+            Ok(Throwaway::Redis(server))
+        }
+        // No redis-server on this machine (and none asked for by name): the
+        // reference server stands in, and the output says so.
+        Err(resplab_engine::ServerError::NotInstalled { .. }) if resolved.server_bin.is_none() => {
+            let server = resplab_serve::start(&resplab_serve::Config {
+                port: 0,
+                ..resplab_serve::Config::default()
+            })
+            .context("starting resplab serve in place of redis-server")?;
+            eprintln!(
+                "resplab: no target given and no redis-server installed: started resplab's reference server (resplab serve, one thread) on 127.0.0.1:{}; figures describe it, not Redis (apt-get install redis-server for a throwaway redis-server)",
+                server.port()
+            );
+            config.target = Target::Tcp {
+                host: "127.0.0.1".into(),
+                port: server.port(),
+            };
+            Ok(Throwaway::Serve(server))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The lines on standard error before the run: an unverified TLS certificate, and the
+/// seed unless the output is quiet or CSV.
+fn announce(config: &RunConfig, output: &OutputOptions) {
     if config.tls.as_ref().is_some_and(|t| t.insecure) {
         eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
     }
-    if !resolved.output.quiet && !resolved.output.csv {
+    if !output.quiet && !output.csv {
         eprintln!(
             "resplab: seed {} ({})",
             config.seed,
@@ -121,7 +144,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    let mut line = ProgressLine::new(resolved.output.progress);
+}
+
+/// Runs the engine, showing its progress on one line of a terminal.
+fn run_with_progress(
+    config: &RunConfig,
+    workload: &Workload,
+    stop: &StopToken,
+    progress: bool,
+) -> Result<RunRecord, resplab_engine::EngineError> {
+    let mut line = ProgressLine::new(progress);
     let mut on_progress = |p: &resplab_engine::Progress| {
         let text = if p.warming_up {
             format!("{}: warming up", p.phase_name)
@@ -138,25 +170,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         };
         line.show(&text);
     };
-    let result = resplab_engine::run(&config, &workload, &stop, &mut on_progress);
+    let result = resplab_engine::run(config, workload, stop, &mut on_progress);
     line.clear();
-    let mut record = result.context(format!("run against {}", config.target))?;
-    complete_record(&mut record, &config, &resolved.spec);
-    if let Some(plan) = &resolved.shard {
-        let measured = record.shard.take().unwrap_or_default();
-        record.shard = Some(ShardInfo {
-            start_at_unix_ms: measured.start_at_unix_ms,
-            load_started_unix_ms: measured.load_started_unix_ms,
-            clock_offset_ms: measured.clock_offset_ms,
-            clock_offset_after_ms: measured.clock_offset_after_ms,
-            clock_rtt_ms: measured.clock_rtt_ms,
-            ..plan.clone()
-        });
-    }
+    result
+}
 
-    write_outputs(&record, &workload, &resolved.output, files)?;
+/// A shard's record keeps the planned shard and adds the clock facts it measured.
+fn apply_shard_plan(record: &mut RunRecord, plan: &ShardInfo) {
+    let measured = record.shard.take().unwrap_or_default();
+    record.shard = Some(ShardInfo {
+        start_at_unix_ms: measured.start_at_unix_ms,
+        load_started_unix_ms: measured.load_started_unix_ms,
+        clock_offset_ms: measured.clock_offset_ms,
+        clock_offset_after_ms: measured.clock_offset_after_ms,
+        clock_rtt_ms: measured.clock_rtt_ms,
+        ..plan.clone()
+    });
+}
 
-    Ok(match &record.end {
+/// The exit code of how the run ended, with its line on standard error.
+fn exit_code(end: &RunEnd) -> ExitCode {
+    match end {
         RunEnd::Completed => ExitCode::SUCCESS,
         RunEnd::Interrupted => {
             eprintln!("resplab: interrupted; the results above cover what was measured");
@@ -174,7 +208,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             );
             ExitCode::from(EXIT_OUTAGE)
         }
-    })
+    }
 }
 
 /// The server a bench run started for itself (stopped when dropped).

@@ -22,11 +22,12 @@ use resplab_report::benchstat::{self, BenchstatOptions};
 use resplab_report::ministat::{self, MinistatOptions, NamedSet};
 use resplab_report::resplab::{self as default_style, ResplabOptions, SummaryOptions};
 use resplab_results::import::{
-    load_inputs_with, ImportError, InputSpec, Location, PlainOptions, StoredSource,
+    load_inputs_with, ImportError, InputSpec, Loaded, Location, PlainOptions, StoredSource,
 };
 use resplab_results::sample::Observation;
 use resplab_results::sample::{Direction, SampleSet};
 use resplab_stats::ministat::Confidence;
+use resplab_store::ExperimentInfo;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -163,6 +164,55 @@ pub enum Gate {
 /// # Errors
 /// As [`run`].
 pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
+    check_flags(args)?;
+    let specs = args
+        .inputs
+        .iter()
+        .map(|a| InputSpec::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut store = LazyStore {
+        path: args.db.clone(),
+        store: None,
+    };
+    let mut loaded = load(args, &specs, &mut store)?;
+    let set = samples(args, &mut loaded);
+    // A stored experiment given first supplies the baseline (its first variant), the
+    // primary metric of the summary and the equivalence margin it declared.
+    let stored_first = match specs.first().map(|s| (&s.location, s)) {
+        Some((Location::Stored(name), spec)) => match store.store.as_ref() {
+            Some(st) => Some((st.experiment(name)?, spec)),
+            None => None,
+        },
+        _ => None,
+    };
+    let baseline = baseline(args, &loaded.labels, stored_first.as_ref())?;
+    let (ropts, sopts) = options(args, &specs, &store, stored_first.as_ref())?;
+    // The default comparison is computed only when it is printed or gates the exit code.
+    let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
+        .then(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
+    let gate = match (&report, args.fail_on_regression) {
+        (Some(r), Some(p)) => gate(r, &set, &loaded.labels, p),
+        _ => Gate::Off,
+    };
+    let mut text = match args.style {
+        Style::Resplab => {
+            let report = report
+                .unwrap_or_else(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
+            render_resplab(args.format, &report)
+        }
+        Style::Ministat => render_ministat(args, &set, &baseline)?,
+        Style::Benchstat => render_benchstat(args, &mut loaded, &baseline)?,
+    };
+    add_notes(args, &loaded.notes, &mut text);
+    // The process ends right after printing: releasing millions of observations one by
+    // one would cost more than comparing them, so their memory goes back with the process.
+    std::mem::forget(set);
+    std::mem::forget(loaded);
+    Ok((text, gate))
+}
+
+/// The checks of the flags that clap cannot express, in the order they are reported.
+fn check_flags(args: &CompareArgs) -> anyhow::Result<()> {
     if let Some(c) = args.column {
         if c == 0 {
             bail!("-C: expected a column number from 1, found 0");
@@ -185,11 +235,12 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
             bail!("--fail-on-regression: expected a percentage ≥ 0, found {p}");
         }
     }
-    let specs = args
-        .inputs
-        .iter()
-        .map(|a| InputSpec::parse(a))
-        .collect::<Result<Vec<_>, _>>()?;
+    Ok(())
+}
+
+/// Reads every input, applies the declared direction to metrics that have none, and
+/// adds the phase notes of stored phased experiments.
+fn load(args: &CompareArgs, specs: &[InputSpec], store: &mut LazyStore) -> anyhow::Result<Loaded> {
     let plain = PlainOptions {
         column: args.column.unwrap_or(1),
         delimiters: args
@@ -200,11 +251,7 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
             .to_vec(),
         force: args.column.is_some() || args.delimiters.is_some(),
     };
-    let mut store = LazyStore {
-        path: args.db.clone(),
-        store: None,
-    };
-    let mut loaded = load_inputs_with(&specs, &plain, &mut store, args.paired)?;
+    let mut loaded = load_inputs_with(specs, &plain, store, args.paired)?;
     if args.higher_is_better {
         loaded
             .observations
@@ -214,13 +261,19 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
     }
     // A phased experiment says that its variants were not interleaved, and in what
     // order each phase ran.
-    for s in &specs {
+    for s in specs {
         if let (Location::Stored(name), Some(st)) = (&s.location, store.store.as_ref()) {
             for n in st.phase_notes(name)? {
                 loaded.notes.push(format!("db:{name}: {n}"));
             }
         }
     }
+    Ok(loaded)
+}
+
+/// The samples every style but benchstat works on (and the regression gate); the
+/// observation list is dropped when no later step reads it.
+fn samples(args: &CompareArgs, loaded: &mut Loaded) -> SampleSet {
     // benchstat's layout works on the observations themselves; the samples are built
     // for every other style and for the regression gate.
     let set = if args.style != Style::Benchstat || args.fail_on_regression.is_some() {
@@ -233,26 +286,27 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
         // samples, so the list goes now (a long per-request log is mostly this list).
         loaded.observations = Default::default();
     }
-    // A stored experiment given first supplies the baseline (its first variant), the
-    // primary metric of the summary and the equivalence margin it declared.
-    let stored_first = match specs.first().map(|s| (&s.location, s)) {
-        Some((Location::Stored(name), spec)) => match store.store.as_ref() {
-            Some(st) => Some((st.experiment(name)?, spec)),
-            None => None,
-        },
-        _ => None,
-    };
-    let baseline = match &args.baseline {
+    set
+}
+
+/// The baseline label: `--baseline`, else a stored experiment's first variant, else the
+/// first input.
+fn baseline(
+    args: &CompareArgs,
+    labels: &[String],
+    stored_first: Option<&(ExperimentInfo, &InputSpec)>,
+) -> anyhow::Result<String> {
+    Ok(match &args.baseline {
         Some(b) => {
-            if !loaded.labels.iter().any(|l| l == b) {
+            if !labels.iter().any(|l| l == b) {
                 bail!(
                     "--baseline: expected one of the input labels ({}), found `{b}`",
-                    loaded.labels.join(", ")
+                    labels.join(", ")
                 );
             }
             b.clone()
         }
-        None => match &stored_first {
+        None => match stored_first {
             Some((info, spec)) => {
                 let first = info.variants.first().cloned().unwrap_or_default();
                 match (spec.explicit_label, info.variants.len()) {
@@ -261,12 +315,22 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
                     (true, _) => format!("{}/{first}", spec.label),
                 }
             }
-            None => loaded.labels.first().cloned().unwrap_or_default(),
+            None => labels.first().cloned().unwrap_or_default(),
         },
-    };
+    })
+}
+
+/// The options of the default comparison and its summary, from the flags and from a
+/// stored experiment given first.
+fn options(
+    args: &CompareArgs,
+    specs: &[InputSpec],
+    store: &LazyStore,
+    stored_first: Option<&(ExperimentInfo, &InputSpec)>,
+) -> anyhow::Result<(ResplabOptions, SummaryOptions)> {
     // Variants of a stored phased experiment that did not run with its baseline.
     let mut not_interleaved = Vec::new();
-    for s in &specs {
+    for s in specs {
         if let (Location::Stored(name), Some(st)) = (&s.location, store.store.as_ref()) {
             not_interleaved.extend(st.not_interleaved_variants(name)?);
         }
@@ -276,7 +340,6 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
         confidence: args.confidence / 100.0,
         margin_pct: args.margin.or_else(|| {
             stored_first
-                .as_ref()
                 .and_then(|(info, _)| info.margin)
                 .map(|m| m * 100.0)
         }),
@@ -284,82 +347,75 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
     // A stored experiment's bootstrap is seeded with the experiment's seed, as in
     // `resplab report`, so both show the same interval.
     let sopts = SummaryOptions {
-        primary_metric: stored_first
-            .as_ref()
-            .map(|(info, _)| info.primary_metric.clone()),
-        seed: stored_first
-            .as_ref()
-            .map_or(SummaryOptions::default().seed, |(info, _)| info.seed),
+        primary_metric: stored_first.map(|(info, _)| info.primary_metric.clone()),
+        seed: stored_first.map_or(SummaryOptions::default().seed, |(info, _)| info.seed),
     };
-    // The default comparison is computed only when it is printed or gates the exit code.
-    let report = (args.style == Style::Resplab || args.fail_on_regression.is_some())
-        .then(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
-    let gate = match (&report, args.fail_on_regression) {
-        (Some(r), Some(p)) => {
-            let coverage = default_style::gate_coverage(r, &set, &loaded.labels);
-            if coverage.is_empty() {
-                Gate::NothingJudged(coverage.not_judged)
-            } else {
-                for n in &coverage.not_judged {
-                    eprintln!("resplab: note: not judged by --fail-on-regression: {n}");
-                }
-                if default_style::has_regression(r, p) {
-                    Gate::Regression
-                } else {
-                    Gate::Passed
-                }
-            }
-        }
-        _ => Gate::Off,
+    Ok((ropts, sopts))
+}
+
+/// What `--fail-on-regression P` decides from the default comparison; what it could not
+/// judge is noted on standard error when something else was judged.
+fn gate(report: &default_style::Report, set: &SampleSet, labels: &[String], p: f64) -> Gate {
+    let coverage = default_style::gate_coverage(report, set, labels);
+    if coverage.is_empty() {
+        return Gate::NothingJudged(coverage.not_judged);
+    }
+    for n in &coverage.not_judged {
+        eprintln!("resplab: note: not judged by --fail-on-regression: {n}");
+    }
+    if default_style::has_regression(report, p) {
+        Gate::Regression
+    } else {
+        Gate::Passed
+    }
+}
+
+fn render_resplab(format: Format, report: &default_style::Report) -> String {
+    match format {
+        Format::Text => default_style::render_text(report),
+        Format::Markdown => default_style::render_markdown(report),
+        Format::Json => default_style::render_json(report),
+        Format::Csv => default_style::render_csv(report),
+    }
+}
+
+fn render_benchstat(
+    args: &CompareArgs,
+    loaded: &mut Loaded,
+    baseline: &str,
+) -> anyhow::Result<String> {
+    let bopts = BenchstatOptions {
+        confidence: args.confidence / 100.0,
+        alpha: args.alpha,
     };
-    let mut text = match args.style {
-        Style::Resplab => {
-            let report = report
-                .unwrap_or_else(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
-            match args.format {
-                Format::Text => default_style::render_text(&report),
-                Format::Markdown => default_style::render_markdown(&report),
-                Format::Json => default_style::render_json(&report),
-                Format::Csv => default_style::render_csv(&report),
+    // The baseline label goes first; the list is handed over and dropped once
+    // benchstat's tables are built.
+    let obs = std::mem::take(&mut loaded.observations);
+    Ok(match args.format {
+        Format::Csv => {
+            let (csv, warnings) = benchstat::render_csv_owned(obs, baseline, &bopts)?;
+            if !warnings.is_empty() {
+                eprint!("{warnings}");
             }
+            csv
         }
-        Style::Ministat => render_ministat(args, &set, &baseline)?,
-        Style::Benchstat => {
-            let bopts = BenchstatOptions {
-                confidence: args.confidence / 100.0,
-                alpha: args.alpha,
-            };
-            // The baseline label goes first; the list is handed over and dropped once
-            // benchstat's tables are built.
-            let obs = std::mem::take(&mut loaded.observations);
-            match args.format {
-                Format::Csv => {
-                    let (csv, warnings) = benchstat::render_csv_owned(obs, &baseline, &bopts)?;
-                    if !warnings.is_empty() {
-                        eprint!("{warnings}");
-                    }
-                    csv
-                }
-                Format::Text => benchstat::render_text_owned(obs, &baseline, &bopts)?,
-                f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
-            }
-        }
-    };
-    if args.style == Style::Resplab && !loaded.notes.is_empty() && args.format == Format::Text {
+        Format::Text => benchstat::render_text_owned(obs, baseline, &bopts)?,
+        f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
+    })
+}
+
+/// The inputs' notes: after the default text report, on standard error otherwise.
+fn add_notes(args: &CompareArgs, notes: &[String], text: &mut String) {
+    if args.style == Style::Resplab && !notes.is_empty() && args.format == Format::Text {
         text.push_str("\nnotes:\n");
-        for n in &loaded.notes {
+        for n in notes {
             text.push_str(&format!("  {n}\n"));
         }
     } else {
-        for n in &loaded.notes {
+        for n in notes {
             eprintln!("resplab: note: {n}");
         }
     }
-    // The process ends right after printing: releasing millions of observations one by
-    // one would cost more than comparing them, so their memory goes back with the process.
-    std::mem::forget(set);
-    std::mem::forget(loaded);
-    Ok((text, gate))
 }
 
 /// Opens the results database on the first `db:NAME` input, so file-only comparisons

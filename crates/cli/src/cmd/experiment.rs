@@ -297,15 +297,7 @@ fn execute(
         // fine: the trial in progress is the only thing lost either way.
         let _ = crate::signal::set_handler(move || stop.stop());
     }
-    for o in resplab_experiment::launch::reap_orphans() {
-        eprintln!(
-            "resplab: stopped server pid {} in {}, left running by an interrupted run (pid {}); \
-             it would have competed with these trials for CPU",
-            o.pid,
-            o.dir.display(),
-            o.runner_pid
-        );
-    }
+    report_reaped_servers();
     if !quiet {
         for line in resplab_experiment::calibrate::plan::notes(store, exp) {
             eprintln!("resplab: {line}");
@@ -313,95 +305,8 @@ fn execute(
     }
     let started = Instant::now();
     let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
-    let margin = exp.margin;
-    let mut last_round_shown = None;
-    let mut err = std::io::stderr();
-    let mut on_event = |ev: Event<'_>| match ev {
-        Event::Start {
-            planned,
-            stored,
-            estimate,
-        } => {
-            let _ = writeln!(
-                err,
-                "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
-                exp.name,
-                human(
-                    estimate
-                        .saturating_sub(estimate.mul_f64(stored as f64 / planned.max(1) as f64))
-                )
-            );
-        }
-        Event::Step { variant, what } => {
-            let _ = writeln!(err, "  [{variant}] {what}");
-        }
-        Event::Trial {
-            slot,
-            variant,
-            workload,
-            ..
-        } => {
-            let attempt = if slot.attempt > 0 {
-                format!(" (rerun {})", slot.attempt)
-            } else {
-                String::new()
-            };
-            let _ = write!(
-                err,
-                "round {}/{}{attempt} #{}: {variant} / {workload} ... ",
-                slot.round + 1,
-                exp.rounds,
-                slot.position + 1
-            );
-            let _ = err.flush();
-        }
-        Event::Progress(p) => {
-            if !quiet && !p.warming_up {
-                let _ = write!(err, "{:.0}s ", p.elapsed_sec);
-                let _ = err.flush();
-            }
-        }
-        Event::Stored {
-            valid,
-            failed,
-            primary,
-            ..
-        } => {
-            let value = primary.map_or("-".to_string(), |v| format!("{v:.1}"));
-            if valid {
-                let _ = writeln!(err, "{} {value}", exp.primary_metric);
-            } else {
-                let why: Vec<String> = failed.iter().map(|c| c.detail.clone()).collect();
-                let _ = writeln!(
-                    err,
-                    "{} {value} INVALID ({})",
-                    exp.primary_metric,
-                    why.join("; ")
-                );
-            }
-        }
-        Event::Standing(standing) => {
-            let rounds = standing.iter().map(|s| s.pairs.len()).max().unwrap_or(0);
-            if rounds > 0 && last_round_shown != Some(rounds) {
-                last_round_shown = Some(rounds);
-                for s in standing {
-                    let _ = writeln!(
-                        err,
-                        "  {}",
-                        standing_line(&s.workload, &s.variant, &s.pairs, higher, margin)
-                    );
-                }
-            }
-        }
-        Event::Rerun { round, attempt } => {
-            let _ = writeln!(
-                err,
-                "round {} had an invalid trial: running it again (attempt {attempt})",
-                round + 1
-            );
-        }
-    };
-    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut on_event);
+    let mut printer = Printer::new(exp, quiet, higher);
+    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| printer.event(ev));
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -415,6 +320,36 @@ fn execute(
         }
     };
     let status = store.status(&exp.name)?;
+    if let Some(code) = summarize_outcome(store, exp, &outcome, &status, started)? {
+        return Ok(code);
+    }
+    config_check(store, exp, status.info.id);
+    print_verdict(store, exp, status.info.id, higher)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stops the servers an interrupted earlier run left behind, and says so.
+fn report_reaped_servers() {
+    for o in resplab_experiment::launch::reap_orphans() {
+        eprintln!(
+            "resplab: stopped server pid {} in {}, left running by an interrupted run (pid {}); \
+             it would have competed with these trials for CPU",
+            o.pid,
+            o.dir.display(),
+            o.runner_pid
+        );
+    }
+}
+
+/// Prints what the run did on standard error; returns the exit code when the run ends
+/// here (interrupted, or no valid round to compare).
+fn summarize_outcome(
+    store: &Store,
+    exp: &Experiment,
+    outcome: &runner::Outcome,
+    status: &resplab_store::ExperimentStatus,
+    started: Instant,
+) -> anyhow::Result<Option<ExitCode>> {
     eprintln!(
         "{} trials run in {} ({} invalid); {} of {} rounds valid",
         outcome.trials_run,
@@ -429,7 +364,7 @@ fn execute(
             exp.name,
             store.path().display()
         );
-        return Ok(ExitCode::from(2));
+        return Ok(Some(ExitCode::from(2)));
     }
     if !outcome.given_up.is_empty() {
         eprintln!(
@@ -437,15 +372,25 @@ fn execute(
             outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
         );
     }
-    if status.valid_rounds() == 0 && missing_cells(store, &status)?.is_empty() {
+    if status.valid_rounds() == 0 && missing_cells(store, status)?.is_empty() {
         eprintln!(
             "resplab: no round of `{}` was valid, so there is nothing to compare: see the \
              INVALID reasons above (`resplab experiment status {}` lists every check)",
             exp.name, exp.name
         );
-        return Ok(ExitCode::from(2));
+        return Ok(Some(ExitCode::from(2)));
     }
-    config_check(store, exp, status.info.id);
+    Ok(None)
+}
+
+/// Prints the final verdict per workload and variant on standard output, with the
+/// phase notes, what is still to run and where the results are stored.
+fn print_verdict(
+    store: &Store,
+    exp: &Experiment,
+    experiment_id: i64,
+    higher: bool,
+) -> anyhow::Result<()> {
     // A metric read from a command's output carries its direction in the store.
     let higher = store
         .observations(&exp.name)?
@@ -454,9 +399,9 @@ fn execute(
         .and_then(|o| o.direction.as_deref())
         .map_or(higher, |d| d == "higher_is_better");
     out!("verdict ({}, paired by round):", exp.primary_metric);
-    let trials = store.trials(status.info.id)?;
+    let trials = store.trials(experiment_id)?;
     for s in final_standing(store, exp)? {
-        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, margin);
+        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, exp.margin);
         if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
             line.push_str(
                 " [NOT INTERLEAVED: run in different phases; drift between them is \
@@ -483,7 +428,132 @@ fn execute(
         exp.name,
         store.path().display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The progress display on standard error: one method per runner event. Write failures
+/// are ignored, as a closed terminal must not stop the experiment.
+struct Printer<'e> {
+    exp: &'e Experiment,
+    quiet: bool,
+    higher: bool,
+    last_round_shown: Option<usize>,
+    err: std::io::Stderr,
+}
+
+impl<'e> Printer<'e> {
+    fn new(exp: &'e Experiment, quiet: bool, higher: bool) -> Self {
+        Printer {
+            exp,
+            quiet,
+            higher,
+            last_round_shown: None,
+            err: std::io::stderr(),
+        }
+    }
+
+    fn event(&mut self, ev: Event<'_>) {
+        match ev {
+            Event::Start {
+                planned,
+                stored,
+                estimate,
+            } => self.start(planned, stored, estimate),
+            Event::Step { variant, what } => {
+                let _ = writeln!(self.err, "  [{variant}] {what}");
+            }
+            Event::Trial {
+                slot,
+                variant,
+                workload,
+                ..
+            } => self.trial(&slot, variant, workload),
+            Event::Progress(p) => self.progress(p),
+            Event::Stored {
+                valid,
+                failed,
+                primary,
+                ..
+            } => self.stored(valid, &failed, primary),
+            Event::Standing(standing) => self.standing(standing),
+            Event::Rerun { round, attempt } => {
+                let _ = writeln!(
+                    self.err,
+                    "round {} had an invalid trial: running it again (attempt {attempt})",
+                    round + 1
+                );
+            }
+        }
+    }
+
+    fn start(&mut self, planned: usize, stored: usize, estimate: Duration) {
+        let left = estimate.saturating_sub(estimate.mul_f64(stored as f64 / planned.max(1) as f64));
+        let _ = writeln!(
+            self.err,
+            "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
+            self.exp.name,
+            human(left)
+        );
+    }
+
+    fn trial(&mut self, slot: &plan::TrialSlot, variant: &str, workload: &str) {
+        let attempt = if slot.attempt > 0 {
+            format!(" (rerun {})", slot.attempt)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            self.err,
+            "round {}/{}{attempt} #{}: {variant} / {workload} ... ",
+            slot.round + 1,
+            self.exp.rounds,
+            slot.position + 1
+        );
+        let _ = self.err.flush();
+    }
+
+    fn progress(&mut self, p: &resplab_engine::Progress) {
+        if !self.quiet && !p.warming_up {
+            let _ = write!(self.err, "{:.0}s ", p.elapsed_sec);
+            let _ = self.err.flush();
+        }
+    }
+
+    fn stored(&mut self, valid: bool, failed: &[resplab_store::Check], primary: Option<f64>) {
+        let value = primary.map_or("-".to_string(), |v| format!("{v:.1}"));
+        if valid {
+            let _ = writeln!(self.err, "{} {value}", self.exp.primary_metric);
+        } else {
+            let why: Vec<String> = failed.iter().map(|c| c.detail.clone()).collect();
+            let _ = writeln!(
+                self.err,
+                "{} {value} INVALID ({})",
+                self.exp.primary_metric,
+                why.join("; ")
+            );
+        }
+    }
+
+    /// The running verdict, printed once per completed round.
+    fn standing(&mut self, standing: &[Standing]) {
+        let rounds = standing.iter().map(|s| s.pairs.len()).max().unwrap_or(0);
+        if rounds > 0 && self.last_round_shown != Some(rounds) {
+            self.last_round_shown = Some(rounds);
+            for s in standing {
+                let _ = writeln!(
+                    self.err,
+                    "  {}",
+                    standing_line(
+                        &s.workload,
+                        &s.variant,
+                        &s.pairs,
+                        self.higher,
+                        self.exp.margin
+                    )
+                );
+            }
+        }
+    }
 }
 
 /// Says whether the variants' servers ran the same configuration apart from what they

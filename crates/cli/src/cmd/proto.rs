@@ -19,8 +19,11 @@
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
 
+mod harness;
+
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use harness::{bench_jobs, bench_rows, bench_table, run_jobs};
 use resplab_proto::lab::pass::pass;
 use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of, resp_len};
 use resplab_proto::lab::{self, DecoderKind, LabWorkload};
@@ -505,50 +508,76 @@ struct SizeRow {
     saving_percent: f64,
 }
 
+/// A command to measure: its row label, its arguments, and whether RESP2 writes it
+/// inline.
+type SizedCommand = (String, Vec<Vec<u8>>, bool);
+
 fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     let bench_flags = a.bench.to_bench_argv();
+    let cmds = match size_commands(&a, &bench_flags, resolve) {
+        Ok(c) => c,
+        Err(message) => {
+            eprintln!("resplab: {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    // Bench phases keep their run order; named commands sort by name.
+    let all = size_rows(&cmds, bench_flags.is_empty());
+    let out = if a.json {
+        let mut out = serde_json::to_string_pretty(&all)?;
+        out.push('\n');
+        out
+    } else {
+        size_table(&all)
+    };
+    write_output(None, out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The commands `proto size` measures, from a file, a lab workload or bench workload
+/// flags; the error is the message to print.
+fn size_commands(
+    a: &SizeArgs,
+    bench_flags: &[String],
+    resolve: BenchWorkload<'_>,
+) -> std::result::Result<Vec<SizedCommand>, String> {
     if !bench_flags.is_empty() && (a.file.is_some() || a.workload.is_some()) {
-        eprintln!(
-            "resplab: {} describes a bench workload; it cannot be combined with --file or --workload",
+        return Err(format!(
+            "{} describes a bench workload; it cannot be combined with --file or --workload",
             bench_flags.first().map_or("", String::as_str)
-        );
-        return Ok(ExitCode::from(2));
+        ));
     }
-    // (row label, arguments, RESP2 written inline)
-    let cmds: Vec<(String, Vec<Vec<u8>>, bool)> = match (&a.file, a.workload) {
+    match (&a.file, a.workload) {
         (Some(f), _) => match read_command_file(f) {
-            Ok(c) => c.into_iter().map(|c| (name_of(&c), c, false)).collect(),
-            Err(e) => {
-                eprintln!("resplab: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
+            Ok(c) => Ok(c.into_iter().map(|c| (name_of(&c), c, false)).collect()),
+            Err(e) => Err(format!("{e:#}")),
         },
-        (None, Some(w)) => generate(w.lab(), a.commands)
+        (None, Some(w)) => Ok(generate(w.lab(), a.commands)
             .into_iter()
             .map(|c| (name_of(&c), c, false))
-            .collect(),
+            .collect()),
         (None, None) if !bench_flags.is_empty() => {
             match bench_commands(&a.bench, a.commands, resolve) {
-                Ok(c) => c
+                Ok(c) => Ok(c
                     .into_iter()
                     .map(|(label, req)| {
                         let args = req.args().map(<[u8]>::to_vec).collect();
                         (label, args, req.is_inline())
                     })
-                    .collect(),
-                Err(e) => {
-                    eprintln!("resplab: {e:#}");
-                    return Ok(ExitCode::from(2));
-                }
+                    .collect()),
+                Err(e) => Err(format!("{e:#}")),
             }
         }
-        (None, None) => {
-            eprintln!(
-                "resplab: proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
-            );
-            return Ok(ExitCode::from(2));
-        }
-    };
+        (None, None) => Err(
+            "proto size needs --file FILE, --workload small|medium|large|mixed, or bench workload flags (-t, -d, -r, --ratio, --command, ...)"
+                .to_string(),
+        ),
+    }
+}
+
+/// One row per label (in first-seen order, or by name when `sort`), then the total,
+/// each with its saving.
+fn size_rows(cmds: &[SizedCommand], sort: bool) -> Vec<SizeRow> {
     let mut rows: BTreeMap<String, SizeRow> = BTreeMap::new();
     let mut total = SizeRow {
         command: "TOTAL".into(),
@@ -556,7 +585,7 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     };
     let mut buf = Vec::new();
     let mut order: Vec<String> = Vec::new();
-    for (key, c, inline) in &cmds {
+    for (key, c, inline) in cmds {
         if c.is_empty() {
             continue;
         }
@@ -585,8 +614,7 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
             row.respb_passthrough += p;
         }
     }
-    // Bench phases keep their run order; named commands sort by name.
-    if bench_flags.is_empty() {
+    if sort {
         order.sort();
     }
     let mut all: Vec<SizeRow> = order.iter().filter_map(|k| rows.remove(k)).collect();
@@ -598,40 +626,39 @@ fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
             0.0
         };
     }
+    all
+}
+
+/// The text table of `proto size`.
+fn size_table(all: &[SizeRow]) -> String {
     let mut out = String::new();
-    if a.json {
-        out = serde_json::to_string_pretty(&all)?;
-        out.push('\n');
-    } else {
+    out.push_str(&format!(
+        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+        "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
+    ));
+    out.push_str(&format!(
+        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
+        "", "", "", "", "", "RESP2", "RESPB"
+    ));
+    for r in all {
+        let n = r.count.max(1) as f64;
         out.push_str(&format!(
-            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-            "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
+            "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
+            r.command,
+            r.count,
+            r.resp_bytes,
+            r.respb_bytes,
+            r.saving_percent,
+            r.resp_bytes as f64 / n,
+            r.respb_bytes as f64 / n,
+            if r.respb_passthrough > 0 {
+                format!("  ({} via passthrough)", r.respb_passthrough)
+            } else {
+                String::new()
+            }
         ));
-        out.push_str(&format!(
-            "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-            "", "", "", "", "", "RESP2", "RESPB"
-        ));
-        for r in &all {
-            let n = r.count.max(1) as f64;
-            out.push_str(&format!(
-                "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
-                r.command,
-                r.count,
-                r.resp_bytes,
-                r.respb_bytes,
-                r.saving_percent,
-                r.resp_bytes as f64 / n,
-                r.respb_bytes as f64 / n,
-                if r.respb_passthrough > 0 {
-                    format!("  ({} via passthrough)", r.respb_passthrough)
-                } else {
-                    String::new()
-                }
-            ));
-        }
     }
-    write_output(None, out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -652,22 +679,6 @@ struct Sample {
     allocations: u64,
     peak_memory_bytes: u64,
     checksum: u64,
-}
-
-/// Medians over repetitions for one (workload, decoder).
-#[derive(Debug, Clone, Serialize)]
-struct BenchRow {
-    workload: String,
-    decoder: String,
-    repetitions: usize,
-    commands_per_iteration: u64,
-    commands_per_sec: f64,
-    commands_per_sec_min: f64,
-    commands_per_sec_max: f64,
-    cpu_ns_per_command: f64,
-    bytes_per_command: f64,
-    allocations_per_command: f64,
-    peak_memory_bytes: u64,
 }
 
 fn thread_cpu_ns() -> Option<u64> {
@@ -750,15 +761,6 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 fn bench(a: BenchArgs) -> Result<ExitCode> {
     if a.child {
         return child(&a);
@@ -767,135 +769,13 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
         eprintln!("resplab: --iterations and --repetitions must be at least 1");
         return Ok(ExitCode::from(2));
     }
-    // (label, workload flag or input, decoders)
-    let mut jobs: Vec<(String, Option<WorkloadName>, Vec<DecoderName>)> = Vec::new();
-    let all = vec![
-        DecoderName::Respb,
-        DecoderName::RespZeroCopy,
-        DecoderName::RespAllocating,
-    ];
-    if let Some(p) = &a.input {
-        let fmt = a
-            .input_format
-            .ok_or_else(|| anyhow!("--input needs --input-format resp|respb"))?;
-        let decs = match fmt {
-            Format::Respb => vec![DecoderName::Respb],
-            Format::Resp => vec![DecoderName::RespZeroCopy, DecoderName::RespAllocating],
-        };
-        jobs.push((p.display().to_string(), None, decs));
-    } else {
-        let ws = if a.workload.is_empty() {
-            vec![
-                WorkloadName::Small,
-                WorkloadName::Medium,
-                WorkloadName::Large,
-                WorkloadName::Mixed,
-            ]
-        } else {
-            a.workload.clone()
-        };
-        for w in ws {
-            jobs.push((format!("{w:?}").to_lowercase(), Some(w), all.clone()));
-        }
-    }
+    let jobs = bench_jobs(&a)?;
     let exe = std::env::current_exe().context("cannot find the resplab executable")?;
-    let mut samples: BTreeMap<(String, u8), Vec<Sample>> = BTreeMap::new();
-    for rep in 0..a.repetitions {
-        for (label, w, decs) in &jobs {
-            // Rotate the decoder order each repetition so drift hits all alike.
-            let k = decs.len();
-            for j in 0..k {
-                let d = decs[(j + rep as usize) % k];
-                let mut cmd = match a.cpu {
-                    Some(cpu) => {
-                        let mut c = std::process::Command::new("taskset");
-                        c.arg("-c").arg(cpu.to_string()).arg(&exe);
-                        c
-                    }
-                    None => std::process::Command::new(&exe),
-                };
-                cmd.args(["proto", "bench", "--child", "--decoder"])
-                    .arg(
-                        d.to_possible_value()
-                            .map(|v| v.get_name().to_string())
-                            .unwrap_or_default(),
-                    )
-                    .arg("--iterations")
-                    .arg(a.iterations.to_string())
-                    .arg("--size-mb")
-                    .arg(a.size_mb.to_string());
-                match (w, &a.input) {
-                    (Some(w), _) => {
-                        cmd.arg("--workload").arg(format!("{w:?}").to_lowercase());
-                    }
-                    (None, Some(p)) => {
-                        cmd.arg("--input")
-                            .arg(p)
-                            .arg("--input-format")
-                            .arg(match d {
-                                DecoderName::Respb => "respb",
-                                _ => "resp",
-                            });
-                    }
-                    (None, None) => {}
-                }
-                let out = cmd.output().with_context(|| {
-                    if a.cpu.is_some() {
-                        "cannot run `taskset` (util-linux) for --cpu".to_string()
-                    } else {
-                        "cannot run the benchmark child process".to_string()
-                    }
-                })?;
-                if !out.status.success() {
-                    eprintln!(
-                        "resplab: {} / {:?}: {}",
-                        label,
-                        d,
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                    return Ok(ExitCode::from(2));
-                }
-                let s: Sample = serde_json::from_slice(&out.stdout)
-                    .context("cannot read the benchmark child's result")?;
-                if !a.json {
-                    eprint!(".");
-                }
-                samples.entry((label.clone(), d as u8)).or_default().push(s);
-            }
-        }
-    }
-    if !a.json {
-        eprintln!();
-    }
-    let mut rows = Vec::new();
-    for ((label, _), ss) in &samples {
-        let Some(first) = ss.first() else { continue };
-        let total = |s: &Sample| (s.commands * u64::from(s.iterations)).max(1) as f64;
-        let mut cps: Vec<f64> = ss
-            .iter()
-            .map(|s| total(s) / (s.wall_ns.max(1) as f64 / 1e9))
-            .collect();
-        let mut cpu: Vec<f64> = ss.iter().map(|s| s.cpu_ns as f64 / total(s)).collect();
-        let mut alloc: Vec<f64> = ss.iter().map(|s| s.allocations as f64 / total(s)).collect();
-        let mut peak: Vec<f64> = ss.iter().map(|s| s.peak_memory_bytes as f64).collect();
-        let min = cps.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = cps.iter().copied().fold(0.0, f64::max);
-        rows.push(BenchRow {
-            workload: label.clone(),
-            decoder: first.decoder.clone(),
-            repetitions: ss.len(),
-            commands_per_iteration: first.commands,
-            commands_per_sec: median(&mut cps),
-            commands_per_sec_min: min,
-            commands_per_sec_max: max,
-            cpu_ns_per_command: median(&mut cpu),
-            bytes_per_command: first.input_bytes as f64 / first.commands.max(1) as f64,
-            allocations_per_command: median(&mut alloc),
-            peak_memory_bytes: median(&mut peak) as u64,
-        });
-    }
-    let mut out = String::new();
-    if a.json {
+    let Some(samples) = run_jobs(&a, &exe, &jobs)? else {
+        return Ok(ExitCode::from(2));
+    };
+    let rows = bench_rows(&samples);
+    let out = if a.json {
         let doc = serde_json::json!({
             "iterations": a.iterations,
             "repetitions": a.repetitions,
@@ -903,46 +783,12 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
             "cpu": a.cpu,
             "results": rows,
         });
-        out = serde_json::to_string_pretty(&doc)?;
+        let mut out = serde_json::to_string_pretty(&doc)?;
         out.push('\n');
+        out
     } else {
-        out.push_str(&format!(
-            "{:<8} {:<16} {:>10} {:>14} {:>20} {:>9} {:>8} {:>9} {:>10}\n",
-            "workload",
-            "decoder",
-            "cmds/iter",
-            "M cmd/s",
-            "[min-max]",
-            "CPU ns/cmd",
-            "B/cmd",
-            "alloc/cmd",
-            "peak MB"
-        ));
-        for r in &rows {
-            out.push_str(&format!(
-                "{:<8} {:<16} {:>10} {:>14.1} {:>20} {:>10.2} {:>8.1} {:>9.2} {:>10.1}\n",
-                r.workload,
-                r.decoder,
-                r.commands_per_iteration,
-                r.commands_per_sec / 1e6,
-                format!(
-                    "[{:.1}-{:.1}]",
-                    r.commands_per_sec_min / 1e6,
-                    r.commands_per_sec_max / 1e6
-                ),
-                r.cpu_ns_per_command,
-                r.bytes_per_command,
-                r.allocations_per_command,
-                r.peak_memory_bytes as f64 / 1e6,
-            ));
-        }
-        out.push_str(&format!(
-            "medians of {} repetitions x at least {} passes (and 300 ms); CPU from the thread's CPU clock; peak = VmHWM of the measuring process (input included){}\n",
-            a.repetitions,
-            a.iterations,
-            a.cpu.map_or(String::new(), |c| format!("; pinned to CPU {c}"))
-        ));
-    }
+        bench_table(&a, &rows)
+    };
     write_output(None, out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -295,6 +295,47 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         .clone()
         .unwrap_or_else(|| info.primary_metric.clone());
     let observations: Vec<Observation> = StoredSource::load(&mut store, name, None)?;
+    let (workloads, counted_trials) = stored_workloads(&store, name, &info, &metric)?;
+    let variant_definitions = variant_definitions(&info, &spec_json);
+    let notes = stored_notes(&store, name, &status)?;
+    let valid = status.valid_rounds();
+    let facts = stored_facts(&status, counted_trials);
+    Ok(ReportInput {
+        title: format!("Experiment {}", info.name),
+        source: format!(
+            "Experiment {} from {}: {} variants × {} workloads, {} counted rounds",
+            info.name,
+            args.db.display(),
+            info.variants.len(),
+            info.workloads.len(),
+            valid
+        ),
+        generator: generator(),
+        variants: info.variants.clone(),
+        metric,
+        options: ResplabOptions {
+            not_interleaved: store.not_interleaved_variants(name)?,
+            ..options(args, info.margin)
+        },
+        seed: Some(info.seed),
+        facts,
+        experiment_file: Some(spec_text),
+        variant_definitions,
+        observations,
+        workloads,
+        notes,
+    })
+}
+
+/// The report's workloads from the counted trials of a stored experiment: one per
+/// workload, and one per command when a workload ran several; with how many trials
+/// were counted.
+fn stored_workloads(
+    store: &Store,
+    name: &str,
+    info: &resplab_store::ExperimentInfo,
+    metric: &str,
+) -> anyhow::Result<(Vec<WorkloadInput>, usize)> {
     let stored = store.observations(name)?;
     // (trial, command, metric) → value, and the commands of each workload.
     let mut values: HashMap<(i64, &str), f64> = HashMap::new();
@@ -352,8 +393,15 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
             }
         }
     }
-    let variant_definitions = info
-        .variants
+    Ok((workloads, trials.len()))
+}
+
+/// Each variant's definition as stored with the experiment, as pretty JSON.
+fn variant_definitions(
+    info: &resplab_store::ExperimentInfo,
+    spec_json: &serde_json::Value,
+) -> Vec<(String, String)> {
+    info.variants
         .iter()
         .filter_map(|v| {
             let def = spec_json
@@ -363,11 +411,20 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
                 .find(|d| d.get("name").and_then(|n| n.as_str()) == Some(v.as_str()))?;
             Some((v.clone(), serde_json::to_string_pretty(def).ok()?))
         })
-        .collect();
+        .collect()
+}
+
+/// The notes of a stored experiment: its phases, the rounds not counted and every
+/// trial left out with the check it failed.
+fn stored_notes(
+    store: &Store,
+    name: &str,
+    status: &resplab_store::ExperimentStatus,
+) -> anyhow::Result<Vec<String>> {
     // A phased experiment's variants were not interleaved: said first, with each
     // phase's run order.
     let mut notes = store.phase_notes(name)?;
-    let planned = info.rounds as usize;
+    let planned = status.info.rounds as usize;
     let valid = status.valid_rounds();
     if valid < planned {
         notes.push(format!(
@@ -381,50 +438,33 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
             check.name, check.detail
         ));
     }
-    let facts = vec![
+    Ok(notes)
+}
+
+/// The facts table of a stored experiment.
+fn stored_facts(
+    status: &resplab_store::ExperimentStatus,
+    counted_trials: usize,
+) -> Vec<(String, String)> {
+    let info = &status.info;
+    let planned = info.rounds as usize;
+    vec![
         ("experiment".to_string(), info.name.clone()),
         ("state".to_string(), info.state.clone()),
         ("trial order".to_string(), info.order_kind.clone()),
         (
             "rounds".to_string(),
-            format!("{valid} counted of {planned} planned"),
+            format!("{} counted of {planned} planned", status.valid_rounds()),
         ),
         (
             "trials".to_string(),
             format!(
-                "{} stored, {} counted, {} invalid",
-                status.trials_stored,
-                trials.len(),
-                status.trials_invalid
+                "{} stored, {counted_trials} counted, {} invalid",
+                status.trials_stored, status.trials_invalid
             ),
         ),
         ("definition hash".to_string(), info.definition_hash.clone()),
-    ];
-    Ok(ReportInput {
-        title: format!("Experiment {}", info.name),
-        source: format!(
-            "Experiment {} from {}: {} variants × {} workloads, {} counted rounds",
-            info.name,
-            args.db.display(),
-            info.variants.len(),
-            info.workloads.len(),
-            valid
-        ),
-        generator: generator(),
-        variants: info.variants.clone(),
-        metric,
-        options: ResplabOptions {
-            not_interleaved: store.not_interleaved_variants(name)?,
-            ..options(args, info.margin)
-        },
-        seed: Some(info.seed),
-        facts,
-        experiment_file: Some(spec_text),
-        variant_definitions,
-        observations,
-        workloads,
-        notes,
-    })
+    ]
 }
 
 fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
