@@ -109,6 +109,27 @@ pub struct Variant {
     pub connect: Connect,
 }
 
+impl Variant {
+    /// A variant named `name` on `server`, with nothing else set: no environment,
+    /// settings, pinning or parameters, plain connections, hooks that may take 60 s.
+    pub fn plain(name: &str, server: ServerSource) -> Variant {
+        Variant {
+            name: name.to_string(),
+            server,
+            env: Vec::new(),
+            config: Vec::new(),
+            hooks: Hooks {
+                timeout: Duration::from_secs(60),
+                ..Hooks::default()
+            },
+            server_cpus: None,
+            client_cpus: None,
+            params: Vec::new(),
+            connect: Connect::default(),
+        }
+    }
+}
+
 /// Connection settings of an `address`/`uri` variant.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Connect {

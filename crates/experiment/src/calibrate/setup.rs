@@ -8,7 +8,7 @@
 //! calibration experiment reads like any other).
 
 use super::{CalibrateError, Step, MIN_ROUNDS, VARIANTS};
-use crate::model::{Connect, Hooks};
+use crate::model::Connect;
 use crate::{Experiment, Order, Overrides, ServerSource, TrialBudget, Variant, Workload};
 use resplab_workload::flags::{self, Given};
 use resplab_workload::Arrivals;
@@ -217,20 +217,7 @@ pub fn from_flags(f: &WorkloadFlags, seed: u64) -> Result<Experiment, CalibrateE
         command: crate::words::split_words(crate::resolve::DEFAULT_SERVER)
             .map_err(|e| invalid(format!("the default server: {e}")))?,
     };
-    let variant = |name: &str| Variant {
-        name: name.to_string(),
-        server: server.clone(),
-        env: Vec::new(),
-        config: Vec::new(),
-        hooks: Hooks {
-            timeout: Duration::from_secs(60),
-            ..Hooks::default()
-        },
-        server_cpus: None,
-        client_cpus: None,
-        params: Vec::new(),
-        connect: Connect::default(),
-    };
+    let variant = |name: &str| Variant::plain(name, server.clone());
     Ok(Experiment {
         name: "calibrate".into(),
         rounds: MIN_ROUNDS,

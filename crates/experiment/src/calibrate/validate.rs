@@ -8,7 +8,6 @@
 
 use super::setup::{shell_join, toml_string};
 use super::{CalibrateError, GUESS_OVERHEAD_SEC, MIN_ROUNDS};
-use crate::model::{Connect, Hooks};
 use crate::runner::{self, Event};
 use crate::{Experiment, Order, ServerSource, TrialBudget, Variant, Workload};
 use resplab_engine::StopToken;
@@ -370,21 +369,13 @@ fn serve_experiment(
         toml_string(&a),
         toml_string(&b),
     );
-    let variant = |name: &str, command: &str| Variant {
-        name: name.into(),
-        server: ServerSource::Spawn {
-            command: crate::words::split_words(command).unwrap_or_default(),
-        },
-        env: Vec::new(),
-        config: Vec::new(),
-        hooks: Hooks {
-            timeout: Duration::from_secs(60),
-            ..Hooks::default()
-        },
-        server_cpus: None,
-        client_cpus: None,
-        params: Vec::new(),
-        connect: Connect::default(),
+    let variant = |name: &str, command: &str| {
+        Variant::plain(
+            name,
+            ServerSource::Spawn {
+                command: crate::words::split_words(command).unwrap_or_default(),
+            },
+        )
     };
     let exp = Experiment {
         name: name.into(),
