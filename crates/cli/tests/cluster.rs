@@ -329,3 +329,95 @@ fn a_tls_cluster_with_an_acl_user_on_every_node() {
     let raw = std::fs::read_to_string(&json).unwrap();
     assert!(!raw.contains(password) && !out.contains(password));
 }
+
+/// A master killed mid-run: the outage names that master (not the seed node, nor the
+/// nodes that answer CLUSTERDOWN once the cluster has marked it failed), and no
+/// throughput figure counts the CLUSTERDOWN error replies as served requests.
+#[test]
+fn a_master_killed_mid_run_is_named_and_error_replies_are_not_throughput() {
+    let _serial = serial();
+    let c = RedisCluster::start(3, 0).unwrap();
+    // Let the survivors mark the dead master failed within a second, so that they
+    // answer CLUSTERDOWN for the rest of the run.
+    for m in 0..3 {
+        c.master(m)
+            .client()
+            .unwrap()
+            .cmd(&["CONFIG", "SET", "cluster-node-timeout", "300"])
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let seed = c.master(0).port().to_string();
+    let dead = c.master(1).addr();
+    let child = std::process::Command::new(common::BIN)
+        .args([
+            "bench",
+            "-p",
+            &seed,
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+            "-c",
+            "6",
+            "--test-time",
+            "4",
+            "--no-progress",
+            "--per-node",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    c.master(1).signal("KILL").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = text(&o);
+    let r = record(&json);
+    let seed_addr = c.master(0).addr();
+    assert!(out.contains(&format!("{dead} was unreachable")), "{out}");
+    assert!(
+        !out.contains(&format!("{seed_addr} was unreachable")),
+        "{out}"
+    );
+    let outages = &r.connections.outages;
+    assert!(!outages.is_empty(), "{out}");
+    assert!(
+        outages
+            .iter()
+            .all(|o| o.node.as_deref() == Some(dead.as_str())),
+        "{outages:?}"
+    );
+    // The survivors answered CLUSTERDOWN once the dead master was marked failed.
+    let down = r
+        .totals
+        .error_kinds
+        .get("CLUSTERDOWN")
+        .copied()
+        .unwrap_or(0);
+    assert!(down > 0, "{:?}\n{out}", r.totals.error_kinds);
+    let lost: u64 = ["connection_lost", "protocol_error", "timeout"]
+        .iter()
+        .filter_map(|k| r.totals.error_kinds.get(*k))
+        .sum();
+    let error_replies = r.totals.errors - lost;
+    let served = (r.totals.requests - error_replies) as f64;
+    let rate = r.totals.ops_per_sec;
+    assert!(
+        (rate * r.duration_sec - served).abs() <= 1.0 + 1e-6 * served,
+        "ops/s {rate} over {} s, served {served}, requests {}",
+        r.duration_sec,
+        r.totals.requests
+    );
+    let up = r.duration_sec - r.connections.unreachable_sec;
+    let reachable = r.connections.ops_per_sec_while_reachable.unwrap();
+    assert!(
+        (reachable * up - served).abs() <= 1.0 + 1e-6 * served,
+        "{reachable} over {up} s, served {served}"
+    );
+}

@@ -24,6 +24,9 @@ pub(crate) struct CmdTally {
     /// Error replies plus requests lost to dropped connections, protocol errors and
     /// timeouts.
     pub errors: u64,
+    /// Error replies alone (counted in `requests` and in `errors`): replies that were
+    /// not served, kept apart so that no throughput figure counts them.
+    pub error_replies: u64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub error_kinds: BTreeMap<String, u64>,
@@ -46,6 +49,7 @@ impl CmdTally {
         self.hist.merge(&o.hist);
         self.requests += o.requests;
         self.errors += o.errors;
+        self.error_replies += o.error_replies;
         self.bytes_in += o.bytes_in;
         self.bytes_out += o.bytes_out;
         for (k, v) in &o.error_kinds {
@@ -73,16 +77,48 @@ impl OpenLoopTally {
     }
 }
 
+/// Replies, errors and error replies of an interval or a whole run: what a throughput
+/// figure is made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Replies received, error replies included.
+    pub requests: u64,
+    /// Error replies plus requests lost with their connection.
+    pub errors: u64,
+    /// Error replies alone.
+    pub error_replies: u64,
+}
+
+impl Counts {
+    pub(crate) fn add(&mut self, o: Counts) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.error_replies += o.error_replies;
+    }
+
+    /// Replies that were not errors: the requests the server served.
+    pub(crate) fn served(&self) -> u64 {
+        self.requests.saturating_sub(self.error_replies)
+    }
+}
+
+/// Served requests per second: error replies (a `CLUSTERDOWN`, a `LOADING`, a refused
+/// write) are answers, not work done, and a throughput that counted them would grow
+/// when the server fails.
+pub(crate) fn served_rate(served: u64, duration_sec: f64) -> f64 {
+    if duration_sec > 0.0 {
+        served as f64 / duration_sec
+    } else {
+        0.0
+    }
+}
+
 /// The summary of a merged tally measured over `duration_sec`.
 pub(crate) fn summarize(t: &CmdTally, duration_sec: f64) -> Summary {
     Summary {
         requests: t.requests,
         errors: t.errors,
-        ops_per_sec: if duration_sec > 0.0 {
-            t.requests as f64 / duration_sec
-        } else {
-            0.0
-        },
+        ops_per_sec: served_rate(t.requests.saturating_sub(t.error_replies), duration_sec),
         latency_us: LatencyUs::from_histogram(&t.hist),
         bytes_in: t.bytes_in,
         bytes_out: t.bytes_out,
@@ -101,6 +137,7 @@ mod tests {
         a.hist.record(1_000);
         a.requests = 1;
         a.count_error("ERR", 1);
+        a.error_replies = 1;
         let mut b = CmdTally::default();
         b.hist.record(3_000);
         b.requests = 1;
@@ -112,7 +149,8 @@ mod tests {
         assert_eq!(s.errors, 4);
         assert_eq!(s.error_kinds["ERR"], 3);
         assert_eq!(s.error_kinds[KIND_TIMEOUT], 1);
-        assert!((s.ops_per_sec - 1.0).abs() < 1e-12);
+        // Two replies in 2 s, one of them an error reply: 0.5 served per second.
+        assert!((s.ops_per_sec - 0.5).abs() < 1e-12);
         assert!((s.latency_us.mean - 2.0).abs() < 0.01);
         let h = LatencyHistogram::from_base64(&s.histogram).unwrap();
         assert_eq!(h.count(), 2);

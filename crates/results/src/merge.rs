@@ -572,6 +572,7 @@ fn merge_connections(records: &[&RunRecord], base_ms: f64) -> Result<ConnectionS
             start_sec: o.start_sec + shift,
             end_sec: o.end_sec + shift,
             recovered: o.recovered,
+            node: o.node.clone(),
         }));
         any_outage |= c.ops_per_sec_while_reachable.is_some();
         while_reachable += c

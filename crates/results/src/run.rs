@@ -265,7 +265,8 @@ pub struct Summary {
     pub requests: u64,
     /// Error replies (`-ERR …`, `!…`) and requests lost to protocol errors.
     pub errors: u64,
-    /// Requests per second of the measured part.
+    /// Served requests (replies that were not error replies) per second of the measured
+    /// part; for imported results, the rate the tool printed.
     pub ops_per_sec: f64,
     /// Latency summary (open loop: from the intended send time).
     pub latency_us: LatencyUs,
@@ -312,6 +313,7 @@ pub struct SecondSample {
     pub t_sec: f64,
     pub requests: u64,
     pub errors: u64,
+    /// Served requests (error replies left out) per second of the interval.
     pub ops_per_sec: f64,
     pub latency_us: LatencyUs,
     /// Wall-clock end of the interval, ms since the Unix epoch (shard runs only, so that
@@ -363,6 +365,10 @@ pub struct Outage {
     pub end_sec: f64,
     /// False when the run ended while the target was still unreachable.
     pub recovered: bool,
+    /// The address that could not be reached: in cluster mode the node, otherwise the
+    /// target (absent in records written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 fn is_zero(x: &f64) -> bool {

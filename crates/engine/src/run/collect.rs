@@ -13,8 +13,8 @@ use crate::connect;
 use crate::host;
 use crate::tally::{summarize, CmdTally, OpenLoopTally};
 use resplab_results::{
-    ClusterSummary, ConnectionStats, LatencyUs, LoadModel, NodeSummary, OpenLoopStats, RunEnd,
-    RunRecord, ShardInfo, Summary, ToolInfo, Warning, SCHEMA_VERSION,
+    ClusterSummary, ConnectionStats, LatencyUs, LoadModel, NodeSummary, OpenLoopStats, Outage,
+    RunEnd, RunRecord, ShardInfo, Summary, ToolInfo, Warning, SCHEMA_VERSION,
 };
 use resplab_stats::hist::LatencyHistogram;
 use std::collections::BTreeMap;
@@ -152,22 +152,34 @@ fn account_connections(
         connections.setup_us = Some(LatencyUs::from_histogram(setup));
         connections.setup_histogram = Some(setup.to_base64());
     }
-    connections.unreachable_sec = connections
-        .outages
-        .iter()
-        .map(|o| o.end_sec - o.start_sec)
-        .sum::<f64>()
-        .min(duration_sec);
+    connections.unreachable_sec = time_covered(&connections.outages).min(duration_sec);
     if connections.unreachable_sec <= 0.0 {
         return end;
     }
     let up = duration_sec - connections.unreachable_sec;
-    connections.ops_per_sec_while_reachable = Some(if up > 0.0 {
-        totals.requests as f64 / up
-    } else {
-        0.0
-    });
+    // Served requests (error replies left out, as in `totals.ops_per_sec`).
+    let served = totals.ops_per_sec * duration_sec;
+    connections.ops_per_sec_while_reachable = Some(if up > 0.0 { served / up } else { 0.0 });
     end_after_outages(end, connections, duration_sec, &cfg.target.to_string())
+}
+
+/// Seconds during which at least one outage was going on (outages of different cluster
+/// nodes may overlap).
+fn time_covered(outages: &[Outage]) -> f64 {
+    let mut spans: Vec<(f64, f64)> = outages.iter().map(|o| (o.start_sec, o.end_sec)).collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut current: Option<(f64, f64)> = None;
+    for (a, b) in spans {
+        match current.as_mut() {
+            Some(c) if a <= c.1 => c.1 = c.1.max(b),
+            _ => {
+                total += current.map_or(0.0, |c| c.1 - c.0);
+                current = Some((a, b));
+            }
+        }
+    }
+    total + current.map_or(0.0, |c| c.1 - c.0)
 }
 
 fn load_model(cfg: &RunConfig) -> LoadModel {
@@ -242,22 +254,44 @@ fn end_after_outages(
     target: &str,
 ) -> RunEnd {
     let unreachable = conns.unreachable_sec;
-    let periods: Vec<String> = conns
-        .outages
+    // Each address that went away, named: in cluster mode the node, not the seed.
+    let mut by_node: BTreeMap<&str, Vec<&Outage>> = BTreeMap::new();
+    for o in &conns.outages {
+        by_node
+            .entry(o.node.as_deref().unwrap_or(target))
+            .or_default()
+            .push(o);
+    }
+    let lines: Vec<String> = by_node
         .iter()
-        .map(|o| {
-            if o.recovered {
-                format!("{:.1}-{:.1} s", o.start_sec, o.end_sec)
+        .map(|(node, outages)| {
+            let periods: Vec<String> = outages
+                .iter()
+                .map(|o| {
+                    if o.recovered {
+                        format!("{:.1}-{:.1} s", o.start_sec, o.end_sec)
+                    } else {
+                        format!("from {:.1} s to the end", o.start_sec)
+                    }
+                })
+                .collect();
+            let secs: f64 = outages.iter().map(|o| o.end_sec - o.start_sec).sum();
+            let secs = if by_node.len() == 1 {
+                unreachable
             } else {
-                format!("from {:.1} s to the end", o.start_sec)
-            }
+                secs
+            };
+            format!(
+                "{node} was unreachable for {secs:.1} of {duration_sec:.1} s ({})",
+                periods.join(", ")
+            )
         })
         .collect();
-    let summary = format!(
-        "{target} was unreachable for {unreachable:.1} of {duration_sec:.1} s ({})",
-        periods.join(", ")
-    );
-    let still_down = conns.outages.last().is_some_and(|o| !o.recovered);
+    let summary = lines.join("; ");
+    // Still down at the end: some address never came back.
+    let still_down = by_node
+        .values()
+        .any(|outages| outages.last().is_some_and(|o| !o.recovered));
     match end {
         RunEnd::Completed if still_down => RunEnd::ServerLost {
             message: format!("{summary}; the run ended before it came back"),

@@ -16,8 +16,8 @@ use crate::connect;
 use crate::error::EngineError;
 use crate::host;
 use crate::stop::StopToken;
-use crate::tally::{CmdTally, OpenLoopTally};
-use crate::worker::{run_worker, Assignment, Msg, Shared, WorkerResult};
+use crate::tally::{served_rate, CmdTally, Counts, OpenLoopTally};
+use crate::worker::{run_worker, Assignment, Msg, RawOutage, Shared, WorkerResult};
 use resplab_results::{ConnectionStats, CpuTime, Outage};
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::Workload;
@@ -99,8 +99,7 @@ pub(super) fn run_phase(
             phase_name: &phase.name,
             progress,
             reported: 0,
-            requests: 0,
-            errors: 0,
+            counts: Counts::default(),
         };
         if cfg.warmup > Duration::ZERO {
             teller.warming_up();
@@ -233,9 +232,8 @@ struct Teller<'a, 'p> {
     progress: &'a mut (dyn FnMut(&Progress) + 'p),
     /// Seconds already told.
     reported: u64,
-    /// Replies and errors of the phase's measured part so far.
-    requests: u64,
-    errors: u64,
+    /// Replies, errors and error replies of the phase's measured part so far.
+    counts: Counts,
 }
 
 impl Teller<'_, '_> {
@@ -256,19 +254,18 @@ impl Teller<'_, '_> {
     /// Tells every whole second before interval `upto` not told yet.
     fn seconds_before(&mut self, upto: u64, seconds: &SeriesAccumulator) {
         while self.reported < upto / PER_SECOND {
-            let (req, err, p99) = seconds.second(self.phase, self.reported);
-            self.requests += req;
-            self.errors += err;
+            let (now, p99) = seconds.second(self.phase, self.reported);
+            self.counts.add(now);
             self.reported += 1;
             (self.progress)(&Progress {
                 phase: self.phase,
                 phase_name: self.phase_name.to_string(),
                 elapsed_sec: self.reported as f64,
                 warming_up: false,
-                requests: self.requests,
-                errors: self.errors,
-                ops_per_sec_now: req as f64,
-                ops_per_sec_overall: self.requests as f64 / self.reported as f64,
+                requests: self.counts.requests,
+                errors: self.counts.errors,
+                ops_per_sec_now: now.served() as f64,
+                ops_per_sec_overall: served_rate(self.counts.served(), self.reported as f64),
                 p99_us_now: p99,
             });
         }
@@ -292,7 +289,7 @@ fn listen(
     while results.len() < threads {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Msg::Second(iv)) => {
-                seconds.add(p, iv.sec, iv.requests, iv.errors, &iv.hist);
+                seconds.add(p, iv.sec, iv.counts, &iv.hist);
                 if let Some(w) = watermark.get_mut(iv.worker) {
                     *w = Some(w.map_or(iv.sec, |x| x.max(iv.sec)));
                 }
@@ -345,7 +342,7 @@ fn outcome(
         ..PhaseOutcome::default()
     };
     out.outages = merge_outages(
-        results.iter().flat_map(|r| r.outages.iter().copied()),
+        results.iter().flat_map(|r| r.outages.iter()),
         measure_ns,
         end_ns.max(measure_ns),
         series_offset_sec,
@@ -371,23 +368,41 @@ fn outcome(
     out
 }
 
-/// Union of the outages of every worker (ns since the epoch, `None` end: still down when
-/// the worker finished), clipped to the measured window and made relative to its start.
-fn merge_outages(
-    raw: impl Iterator<Item = (u64, Option<u64>)>,
+/// Union of the outages of every worker, node by node, clipped to the measured window
+/// and made relative to its start; ordered by start.
+fn merge_outages<'a>(
+    raw: impl Iterator<Item = &'a RawOutage>,
     measure_ns: u64,
     end_ns: u64,
     offset_sec: f64,
 ) -> Vec<Outage> {
-    let mut spans: Vec<(u64, u64, bool)> = raw
-        .map(|(a, b)| {
-            let a = a.clamp(measure_ns, end_ns);
-            let recovered = b.is_some();
-            let b = b.unwrap_or(end_ns).clamp(a, end_ns);
-            (a, b, recovered)
-        })
-        .filter(|(a, b, recovered)| b > a || !*recovered)
-        .collect();
+    let mut by_node: BTreeMap<&str, Vec<(u64, u64, bool)>> = BTreeMap::new();
+    for o in raw {
+        let a = o.start_ns.clamp(measure_ns, end_ns);
+        let recovered = o.end_ns.is_some();
+        let b = o.end_ns.unwrap_or(end_ns).clamp(a, end_ns);
+        if b > a || !recovered {
+            by_node.entry(&o.node).or_default().push((a, b, recovered));
+        }
+    }
+    let mut out = Vec::new();
+    for (node, spans) in by_node {
+        for (a, b, recovered) in union_of_spans(spans) {
+            out.push(Outage {
+                start_sec: offset_sec + (a - measure_ns) as f64 / 1e9,
+                end_sec: offset_sec + (b - measure_ns) as f64 / 1e9,
+                recovered,
+                node: Some(node.to_string()),
+            });
+        }
+    }
+    out.sort_by(|x, y| x.start_sec.total_cmp(&y.start_sec));
+    out
+}
+
+/// Overlapping spans `(start, end, recovered)` joined; a joined span is recovered when
+/// the span that ends it last is.
+fn union_of_spans(mut spans: Vec<(u64, u64, bool)>) -> Vec<(u64, u64, bool)> {
     spans.sort_unstable_by_key(|s| s.0);
     let mut merged: Vec<(u64, u64, bool)> = Vec::new();
     for (a, b, rec) in spans {
@@ -402,11 +417,4 @@ fn merge_outages(
         }
     }
     merged
-        .into_iter()
-        .map(|(a, b, recovered)| Outage {
-            start_sec: offset_sec + (a - measure_ns) as f64 / 1e9,
-            end_sec: offset_sec + (b - measure_ns) as f64 / 1e9,
-            recovered,
-        })
-        .collect()
 }

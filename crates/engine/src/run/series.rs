@@ -1,5 +1,6 @@
 //! The per-interval series of a run, built from the workers' interval snapshots.
 
+use crate::tally::{served_rate, Counts};
 use crate::worker::INTERVAL_NS;
 use resplab_results::{LatencyUs, SecondSample};
 use resplab_stats::hist::LatencyHistogram;
@@ -33,8 +34,8 @@ pub(super) struct SeriesAccumulator {
     /// Each phase's offset (seconds of measured time before it) and, once it ended, its
     /// measured duration.
     phases: Vec<(f64, Option<f64>)>,
-    /// (phase, key) not yet reduced: requests, errors, latencies.
-    open: BTreeMap<(usize, u64), (u64, u64, LatencyHistogram)>,
+    /// (phase, key) not yet reduced: replies, errors, error replies, latencies.
+    open: BTreeMap<(usize, u64), (Counts, LatencyHistogram)>,
     /// (phase, second) reduced to requests, errors, summary, p99 in ns and, when kept,
     /// the encoded histogram.
     closed: BTreeMap<(usize, u64), Closed>,
@@ -43,8 +44,7 @@ pub(super) struct SeriesAccumulator {
 /// A series interval reduced to its figures.
 #[derive(Debug)]
 struct Closed {
-    requests: u64,
-    errors: u64,
+    counts: Counts,
     latency: LatencyUs,
     p99_ns: u64,
     histogram: Option<String>,
@@ -101,16 +101,15 @@ impl SeriesAccumulator {
         &mut self,
         phase: usize,
         interval: u64,
-        requests: u64,
-        errors: u64,
+        counts: Counts,
         h: &LatencyHistogram,
     ) {
         let offset = self.phases.get(phase).map_or(0.0, |p| p.0);
         let at_sec = offset + (interval * INTERVAL_NS) as f64 / 1e9;
         if !self.coarse && at_sec >= FINE_SERIES_BELOW_SEC as f64 {
             self.coarse = true;
-            for ((p, k), (r, e, hist)) in std::mem::take(&mut self.open) {
-                self.merge((p, k / PER_SECOND), r, e, &hist);
+            for ((p, k), (c, hist)) in std::mem::take(&mut self.open) {
+                self.merge((p, k / PER_SECOND), c, &hist);
             }
         }
         let key = if self.coarse {
@@ -118,17 +117,16 @@ impl SeriesAccumulator {
         } else {
             interval
         };
-        self.merge((phase, key), requests, errors, h);
+        self.merge((phase, key), counts, h);
     }
 
-    fn merge(&mut self, key: (usize, u64), requests: u64, errors: u64, h: &LatencyHistogram) {
+    fn merge(&mut self, key: (usize, u64), counts: Counts, h: &LatencyHistogram) {
         let e = self
             .open
             .entry(key)
-            .or_insert_with(|| (0, 0, LatencyHistogram::new()));
-        e.0 += requests;
-        e.1 += errors;
-        e.2.merge(h);
+            .or_insert_with(|| (Counts::default(), LatencyHistogram::new()));
+        e.0.add(counts);
+        e.1.merge(h);
     }
 
     /// Every worker of `phase` is past interval `upto - 1`: its completed seconds can
@@ -143,10 +141,9 @@ impl SeriesAccumulator {
     fn close_where(&mut self, done: impl Fn(&(usize, u64)) -> bool) {
         let keys: Vec<(usize, u64)> = self.open.keys().filter(|k| done(k)).copied().collect();
         for k in keys {
-            if let Some((r, e, h)) = self.open.remove(&k) {
+            if let Some((counts, h)) = self.open.remove(&k) {
                 let closed = Closed {
-                    requests: r,
-                    errors: e,
+                    counts,
                     latency: LatencyUs::from_histogram(&h),
                     p99_ns: h.percentile_ns(99.0),
                     histogram: self.keep_histograms.then(|| h.to_base64()),
@@ -156,27 +153,26 @@ impl SeriesAccumulator {
         }
     }
 
-    /// Requests, errors and p99 (µs) of second `sec` of `phase`.
-    pub(super) fn second(&self, phase: usize, sec: u64) -> (u64, u64, f64) {
+    /// Replies, errors, error replies and p99 (µs) of second `sec` of `phase`.
+    pub(super) fn second(&self, phase: usize, sec: u64) -> (Counts, f64) {
         if self.coarse {
             if let Some(c) = self.closed.get(&(phase, sec)) {
-                return (c.requests, c.errors, c.p99_ns as f64 / 1e3);
+                return (c.counts, c.p99_ns as f64 / 1e3);
             }
             return self
                 .open
                 .get(&(phase, sec))
-                .map(|(r, e, h)| (*r, *e, h.percentile_ns(99.0) as f64 / 1e3))
-                .unwrap_or((0, 0, 0.0));
+                .map(|(c, h)| (*c, h.percentile_ns(99.0) as f64 / 1e3))
+                .unwrap_or((Counts::default(), 0.0));
         }
         let mut h = LatencyHistogram::new();
-        let (mut r, mut e) = (0, 0);
+        let mut counts = Counts::default();
         let range = (phase, sec * PER_SECOND)..(phase, (sec + 1) * PER_SECOND);
-        for (_, (ri, ei, hi)) in self.open.range(range) {
-            r += ri;
-            e += ei;
+        for (_, (ci, hi)) in self.open.range(range) {
+            counts.add(*ci);
             h.merge(hi);
         }
-        (r, e, h.percentile_ns(99.0) as f64 / 1e3)
+        (counts, h.percentile_ns(99.0) as f64 / 1e3)
     }
 
     /// The series of the whole run, in time order, and the length of its intervals.
@@ -191,9 +187,10 @@ impl SeriesAccumulator {
         let mut out: Vec<SecondSample> = Vec::new();
         let mut last_phase = usize::MAX;
         let mut last_len = step;
+        let mut prev_served = 0;
         let wall = std::mem::take(&mut self.wall_ms);
         for ((p, k), c) in self.closed {
-            let (r, e, lat) = (c.requests, c.errors, c.latency);
+            let (counts, lat) = (c.counts, c.latency);
             let (offset, duration) = phases.get(p).copied().unwrap_or((0.0, None));
             let wall_start = wall.get(p).copied().flatten();
             let start = k as f64 * step;
@@ -204,8 +201,9 @@ impl SeriesAccumulator {
             if len < step / 2.0 && p == last_phase {
                 if let Some(prev) = out.last_mut() {
                     let len = duration.map_or(len, |d| (d - start).max(0.0));
-                    prev.requests += r;
-                    prev.errors += e;
+                    prev.requests += counts.requests;
+                    prev.errors += counts.errors;
+                    prev_served += counts.served();
                     prev.t_sec = offset + start + len;
                     if let (Some(a), Some(b)) = (&prev.histogram, &c.histogram) {
                         if let (Ok(mut ha), Ok(hb)) = (
@@ -221,17 +219,18 @@ impl SeriesAccumulator {
                         *u = w + (start + len) * 1e3;
                     }
                     last_len += len;
-                    prev.ops_per_sec = prev.requests as f64 / last_len;
+                    prev.ops_per_sec = served_rate(prev_served, last_len);
                     continue;
                 }
             }
             last_phase = p;
             last_len = len;
+            prev_served = counts.served();
             out.push(SecondSample {
                 t_sec: offset + start + len,
-                requests: r,
-                errors: e,
-                ops_per_sec: r as f64 / len,
+                requests: counts.requests,
+                errors: counts.errors,
+                ops_per_sec: served_rate(counts.served(), len),
                 latency_us: lat,
                 unix_ms: wall_start
                     .filter(|_| self.keep_histograms)
@@ -247,6 +246,14 @@ impl SeriesAccumulator {
 mod tests {
     use super::*;
 
+    fn n(requests: u64, errors: u64) -> Counts {
+        Counts {
+            requests,
+            errors,
+            error_replies: 0,
+        }
+    }
+
     fn hist(values_us: &[u64]) -> LatencyHistogram {
         let mut h = LatencyHistogram::new();
         for v in values_us {
@@ -260,10 +267,10 @@ mod tests {
         let mut acc = SeriesAccumulator::default();
         acc.begin_phase(0, 0.0);
         for i in 0..10 {
-            acc.add(0, i, 100, 0, &hist(&[50]));
+            acc.add(0, i, n(100, 0), &hist(&[50]));
         }
         // Replies that were in flight when the time was up.
-        acc.add(0, 10, 7, 0, &hist(&[60]));
+        acc.add(0, 10, n(7, 0), &hist(&[60]));
         acc.end_phase(0, 1.0004);
         let (series, step) = acc.finish();
         assert_eq!(step, 0.1);
@@ -279,9 +286,9 @@ mod tests {
         acc.begin_phase(0, 0.0);
         // Two workers, 12 s; worker 1 records a slow reply in every tenth interval.
         for i in 0..120u64 {
-            acc.add(0, i, 10, 0, &hist(&[100]));
+            acc.add(0, i, n(10, 0), &hist(&[100]));
             let slow: &[u64] = if i % 10 == 3 { &[9000] } else { &[100] };
-            acc.add(0, i, 10, 0, &hist(slow));
+            acc.add(0, i, n(10, 0), &hist(slow));
             acc.complete_before(0, i + 1);
         }
         acc.end_phase(0, 12.0);
@@ -301,11 +308,11 @@ mod tests {
     fn phases_follow_each_other() {
         let mut acc = SeriesAccumulator::default();
         acc.begin_phase(0, 0.0);
-        acc.add(0, 0, 5, 0, &hist(&[10]));
-        acc.add(0, 1, 5, 0, &hist(&[10]));
+        acc.add(0, 0, n(5, 0), &hist(&[10]));
+        acc.add(0, 1, n(5, 0), &hist(&[10]));
         acc.end_phase(0, 0.2);
         acc.begin_phase(1, 0.2);
-        acc.add(1, 0, 3, 1, &hist(&[10]));
+        acc.add(1, 0, n(3, 1), &hist(&[10]));
         acc.end_phase(1, 0.1);
         let (series, _) = acc.finish();
         let t: Vec<f64> = series
@@ -314,5 +321,31 @@ mod tests {
             .collect();
         assert_eq!(t, vec![0.1, 0.2, 0.3]);
         assert_eq!(series[2].errors, 1);
+    }
+
+    #[test]
+    fn error_replies_are_not_throughput() {
+        let mut acc = SeriesAccumulator::default();
+        acc.begin_phase(0, 0.0);
+        // 100 replies in the interval, 40 of them error replies, 5 requests lost.
+        let c = Counts {
+            requests: 100,
+            errors: 45,
+            error_replies: 40,
+        };
+        acc.add(0, 0, c, &hist(&[10]));
+        acc.add(0, 1, c, &hist(&[10]));
+        // The tail folded into the interval before keeps the rule.
+        acc.add(0, 2, c, &hist(&[10]));
+        acc.end_phase(0, 0.2001);
+        let (series, _) = acc.finish();
+        assert_eq!(series.len(), 2);
+        assert_eq!((series[0].requests, series[0].errors), (100, 45));
+        assert!((series[0].ops_per_sec - 600.0).abs() < 1e-6, "{series:?}");
+        assert_eq!(series[1].requests, 200);
+        assert!(
+            (series[1].ops_per_sec - 120.0 / 0.1001).abs() < 1e-6,
+            "{series:?}"
+        );
     }
 }

@@ -70,7 +70,7 @@ use crate::config::{Budget, RunConfig};
 use crate::conn::{Conn, State};
 use crate::error::EngineError;
 use crate::stop::StopToken;
-use crate::tally::{CmdTally, OpenLoopTally, KIND_TIMEOUT};
+use crate::tally::{CmdTally, Counts, OpenLoopTally, KIND_TIMEOUT};
 use mio::event::Event;
 use mio::{Events, Poll, Token};
 use reconnect::open_registered;
@@ -133,9 +133,21 @@ pub(crate) struct Interval {
     pub worker: usize,
     /// Index of the interval, in units of [`INTERVAL_NS`] since the measured part began.
     pub sec: u64,
-    pub requests: u64,
-    pub errors: u64,
+    pub counts: Counts,
     pub hist: LatencyHistogram,
+}
+
+/// A period during which one of a worker's connections was down and attempts to open it
+/// again failed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RawOutage {
+    /// ns since the epoch.
+    pub start_ns: u64,
+    /// `None`: still down when the worker finished.
+    pub end_ns: Option<u64>,
+    /// The address that could not be reached: the node of the connection in cluster
+    /// mode, the target otherwise.
+    pub node: String,
 }
 
 /// Everything a worker measured.
@@ -149,9 +161,8 @@ pub(crate) struct WorkerResult {
     pub opened: u64,
     pub reconnects: u64,
     pub protocol_errors: u64,
-    /// Periods (ns since the epoch) during which a connection was down and attempts to
-    /// open it again failed; the last may be open (`None`: still down at the end).
-    pub outages: Vec<(u64, Option<u64>)>,
+    /// Periods during which a connection was down and attempts to open it again failed.
+    pub outages: Vec<RawOutage>,
     /// Time to set up each of its connections at the start (TCP connect, TLS handshake,
     /// HELLO/AUTH/SELECT), ns.
     pub setup: LatencyHistogram,
@@ -217,7 +228,7 @@ struct Worker<'a> {
     opened: u64,
     /// Set-up time of each connection opened at the start, ns.
     setup: LatencyHistogram,
-    outages: Vec<(u64, Option<u64>)>,
+    outages: Vec<RawOutage>,
     /// Logical clients: the first `nclients` connections are their home connections,
     /// which hold each client's budget and schedule (all of them outside cluster mode).
     nclients: usize,
@@ -417,15 +428,20 @@ impl<'a> Worker<'a> {
             self.rec.ship();
         }
         let end_ns = self.rec.last_reply_ns.max(stopped_at.unwrap_or(0)).min(now);
-        for conn in &self.conns {
+        for i in 0..self.conns.len() {
             if let State::Down {
                 since,
                 refused: true,
                 ..
-            } = &conn.state
+            } = &self.conns[i].state
             {
-                let start = since.saturating_duration_since(self.epoch).as_nanos() as u64;
-                self.outages.push((start, None));
+                let start_ns = since.saturating_duration_since(self.epoch).as_nanos() as u64;
+                let node = self.target_of(i).0.to_string();
+                self.outages.push(RawOutage {
+                    start_ns,
+                    end_ns: None,
+                    node,
+                });
             }
         }
         WorkerResult {

@@ -6,7 +6,7 @@
 //! give-up time, when the whole phase counts the server as lost. Periods during which
 //! attempts were refused are kept as outages.
 
-use super::Worker;
+use super::{RawOutage, Worker};
 use crate::config::{RunConfig, Target};
 use crate::conn::{MioStream, State};
 use crate::connect;
@@ -18,6 +18,22 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 impl Worker<'_> {
+    /// Where connection `i` goes, and whether it is opened read-only (a replica's): its
+    /// node in cluster mode, the target otherwise.
+    pub(super) fn target_of(&self, i: usize) -> (Target, bool) {
+        let Some(cl) = self.cl.as_deref() else {
+            return (self.a.cfg.target.clone(), false);
+        };
+        let n = self
+            .conns
+            .get(i)
+            .map_or(usize::MAX, |c| usize::from(c.node));
+        match cl.topo.nodes.get(n) {
+            Some(node) => (node.target.clone(), cl.is_replica(n)),
+            None => (self.a.cfg.target.clone(), false),
+        }
+    }
+
     /// Resets connection `i`: its in-flight requests count as errors of `kind`, and it is
     /// reconnected at once (then with backoff).
     pub(super) fn fail(&mut self, i: usize, kind: &str, message: String) {
@@ -79,16 +95,7 @@ impl Worker<'_> {
                 return true;
             }
             let timeout = self.a.cfg.connect_timeout.min(Duration::from_secs(1));
-            let (target, readonly) = match self.cl.as_deref() {
-                Some(cl) => {
-                    let n = usize::from(self.conns[i].node);
-                    match cl.topo.nodes.get(n) {
-                        Some(node) => (node.target.clone(), cl.is_replica(n)),
-                        None => (self.a.cfg.target.clone(), false),
-                    }
-                }
-                None => (self.a.cfg.target.clone(), false),
-            };
+            let (target, readonly) = self.target_of(i);
             let attempt = connect::open_ready_to(self.a.cfg, &target, readonly, timeout)
                 .map_err(|e| e.to_string())
                 .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
@@ -102,9 +109,14 @@ impl Worker<'_> {
                     self.conns[i].state = State::Live(stream);
                     self.reconnects += 1;
                     if refused {
-                        let start = since.saturating_duration_since(self.epoch).as_nanos() as u64;
-                        let end = now.saturating_duration_since(self.epoch).as_nanos() as u64;
-                        self.outages.push((start, Some(end)));
+                        let start_ns =
+                            since.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        let end_ns = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+                        self.outages.push(RawOutage {
+                            start_ns,
+                            end_ns: Some(end_ns),
+                            node: target.to_string(),
+                        });
                     }
                 }
                 Err(err) => {

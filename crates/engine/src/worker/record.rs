@@ -15,7 +15,7 @@ use super::{Interval, Msg, Worker, INTERVAL_NS};
 use crate::cluster::{ClusterState, Pending, MAX_REDIRECTS};
 use crate::config::Wire;
 use crate::conn::{Conn, InFlight, MioStream, State};
-use crate::tally::{CmdTally, OpenLoopTally, KIND_CONNECTION_LOST, KIND_PROTOCOL_ERROR};
+use crate::tally::{CmdTally, Counts, OpenLoopTally, KIND_CONNECTION_LOST, KIND_PROTOCOL_ERROR};
 use resplab_proto::resp::cluster::{parse_redirect, RedirectKind};
 use resplab_proto::resp::scan::{error_kind, scan_reply, ReplyClass};
 use resplab_proto::resp::Limits;
@@ -38,6 +38,7 @@ pub(super) struct Recorder {
     iv_total: LatencyHistogram,
     iv_requests: u64,
     pub(super) iv_errors: u64,
+    iv_error_replies: u64,
     pub(super) last_reply_ns: u64,
 }
 
@@ -54,6 +55,7 @@ impl Recorder {
             iv_total: LatencyHistogram::new(),
             iv_requests: 0,
             iv_errors: 0,
+            iv_error_replies: 0,
             last_reply_ns: 0,
         }
     }
@@ -84,8 +86,11 @@ impl Recorder {
         let _ = self.tx.send(Msg::Second(Interval {
             worker: self.worker,
             sec: self.cur_sec,
-            requests: std::mem::take(&mut self.iv_requests),
-            errors: std::mem::take(&mut self.iv_errors),
+            counts: Counts {
+                requests: std::mem::take(&mut self.iv_requests),
+                errors: std::mem::take(&mut self.iv_errors),
+                error_replies: std::mem::take(&mut self.iv_error_replies),
+            },
             hist,
         }));
     }
@@ -304,6 +309,7 @@ fn scan_and_count(
                         ReplyClass::Error | ReplyClass::Moved | ReplyClass::Ask
                     ) {
                         nt.t.errors += 1;
+                        nt.t.error_replies += 1;
                     }
                     nt.t.hist.record(now.saturating_sub(f.intended_ns));
                 }
@@ -345,7 +351,9 @@ fn record_reply(
     if let Some(kind) = error {
         let kind = std::str::from_utf8(kind).unwrap_or("ERR");
         t.count_error(if kind.is_empty() { "ERR" } else { kind }, 1);
+        t.error_replies += 1;
         rec.iv_errors += 1;
+        rec.iv_error_replies += 1;
     }
     run.add(&mut rec.iv_cmds, cmd, latency);
     if open_loop {

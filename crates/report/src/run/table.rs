@@ -177,7 +177,7 @@ fn cpu_and_end_lines(out: &mut String, record: &RunRecord) {
     if let Some(up) = record.connections.ops_per_sec_while_reachable {
         let _ = writeln!(
             out,
-            "throughput: {:.2} requests per second over the whole {:.2} s window, {:.2} over the {:.2} s the target could be reached",
+            "throughput: {:.2} served requests per second over the whole {:.2} s window, {:.2} over the {:.2} s the target could be reached",
             record.totals.ops_per_sec,
             record.duration_sec,
             up,
