@@ -630,3 +630,35 @@ fn calibrate_address_authenticates_over_tls() {
         "the password is in the store"
     );
 }
+
+/// `--budget` is a hard limit, and the defaults give valid trials on a small machine:
+/// a one-minute calibration with every other flag left at its default ends within the
+/// minute (plus the seconds it takes to stop the server under way), calibrated, with
+/// nearly every trial valid (the generator under its CPU limit).
+#[test]
+fn a_one_minute_calibration_with_the_defaults_ends_in_time_with_valid_trials() {
+    let _alone = alone();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let started = std::time::Instant::now();
+    let cal = json_of(&["calibrate", "--budget", "1m", "--format", "json"], &db);
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < 63.0, "a 1m budget took {took:.1} s");
+    let noise = cal["noise"].as_array().unwrap();
+    assert!(!noise.is_empty(), "{cal:#}");
+    let store = resplab_store::Store::open(&db).unwrap();
+    let (mut valid, mut all) = (0, 0);
+    for e in store.list_experiments().unwrap() {
+        for t in store.trials(e.id).unwrap() {
+            all += 1;
+            valid += usize::from(t.valid);
+            let cpu = t.checks.iter().find(|c| c.name == "client_cpu");
+            assert!(cpu.is_none_or(|c| c.passed), "{cpu:?}");
+        }
+    }
+    // A trial stopped by the budget is the only one allowed to be invalid.
+    assert!(
+        all >= 24 && valid + 1 >= all,
+        "{valid} of {all} trials valid"
+    );
+}

@@ -176,6 +176,9 @@ pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
         budget_section(&mut o, c);
     }
     let _ = writeln!(o);
+    if let Some(note) = &c.budget_note {
+        let _ = writeln!(o, "budget: {note}");
+    }
     match &c.biased {
         Some(b) => {
             let _ = writeln!(o, "A/A: FINDING: {b}");

@@ -85,6 +85,10 @@ pub struct Calibration {
     pub cheapest: Option<PlanRow>,
     /// When an A/A comparison claimed a difference: what it means.
     pub biased: Option<String>,
+    /// When `--budget` was reached before every planned trial length was measured:
+    /// what was measured and what was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_note: Option<String>,
 }
 
 /// One error-rate check of `--validate`.

@@ -116,7 +116,8 @@ pub struct CalibrateArgs {
     /// Random keys from a keyspace of this size.
     #[arg(short = 'r', long, value_name = "N", help_heading = "Workload")]
     pub keyspace: Option<u64>,
-    /// Load-generator threads.
+    /// Load-generator threads (default 2 where the machine has 2 CPUs or more, so that
+    /// the generator stays under its CPU limit; 1 otherwise).
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub threads: Option<u32>,
     /// SET:GET ratio of a memtier-style mix.

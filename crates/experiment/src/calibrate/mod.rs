@@ -29,9 +29,11 @@ pub mod validate;
 use crate::runner::{self, Event, RunError};
 use crate::{Experiment, SpecError};
 use resplab_engine::StopToken;
+use resplab_results::calibration::secs_text;
 use resplab_results::calibration::Calibration;
 use resplab_stats::verdict::Direction;
 use resplab_store::{NewCalibration, Store, StoreError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub use setup::{Setup, WorkloadFlags};
@@ -44,6 +46,9 @@ pub const MAX_ROUNDS: u32 = 200;
 /// Assumed cost of a trial besides its measured time before anything was measured:
 /// server start and readiness (the measured figure replaces it in the results).
 pub const GUESS_OVERHEAD_SEC: f64 = 0.15;
+/// Time kept back from `--budget` for stopping the trial under way, its server, and the
+/// analysis.
+const STOP_RESERVE: Duration = Duration::from_secs(2);
 /// The two variants of the A/A experiment.
 pub const VARIANTS: [&str; 2] = ["a", "a-again"];
 
@@ -116,30 +121,100 @@ pub fn run(
     } else {
         Direction::LowerIsBetter
     };
+    // `--budget` is a hard limit: a watch stops the A/A experiment under way when it is
+    // reached, and what was measured by then is analysed.
+    // Counted from the start of the set-up, less what stopping a trial and analysing
+    // the rounds take.
+    let deadline = setup.started + setup.budget.saturating_sub(STOP_RESERVE);
+    let step_stop = StopToken::new();
+    let finished = AtomicBool::new(false);
+    let budget_hit = AtomicBool::new(false);
     let mut found = Vec::new();
-    for (i, step) in setup.steps.iter().enumerate() {
-        let (trial, rounds) = *step;
-        let exp = aa_experiment(base, setup.workload, trial, rounds, stamp, i);
-        let header = format!(
-            "# resplab calibrate: A/A of workload `{}` with {} x {} trials\n{}",
-            workload.name,
-            rounds,
-            resplab_results::calibration::secs_text(trial.as_secs_f64()),
-            setup.text
-        );
-        let started = Instant::now();
-        let outcome = runner::run(&exp, &header, store, stop, &mut |ev| on_event(step, ev))
-            .map_err(|source| CalibrateError::Run {
-                what: format!("A/A experiment {}", exp.name),
-                source: Box::new(source),
-            })?;
-        if outcome.interrupted {
-            return Ok(Calibrated::Interrupted {
-                experiment: exp.name,
-            });
-        }
-        let wall = started.elapsed().as_secs_f64();
-        found.push(noise::analyze(store, &exp, trial, wall, direction)?);
+    let mut budget_note = None;
+    let mut overhead_sec = GUESS_OVERHEAD_SEC + base.warmup.as_secs_f64();
+    let early = std::thread::scope(|scope| -> Result<Option<Calibrated>, CalibrateError> {
+        scope.spawn(|| {
+            watch_budget(stop, &step_stop, deadline, &finished, &budget_hit);
+        });
+        let result = (|| {
+            for (i, planned) in setup.steps.iter().enumerate() {
+                let (trial, planned_rounds) = *planned;
+                // The steps left share what is left of the budget, at the trial cost
+                // measured so far.
+                let left = deadline
+                    .saturating_duration_since(Instant::now())
+                    .as_secs_f64();
+                let share = left / (setup.steps.len() - i) as f64;
+                let fit = (share / (VARIANTS.len() as f64 * (trial.as_secs_f64() + overhead_sec)))
+                    .floor()
+                    .min(f64::from(MAX_ROUNDS)) as u32;
+                let rounds = planned_rounds.min(fit.max(if found.is_empty() { 2 } else { 0 }));
+                if rounds < MIN_ROUNDS && !found.is_empty() {
+                    budget_note = Some(format!(
+                        "the {} budget left no room for {MIN_ROUNDS} rounds of the {} trials: that length was not measured",
+                        secs_text(setup.budget.as_secs_f64()),
+                        secs_text(trial.as_secs_f64())
+                    ));
+                    break;
+                }
+                let step = (trial, rounds);
+                let exp = aa_experiment(base, setup.workload, trial, rounds, stamp, i);
+                let header = format!(
+                    "# resplab calibrate: A/A of workload `{}` with {} x {} trials\n{}",
+                    workload.name,
+                    rounds,
+                    secs_text(trial.as_secs_f64()),
+                    setup.text
+                );
+                let started = Instant::now();
+                let outcome = runner::run(&exp, &header, store, &step_stop, &mut |ev| {
+                    on_event(&step, ev)
+                })
+                .map_err(|source| CalibrateError::Run {
+                    what: format!("A/A experiment {}", exp.name),
+                    source: Box::new(source),
+                })?;
+                let wall = started.elapsed().as_secs_f64();
+                let by_budget = outcome.interrupted && budget_hit.load(Ordering::SeqCst);
+                if outcome.interrupted && !by_budget {
+                    return Ok(Some(Calibrated::Interrupted {
+                        experiment: exp.name,
+                    }));
+                }
+                let n = noise::analyze(store, &exp, trial, wall, direction)?;
+                overhead_sec = overhead_sec.max(n.overhead_sec);
+                if by_budget {
+                    budget_note = Some(format!(
+                        "the {} budget was reached during the {} trials: {} of {rounds} rounds measured{}",
+                        secs_text(setup.budget.as_secs_f64()),
+                        secs_text(trial.as_secs_f64()),
+                        n.pairs,
+                        if i + 1 < setup.steps.len() {
+                            "; the longer lengths were not measured"
+                        } else {
+                            ""
+                        }
+                    ));
+                    if n.pairs >= 2 {
+                        found.push(n);
+                    }
+                    break;
+                }
+                found.push(n);
+            }
+            Ok(None)
+        })();
+        finished.store(true, Ordering::SeqCst);
+        result
+    })?;
+    if let Some(interrupted) = early {
+        return Ok(interrupted);
+    }
+    if found.is_empty() {
+        return Err(CalibrateError::Invalid(format!(
+            "--budget {}: reached before two rounds of the shortest trials were measured (their trials are stored); give a longer budget",
+            secs_text(setup.budget.as_secs_f64())
+        )));
     }
     let cal = noise::summarize(
         base,
@@ -148,6 +223,8 @@ pub fn run(
         found,
         setup.target_mde_pct,
     );
+    let mut cal = cal;
+    cal.budget_note = budget_note;
     let id = store.insert_calibration(&NewCalibration {
         hostname: cal.hostname.clone(),
         target: cal.target.clone(),
@@ -157,6 +234,29 @@ pub fn run(
         result: serde_json::to_value(&cal)?,
     })?;
     Ok(Calibrated::Done(Box::new(cal), id))
+}
+
+/// Stops `step_stop` when `stop` is stopped or when `deadline` passes (then `hit` is
+/// set), until `finished`.
+fn watch_budget(
+    stop: &StopToken,
+    step_stop: &StopToken,
+    deadline: Instant,
+    finished: &AtomicBool,
+    hit: &AtomicBool,
+) {
+    while !finished.load(Ordering::SeqCst) {
+        if stop.is_stopped() {
+            step_stop.stop();
+            return;
+        }
+        if Instant::now() >= deadline {
+            hit.store(true, Ordering::SeqCst);
+            step_stop.stop();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The A/A experiment of one trial length: the baseline twice, the one workload at

@@ -165,6 +165,7 @@ pub fn summarize(
         target_mde_pct,
         cheapest,
         biased,
+        budget_note: None,
     }
 }
 

@@ -225,6 +225,7 @@ mod tests {
             target_mde_pct: 1.0,
             cheapest: None,
             biased: None,
+            budget_note: None,
         };
         let (mde, wall) = predict(&cal(0.01), 10, 1.0, 2).unwrap();
         assert_eq!(wall, 10.0 * 2.0 * 1.25);
