@@ -662,3 +662,45 @@ fn a_one_minute_calibration_with_the_defaults_ends_in_time_with_valid_trials() {
         "{valid} of {all} trials valid"
     );
 }
+
+/// A budget that the trials' real cost overruns: the A/A experiment under way is stopped
+/// when the budget runs out and calibrated from the rounds it completed, and the result
+/// says so.
+#[test]
+fn a_budget_overrun_stops_the_experiment_under_way_and_says_so() {
+    let _shared = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let started = std::time::Instant::now();
+    // The rounds are planned at a guessed 0.35 s of overhead per trial; a server that
+    // takes a second to start costs more, so they cannot all fit in 20 s.
+    let cal = json_of(
+        &[
+            "calibrate",
+            "--budget",
+            "20s",
+            "--durations",
+            "1s",
+            "-c",
+            "4",
+            "--format",
+            "json",
+            "--server",
+            "sh -c 'sleep 1 && exec redis-server --port {port} --bind 127.0.0.1 --save \"\" --appendonly no --dir {dir}'",
+        ],
+        &db,
+    );
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < 21.0, "a 20 s budget took {took:.1} s");
+    let note = cal["budget_note"].as_str().expect("a budget note");
+    assert!(
+        note.contains("budget was reached during the 1 s trials"),
+        "{note}"
+    );
+    let noise = &cal["noise"][0];
+    let pairs = noise["pairs"].as_u64().unwrap();
+    assert!(
+        (2..noise["rounds"].as_u64().unwrap()).contains(&pairs),
+        "{noise:#}"
+    );
+}

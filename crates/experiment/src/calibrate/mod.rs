@@ -48,7 +48,7 @@ pub const MAX_ROUNDS: u32 = 200;
 pub const GUESS_OVERHEAD_SEC: f64 = 0.15;
 /// Time kept back from `--budget` for stopping the trial under way, its server, and the
 /// analysis.
-const STOP_RESERVE: Duration = Duration::from_secs(2);
+const STOP_RESERVE: Duration = Duration::from_secs(3);
 /// The two variants of the A/A experiment.
 pub const VARIANTS: [&str; 2] = ["a", "a-again"];
 
