@@ -43,7 +43,18 @@ impl RedisCluster {
     /// # Errors
     /// When a node does not start, or the cluster is not formed within 60 s.
     pub fn start(masters: usize, replicas: usize) -> io::Result<RedisCluster> {
-        Self::start_with(masters, replicas, None)
+        Self::start_with(masters, replicas, None, true)
+    }
+
+    /// Starts `masters` masters, gives them their slots and introduces them to each
+    /// other ([`resplab_sys::cluster::introduce`]), and returns at once, before the
+    /// cluster has settled: what a client started right after `redis-cli --cluster
+    /// create` meets.
+    ///
+    /// # Errors
+    /// When a node does not start or refuses a step of the introduction.
+    pub fn start_unsettled(masters: usize) -> io::Result<RedisCluster> {
+        Self::start_with(masters, 0, None, false)
     }
 
     /// Starts a cluster whose nodes also listen on a TLS port each (certificates from
@@ -58,13 +69,14 @@ impl RedisCluster {
         replicas: usize,
         tls: &crate::tls::TlsFiles,
     ) -> io::Result<RedisCluster> {
-        Self::start_with(masters, replicas, Some(tls))
+        Self::start_with(masters, replicas, Some(tls), true)
     }
 
     fn start_with(
         masters: usize,
         replicas: usize,
         tls: Option<&crate::tls::TlsFiles>,
+        settle: bool,
     ) -> io::Result<RedisCluster> {
         let masters = masters.max(1);
         let mut nodes = Vec::new();
@@ -130,14 +142,12 @@ impl RedisCluster {
                 .map(|r| r.as_text().unwrap_or_default())
                 .map_err(|e| e.to_string())
         };
-        let ids = resplab_sys::cluster::form(
-            &plan,
-            masters,
-            replicas,
-            Duration::from_secs(60),
-            &mut send,
-        )
-        .map_err(|e| {
+        let formed = if settle {
+            resplab_sys::cluster::form(&plan, masters, replicas, Duration::from_secs(60), &mut send)
+        } else {
+            resplab_sys::cluster::introduce(&plan, masters, &mut send)
+        };
+        let ids = formed.map_err(|e| {
             let logs: Vec<String> = nodes.iter().map(RedisServer::log_tail).collect();
             io::Error::new(
                 io::ErrorKind::TimedOut,

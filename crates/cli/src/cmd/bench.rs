@@ -62,7 +62,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     write_outputs(&record, &workload, &resolved.output, files)?;
-    Ok(exit_code(&record.end))
+    let code = exit_code(&record.end);
+    match resolved.output.max_error_pct {
+        Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
+        _ => Ok(code),
+    }
+}
+
+/// `--max-error-rate`: exit code 3, with its line on standard error, when the share of
+/// failed requests is above `max_pct`.
+fn error_gate(record: &RunRecord, max_pct: f64) -> ExitCode {
+    let t = &record.totals;
+    if t.error_pct() <= max_pct {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "resplab: {:.3} % of the requests failed ({} of {}), more than --max-error-rate {max_pct} %; exit code {EXIT_ERROR_RATE}",
+        t.error_pct(),
+        t.errors,
+        t.requests.max(t.errors)
+    );
+    ExitCode::from(EXIT_ERROR_RATE)
 }
 
 /// The workload of the resolved flags, restricted to this process's shard if any.
@@ -222,6 +242,9 @@ enum Throwaway {
 /// Exit code of a run that reached its budget although the target could not be reached
 /// for part of it (2 is kept for runs that lost the server for good).
 pub const EXIT_OUTAGE: u8 = 3;
+
+/// Exit code of a run whose share of failed requests is above `--max-error-rate`.
+pub const EXIT_ERROR_RATE: u8 = 3;
 
 /// Adds what only the CLI knows to the engine's record: the whole resolved
 /// configuration (workload included), the tool's identity, and a saturation warning.
