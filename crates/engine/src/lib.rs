@@ -69,6 +69,6 @@ pub use config::{
 pub use connect::unix_ms_now;
 pub use control::ControlClient;
 pub use error::EngineError;
-pub use run::{run, Progress};
+pub use run::{run, CommandProgress, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};
 pub use stop::StopToken;

@@ -32,6 +32,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
     let files = OutputFiles::prepare(&resolved.output, &workload)?;
+    let live = resplab_metrics::Live::new();
+    let _endpoint = match &args.metrics_addr {
+        Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
+        None => None,
+    };
     let stop = StopToken::new();
     {
         let stop = stop.clone();
@@ -54,7 +59,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         None => Some(start_throwaway(&resolved, &mut config)?),
     };
     announce(&config, &resolved.output);
-    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress);
+    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
     complete_record(&mut record, &config, &resolved.spec);
     if let Some(plan) = &resolved.shard {
@@ -172,9 +177,11 @@ fn run_with_progress(
     workload: &Workload,
     stop: &StopToken,
     progress: bool,
+    live: &resplab_metrics::Live,
 ) -> Result<RunRecord, resplab_engine::EngineError> {
     let mut line = ProgressLine::new(progress);
     let mut on_progress = |p: &resplab_engine::Progress| {
+        live.observe(p);
         let text = if p.warming_up {
             format!("{}: warming up", p.phase_name)
         } else {

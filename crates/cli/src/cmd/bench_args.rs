@@ -244,6 +244,10 @@ pub struct BenchArgs {
     /// Write HdrHistogram percentile files PREFIX_<COMMAND>.hgrm.
     #[arg(long, value_name = "PREFIX", help_heading = "Output")]
     pub hdr_out: Option<String>,
+    /// Serve live metrics (Prometheus text format) at http://HOST:PORT/metrics while the
+    /// run goes on: requests, errors and latency per command, the phase and its rate.
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Output")]
+    pub metrics_addr: Option<String>,
     /// Never show the live progress line.
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,

@@ -9,7 +9,7 @@
 //! process's CPU time is taken when the warm-up ends and when the phase does.
 
 use super::series::{SeriesAccumulator, PER_SECOND};
-use super::Progress;
+use super::{CommandProgress, Progress};
 use crate::cluster;
 use crate::config::RunConfig;
 use crate::connect;
@@ -101,6 +101,17 @@ pub(super) fn run_phase(
             reported: 0,
             requests: 0,
             errors: 0,
+            commands: phase
+                .commands
+                .iter()
+                .map(|name| CommandProgress {
+                    name: name.clone(),
+                    requests: 0,
+                    errors: 0,
+                    latency: LatencyHistogram::new(),
+                })
+                .collect(),
+            counts: vec![Vec::new(); threads],
         };
         if cfg.warmup > Duration::ZERO {
             teller.warming_up();
@@ -236,6 +247,10 @@ struct Teller<'a, 'p> {
     /// Replies and errors of the phase's measured part so far.
     requests: u64,
     errors: u64,
+    /// Each command so far, from the workers' interval snapshots.
+    commands: Vec<CommandProgress>,
+    /// The latest replies and errors per command of each worker (cumulative).
+    counts: Vec<Vec<(u64, u64)>>,
 }
 
 impl Teller<'_, '_> {
@@ -250,7 +265,32 @@ impl Teller<'_, '_> {
             ops_per_sec_now: 0.0,
             ops_per_sec_overall: 0.0,
             p99_us_now: 0.0,
+            commands: self.commands.clone(),
         });
+    }
+
+    /// Adds a worker's interval to the commands' figures.
+    fn add(&mut self, worker: usize, commands: &[(u64, u64, LatencyHistogram)]) {
+        if let Some(c) = self.counts.get_mut(worker) {
+            *c = commands.iter().map(|(r, e, _)| (*r, *e)).collect();
+        }
+        for (i, cmd) in self.commands.iter_mut().enumerate() {
+            if let Some((_, _, h)) = commands.get(i).filter(|c| !c.2.is_empty()) {
+                cmd.latency.merge(h);
+            }
+            cmd.requests = self
+                .counts
+                .iter()
+                .filter_map(|w| w.get(i))
+                .map(|c| c.0)
+                .sum();
+            cmd.errors = self
+                .counts
+                .iter()
+                .filter_map(|w| w.get(i))
+                .map(|c| c.1)
+                .sum();
+        }
     }
 
     /// Tells every whole second before interval `upto` not told yet.
@@ -270,6 +310,7 @@ impl Teller<'_, '_> {
                 ops_per_sec_now: req as f64,
                 ops_per_sec_overall: self.requests as f64 / self.reported as f64,
                 p99_us_now: p99,
+                commands: self.commands.clone(),
             });
         }
     }
@@ -293,6 +334,7 @@ fn listen(
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Msg::Second(iv)) => {
                 seconds.add(p, iv.sec, iv.requests, iv.errors, &iv.hist);
+                teller.add(iv.worker, &iv.commands);
                 if let Some(w) = watermark.get_mut(iv.worker) {
                     *w = Some(w.map_or(iv.sec, |x| x.max(iv.sec)));
                 }

@@ -136,6 +136,9 @@ pub(crate) struct Interval {
     pub requests: u64,
     pub errors: u64,
     pub hist: LatencyHistogram,
+    /// Per command of the phase: replies and errors so far (measured part), and the
+    /// latencies of this interval.
+    pub commands: Vec<(u64, u64, LatencyHistogram)>,
 }
 
 /// Everything a worker measured.

@@ -73,7 +73,9 @@ impl Recorder {
 
     pub(super) fn ship(&mut self) {
         self.iv_total.reset();
+        let mut commands = Vec::with_capacity(self.cmds.len());
         for (t, h) in self.cmds.iter_mut().zip(self.iv_cmds.iter_mut()) {
+            commands.push((t.requests, t.errors, h.clone()));
             if !h.is_empty() {
                 t.hist.merge(h);
                 self.iv_total.merge(h);
@@ -87,6 +89,7 @@ impl Recorder {
             requests: std::mem::take(&mut self.iv_requests),
             errors: std::mem::take(&mut self.iv_errors),
             hist,
+            commands,
         }));
     }
 
