@@ -270,12 +270,12 @@ impl Teller<'_, '_> {
     }
 
     /// Adds a worker's interval to the commands' figures.
-    fn add(&mut self, worker: usize, commands: &[(u64, u64, LatencyHistogram)]) {
+    fn add(&mut self, worker: usize, commands: &[(u64, u64, Option<LatencyHistogram>)]) {
         if let Some(c) = self.counts.get_mut(worker) {
             *c = commands.iter().map(|(r, e, _)| (*r, *e)).collect();
         }
         for (i, cmd) in self.commands.iter_mut().enumerate() {
-            if let Some((_, _, h)) = commands.get(i).filter(|c| !c.2.is_empty()) {
+            if let Some((_, _, Some(h))) = commands.get(i) {
                 cmd.latency.merge(h);
             }
             cmd.requests = self

@@ -137,8 +137,8 @@ pub(crate) struct Interval {
     pub errors: u64,
     pub hist: LatencyHistogram,
     /// Per command of the phase: replies and errors so far (measured part), and the
-    /// latencies of this interval.
-    pub commands: Vec<(u64, u64, LatencyHistogram)>,
+    /// latencies of this interval (`None`: none recorded, so nothing is copied).
+    pub commands: Vec<(u64, u64, Option<LatencyHistogram>)>,
 }
 
 /// Everything a worker measured.

@@ -75,7 +75,7 @@ impl Recorder {
         self.iv_total.reset();
         let mut commands = Vec::with_capacity(self.cmds.len());
         for (t, h) in self.cmds.iter_mut().zip(self.iv_cmds.iter_mut()) {
-            commands.push((t.requests, t.errors, h.clone()));
+            commands.push((t.requests, t.errors, (!h.is_empty()).then(|| h.clone())));
             if !h.is_empty() {
                 t.hist.merge(h);
                 self.iv_total.merge(h);
