@@ -101,24 +101,7 @@ impl RedisCluster {
             if let Some(f) = tls {
                 let port = crate::free_port()?;
                 tls_ports.push(port);
-                for a in [
-                    "--tls-port".to_string(),
-                    port.to_string(),
-                    "--tls-cert-file".into(),
-                    f.server_cert.display().to_string(),
-                    "--tls-key-file".into(),
-                    f.server_key.display().to_string(),
-                    "--tls-ca-cert-file".into(),
-                    f.ca.display().to_string(),
-                    "--tls-auth-clients".into(),
-                    "no".into(),
-                    "--tls-cluster".into(),
-                    "yes".into(),
-                    "--tls-replication".into(),
-                    "yes".into(),
-                ] {
-                    args.push(a);
-                }
+                args.extend(tls_args(port, f));
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             nodes.push(RedisServer::start_with(&refs, false)?);
@@ -290,4 +273,24 @@ impl RedisCluster {
         }
         Ok(moved)
     }
+}
+
+/// The flags of a node that also listens for TLS on `port` and speaks TLS on its bus.
+fn tls_args(port: u16, f: &crate::tls::TlsFiles) -> Vec<String> {
+    vec![
+        "--tls-port".to_string(),
+        port.to_string(),
+        "--tls-cert-file".into(),
+        f.server_cert.display().to_string(),
+        "--tls-key-file".into(),
+        f.server_key.display().to_string(),
+        "--tls-ca-cert-file".into(),
+        f.ca.display().to_string(),
+        "--tls-auth-clients".into(),
+        "no".into(),
+        "--tls-cluster".into(),
+        "yes".into(),
+        "--tls-replication".into(),
+        "yes".into(),
+    ]
 }
