@@ -212,6 +212,10 @@ pub struct RunConfig {
     /// Cluster mode: how long the set-up waits for every master to say
     /// `cluster_state:ok` and agree on the slot map before the run is refused.
     pub cluster_wait: Duration,
+    /// Progress reports carry each command's replies, errors and latency histogram
+    /// ([`crate::CommandProgress`]), for a live metrics endpoint. Off by default: the
+    /// workers then copy no per-command histogram ten times a second.
+    pub progress_commands: bool,
 }
 
 impl RunConfig {
@@ -240,6 +244,7 @@ impl RunConfig {
             cluster: false,
             read_from_replicas: false,
             cluster_wait: DEFAULT_CLUSTER_WAIT,
+            progress_commands: false,
         }
     }
 

@@ -166,6 +166,7 @@ fn progress_carries_each_command_with_its_latencies() {
     let server = RedisServer::start().unwrap();
     let mut cfg = tcp_config(server.port());
     cfg.threads = 2;
+    cfg.progress_commands = true;
     cfg.budget = Budget::Duration(Duration::from_millis(2500));
     cfg.open_loop = Some(OpenLoop {
         rate_per_sec: 4000.0,

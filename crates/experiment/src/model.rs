@@ -301,6 +301,10 @@ pub struct Experiment {
         skip_serializing_if = "is_default_cluster_wait"
     )]
     pub cluster_wait: Duration,
+    /// Progress reports carry each command's figures (a live metrics endpoint is
+    /// watching); not part of the definition.
+    #[serde(skip)]
+    pub progress_commands: bool,
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,

@@ -45,6 +45,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = resolved.config.clone();
+    config.progress_commands = args.metrics_addr.is_some();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,

@@ -211,6 +211,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    exp.progress_commands = a.metrics_addr.is_some();
     if a.dry_run {
         warn_insecure(&exp);
         print_plan(&exp);

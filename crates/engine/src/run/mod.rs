@@ -57,7 +57,8 @@ pub struct Progress {
     pub ops_per_sec_overall: f64,
     /// 99th percentile latency of the last second, microseconds.
     pub p99_us_now: f64,
-    /// Each command of the phase so far (measured part), in the phase's order.
+    /// Each command of the phase so far (measured part), in the phase's order; empty
+    /// unless [`RunConfig::progress_commands`] is set.
     pub commands: Vec<CommandProgress>,
 }
 

@@ -104,6 +104,7 @@ pub(super) fn run_phase(
             commands: phase
                 .commands
                 .iter()
+                .filter(|_| cfg.progress_commands)
                 .map(|name| CommandProgress {
                     name: name.clone(),
                     requests: 0,

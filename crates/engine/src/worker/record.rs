@@ -39,10 +39,18 @@ pub(super) struct Recorder {
     iv_requests: u64,
     pub(super) iv_errors: u64,
     pub(super) last_reply_ns: u64,
+    /// Send each command's figures with every interval (`RunConfig::progress_commands`).
+    per_command: bool,
 }
 
 impl Recorder {
-    pub(super) fn new(worker: usize, tx: Sender<Msg>, commands: usize, measure_ns: u64) -> Self {
+    pub(super) fn new(
+        worker: usize,
+        tx: Sender<Msg>,
+        commands: usize,
+        measure_ns: u64,
+        per_command: bool,
+    ) -> Self {
         Recorder {
             worker,
             tx,
@@ -55,6 +63,7 @@ impl Recorder {
             iv_requests: 0,
             iv_errors: 0,
             last_reply_ns: 0,
+            per_command,
         }
     }
 
@@ -73,9 +82,11 @@ impl Recorder {
 
     pub(super) fn ship(&mut self) {
         self.iv_total.reset();
-        let mut commands = Vec::with_capacity(self.cmds.len());
+        let mut commands = Vec::new();
         for (t, h) in self.cmds.iter_mut().zip(self.iv_cmds.iter_mut()) {
-            commands.push((t.requests, t.errors, (!h.is_empty()).then(|| h.clone())));
+            if self.per_command {
+                commands.push((t.requests, t.errors, (!h.is_empty()).then(|| h.clone())));
+            }
             if !h.is_empty() {
                 t.hist.merge(h);
                 self.iv_total.merge(h);

@@ -246,6 +246,7 @@ fn trial_config(
     };
     cfg.warmup = exp.warmup;
     cfg.cluster_wait = exp.cluster_wait;
+    cfg.progress_commands = exp.progress_commands;
     cfg.seed = seed;
     cfg.open_loop = workload.rate.map(|rate| OpenLoop {
         rate_per_sec: rate,
