@@ -2,7 +2,8 @@
 # Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
 # when it is already there: redis-server and redis-tools (the server under test and
 # redis-benchmark), go (the client-library example), openssh (the scale-out test's ssh
-# generators), ministat and benchstat
+# generators), prometheus (promtool checks the live metrics text, and a real prometheus
+# scrapes a running bench), ministat and benchstat
 # (the tools `compare` is cross-checked against), Debian's chromium (the headless
 # browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0 skips it), and a Rust
 # toolchain check. Safe to run again.
@@ -12,6 +13,8 @@ need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need_apt+=(redis-tools)
 command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
+# prometheus (with promtool): the --metrics-addr tests
+{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || need_apt+=(prometheus)
 # openssl: the TLS tests make X.509 v1 certificates the way users do
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # go: examples/client-library.toml builds a Go benchmark (and benchstat, below, is one)

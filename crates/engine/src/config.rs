@@ -162,6 +162,9 @@ impl Default for ReconnectPolicy {
     }
 }
 
+/// How long a run waits by default for a cluster to be ready (`--cluster-wait`).
+pub const DEFAULT_CLUSTER_WAIT: Duration = Duration::from_secs(5);
+
 /// Everything the engine needs to run a workload against a server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunConfig {
@@ -206,6 +209,13 @@ pub struct RunConfig {
     /// `--read-from-replicas`: cluster mode sends read-only commands to replicas (after
     /// `READONLY`), spreading the clients over each master's replicas.
     pub read_from_replicas: bool,
+    /// Cluster mode: how long the set-up waits for every master to say
+    /// `cluster_state:ok` and agree on the slot map before the run is refused.
+    pub cluster_wait: Duration,
+    /// Progress reports carry each command's replies, errors and latency histogram
+    /// ([`crate::CommandProgress`]), for a live metrics endpoint. Off by default: the
+    /// workers then copy no per-command histogram ten times a second.
+    pub progress_commands: bool,
 }
 
 impl RunConfig {
@@ -233,6 +243,8 @@ impl RunConfig {
             series_histograms: false,
             cluster: false,
             read_from_replicas: false,
+            cluster_wait: DEFAULT_CLUSTER_WAIT,
+            progress_commands: false,
         }
     }
 
@@ -378,6 +390,7 @@ impl RunConfig {
                 json!({
                     "requested": self.cluster,
                     "read_from_replicas": self.read_from_replicas,
+                    "wait_sec": self.cluster_wait.as_secs_f64(),
                 }),
             );
         }

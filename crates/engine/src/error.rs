@@ -43,6 +43,14 @@ pub enum EngineError {
         hard: u64,
         reason: Option<String>,
     },
+    /// A master of the cluster was not ready (`cluster_state:ok` and the seed's slot map)
+    /// within the configured wait; raise `--cluster-wait` or repair the node.
+    #[error("the cluster is not ready after {:.1} s: {nodes}; a run now would count its CLUSTERDOWN replies as the server's errors (wait longer with --cluster-wait, or repair the node)", waited.as_secs_f64())]
+    ClusterNotReady {
+        waited: std::time::Duration,
+        /// Each master not ready: its address and what it said.
+        nodes: String,
+    },
     /// A worker thread could not be started or ended abnormally.
     #[error("worker thread failed: {0}")]
     Worker(String),

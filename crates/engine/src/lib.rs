@@ -46,6 +46,7 @@
 //! kernel's TCP work, which io_uring does not remove.
 
 mod cluster;
+mod cluster_ready;
 pub mod config;
 mod conn;
 mod connect;
@@ -63,11 +64,11 @@ mod worker;
 
 pub use config::{
     Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
-    TlsOptions, Wire,
+    TlsOptions, Wire, DEFAULT_CLUSTER_WAIT,
 };
 pub use connect::unix_ms_now;
 pub use control::ControlClient;
 pub use error::EngineError;
-pub use run::{run, Progress};
+pub use run::{run, CommandProgress, Progress};
 pub use server::{ServerError, ServerOptions, ThrowawayServer};
 pub use stop::StopToken;

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use resplab_engine::{Arrivals, Budget, OpenLoop};
+use resplab_engine::{Arrivals, Budget, OpenLoop, StopToken};
 use resplab_results::LoadModel;
 use resplab_testkit::fake::{FakeServer, Script, Stall};
 use resplab_testkit::redis::RedisServer;
@@ -159,4 +159,37 @@ fn warmup_requests_are_sent_but_not_recorded() {
         1000 - ol.unsent,
         "warm-up requests reached the server"
     );
+}
+
+#[test]
+fn progress_carries_each_command_with_its_latencies() {
+    let server = RedisServer::start().unwrap();
+    let mut cfg = tcp_config(server.port());
+    cfg.threads = 2;
+    cfg.progress_commands = true;
+    cfg.budget = Budget::Duration(Duration::from_millis(2500));
+    cfg.open_loop = Some(OpenLoop {
+        rate_per_sec: 4000.0,
+        arrivals: Arrivals::Constant,
+    });
+    let wl = tests_workload(&[TestName::Set, TestName::Get], None, 1);
+    let mut seen: Vec<resplab_engine::Progress> = Vec::new();
+    let record =
+        resplab_engine::run(&cfg, &wl, &StopToken::new(), &mut |p| seen.push(p.clone())).unwrap();
+    let told: Vec<_> = seen.iter().filter(|p| !p.warming_up).collect();
+    assert!(told.len() >= 4, "{} progress reports", told.len());
+    for p in &told {
+        assert_eq!(p.commands.len(), 1, "one command per phase");
+        let c = &p.commands[0];
+        // Counts and latencies come from the same snapshots.
+        assert_eq!(c.latency.count(), c.requests, "{}", c.name);
+        assert!(c.requests > 0);
+        assert!(c.requests <= record.commands[&c.name].requests);
+    }
+    // Within a phase the figures only grow.
+    for w in told.windows(2) {
+        if w[0].phase == w[1].phase {
+            assert!(w[1].commands[0].requests >= w[0].commands[0].requests);
+        }
+    }
 }

@@ -29,6 +29,7 @@ pub mod cluster;
 pub mod command;
 pub mod configcheck;
 pub mod error;
+pub mod error_rate;
 pub mod generators;
 pub mod launch;
 pub mod model;

@@ -293,6 +293,18 @@ pub struct Experiment {
     /// How long a started server may take to answer `PING`.
     #[serde(with = "secs")]
     pub ready_timeout: Duration,
+    /// A target that is a Redis Cluster: how long each trial waits for every master to
+    /// say `cluster_state:ok` and agree on the slot map before the trial fails.
+    #[serde(
+        with = "secs",
+        default = "default_cluster_wait",
+        skip_serializing_if = "is_default_cluster_wait"
+    )]
+    pub cluster_wait: Duration,
+    /// Progress reports carry each command's figures (a live metrics endpoint is
+    /// watching); not part of the definition.
+    #[serde(skip)]
+    pub progress_commands: bool,
     /// Variants, baseline first.
     pub variants: Vec<Variant>,
     pub workloads: Vec<Workload>,
@@ -369,6 +381,16 @@ impl Experiment {
     pub fn definition_hash(&self) -> String {
         resplab_store::write::fingerprint(self.to_json().to_string().as_bytes())
     }
+}
+
+fn default_cluster_wait() -> Duration {
+    resplab_engine::DEFAULT_CLUSTER_WAIT
+}
+
+/// The default is left out of the stored definition, so experiments stored before the
+/// key existed keep their definition hash.
+fn is_default_cluster_wait(d: &Duration) -> bool {
+    *d == resplab_engine::DEFAULT_CLUSTER_WAIT
 }
 
 mod secs {

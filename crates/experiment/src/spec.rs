@@ -84,6 +84,8 @@ pub struct ExperimentSpec {
     pub client_cpu_limit: Option<Spanned<f64>>,
     pub send_lag_limit: Option<Spanned<DurationValue>>,
     pub ready_timeout: Option<Spanned<DurationValue>>,
+    /// How long a trial against a Redis Cluster waits for it to be ready.
+    pub cluster_wait: Option<Spanned<DurationValue>>,
     pub baseline: Option<Spanned<String>>,
     /// Shell command run before each phase; its output is stored with the phase.
     pub before_phase: Option<String>,

@@ -435,3 +435,18 @@ fn key_pattern_of_the_wrong_form_fails_the_trial_spec() {
         "{err}"
     );
 }
+
+#[test]
+fn cluster_wait_is_a_duration_with_a_default_left_out_of_the_definition() {
+    let plain = parse(BASIC).unwrap();
+    assert_eq!(plain.cluster_wait, resplab_engine::DEFAULT_CLUSTER_WAIT);
+    assert!(!plain.to_json().to_string().contains("cluster_wait"));
+    let text = BASIC.replace("seed = 42", "seed = 42\ncluster_wait = \"30s\"");
+    let e = parse(&text).unwrap();
+    assert_eq!(e.cluster_wait, std::time::Duration::from_secs(30));
+    assert_ne!(e.definition_hash(), plain.definition_hash());
+    let text = BASIC.replace("seed = 42", "seed = 42\ncluster_wait = \"soon\"");
+    let err = parse(&text).unwrap_err();
+    assert_eq!(err.line, Some(7), "{err}");
+    assert!(err.to_string().contains("soon"), "{err}");
+}

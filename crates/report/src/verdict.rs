@@ -106,6 +106,41 @@ pub fn fmt_p_value(p: f64) -> String {
     }
 }
 
+/// The running verdict of one workload and variant as figures: what the line of
+/// [`standing_line`] says, for a display that is not a line (a metrics endpoint).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StandingFigures {
+    /// `NoVerdict` below the rounds an interval needs.
+    pub verdict: Verdict,
+    /// Rounds with a value on both sides.
+    pub rounds: usize,
+    /// The effect, percent: the estimate with an interval, else the ratio so far.
+    pub effect_pct: Option<f64>,
+}
+
+/// The figures of the running verdict of (round, baseline, variant) values of the
+/// primary metric; `margin` is a fraction (0.01 for ±1 %).
+pub fn standing_figures(
+    pairs: &[(u32, f64, f64)],
+    higher_is_better: bool,
+    margin: Option<f64>,
+) -> StandingFigures {
+    let (a, b) = positive_pairs(pairs);
+    let rounds = a.len();
+    match compared(&a, &b, higher_is_better, margin) {
+        Some(Ok(c)) => StandingFigures {
+            verdict: Verdict::from_stats(c.verdict, metric_direction(higher_is_better)),
+            rounds,
+            effect_pct: Some(c.effect_pct),
+        },
+        _ => StandingFigures {
+            verdict: Verdict::NoVerdict,
+            rounds,
+            effect_pct: ratio_so_far_pct(&a, &b),
+        },
+    }
+}
+
 /// The running verdict of one workload and variant of an experiment, from the
 /// (round, baseline, variant) values of its primary metric, as one line:
 /// `set / v1 vs baseline: SLOWER: -3.10 % [-4.02 %, -2.20 %], p = 0.031, n = 6, MDE …`.
@@ -119,32 +154,17 @@ pub fn standing_line(
     margin: Option<f64>,
 ) -> String {
     let head = format!("{workload} / {variant} vs baseline:");
-    let (a, b): (Vec<f64>, Vec<f64>) = pairs
-        .iter()
-        .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
-        .map(|(_, a, b)| (*a, *b))
-        .unzip();
+    let (a, b) = positive_pairs(pairs);
     let n = a.len();
-    let need = min_pairs(0.95);
-    if n < need {
-        let ratio = if n > 0 {
-            let mean = a.iter().zip(&b).map(|(a, b)| (b / a).ln()).sum::<f64>() / n as f64;
-            format!(", ratio so far {:+.2} %", (mean.exp() - 1.0) * 100.0)
-        } else {
-            String::new()
-        };
-        return format!("{head} {n} round(s){ratio}; need >= {need} rounds for a 95 % CI");
-    }
-    let direction = if higher_is_better {
-        resplab_stats::verdict::Direction::HigherIsBetter
-    } else {
-        resplab_stats::verdict::Direction::LowerIsBetter
-    };
-    let mut cfg = CompareConfig::new(direction);
-    cfg.margin_pct = margin.map(|m| m * 100.0);
-    let c = match compare_paired(&a, &b, &cfg) {
-        Ok(c) => c,
-        Err(e) => return format!("{head} {e}"),
+    let c = match compared(&a, &b, higher_is_better, margin) {
+        None => {
+            let ratio = ratio_so_far_pct(&a, &b)
+                .map_or(String::new(), |r| format!(", ratio so far {r:+.2} %"));
+            let need = min_pairs(0.95);
+            return format!("{head} {n} round(s){ratio}; need >= {need} rounds for a 95 % CI");
+        }
+        Some(Err(e)) => return format!("{head} {e}"),
+        Some(Ok(c)) => c,
     };
     let mde = c
         .mde_pct
@@ -156,13 +176,55 @@ pub fn standing_line(
         c.ci_high_pct,
         fmt_p_value(c.p_value)
     );
-    let metric_direction = if higher_is_better {
+    let verdict =
+        Verdict::from_stats(c.verdict, metric_direction(higher_is_better)).sentence(margin);
+    format!("{head} {verdict}: {body}")
+}
+
+/// The pairs whose two values are positive (a ratio needs both), split.
+fn positive_pairs(pairs: &[(u32, f64, f64)]) -> (Vec<f64>, Vec<f64>) {
+    pairs
+        .iter()
+        .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
+        .map(|(_, a, b)| (*a, *b))
+        .unzip()
+}
+
+/// The geometric mean ratio of `b` to `a` so far, percent (`None` without pairs).
+fn ratio_so_far_pct(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len();
+    (n > 0).then(|| {
+        let mean = a.iter().zip(b).map(|(a, b)| (b / a).ln()).sum::<f64>() / n as f64;
+        (mean.exp() - 1.0) * 100.0
+    })
+}
+
+/// The paired comparison, or `None` below the rounds a 95 % interval needs.
+fn compared(
+    a: &[f64],
+    b: &[f64],
+    higher_is_better: bool,
+    margin: Option<f64>,
+) -> Option<Result<resplab_stats::verdict::Comparison, String>> {
+    if a.len() < min_pairs(0.95) {
+        return None;
+    }
+    let direction = if higher_is_better {
+        resplab_stats::verdict::Direction::HigherIsBetter
+    } else {
+        resplab_stats::verdict::Direction::LowerIsBetter
+    };
+    let mut cfg = CompareConfig::new(direction);
+    cfg.margin_pct = margin.map(|m| m * 100.0);
+    Some(compare_paired(a, b, &cfg).map_err(|e| e.to_string()))
+}
+
+fn metric_direction(higher_is_better: bool) -> Direction {
+    if higher_is_better {
         Direction::HigherIsBetter
     } else {
         Direction::LowerIsBetter
-    };
-    let verdict = Verdict::from_stats(c.verdict, metric_direction).sentence(margin);
-    format!("{head} {verdict}: {body}")
+    }
 }
 
 #[cfg(test)]

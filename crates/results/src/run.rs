@@ -281,6 +281,20 @@ pub struct Summary {
     pub error_kinds: BTreeMap<String, u64>,
 }
 
+impl Summary {
+    /// The share of requests that failed, in percent (0 when nothing was sent). A
+    /// request lost with its connection is an error without a reply, so the share is
+    /// taken of the larger of replies and errors and never passes 100.
+    pub fn error_pct(&self) -> f64 {
+        let sent = self.requests.max(self.errors);
+        if sent == 0 {
+            0.0
+        } else {
+            self.errors as f64 * 100.0 / sent as f64
+        }
+    }
+}
+
 /// Open-loop extras.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct OpenLoopStats {

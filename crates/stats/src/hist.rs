@@ -34,7 +34,7 @@ pub enum HistogramDecodeError {
 }
 
 /// A latency histogram in nanoseconds (1 ns to 60 s, 3 significant digits).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHistogram {
     inner: Histogram<u64>,
     clamped: u64,

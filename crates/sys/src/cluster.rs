@@ -70,10 +70,35 @@ pub fn form(
 ) -> Result<Vec<String>, FormError> {
     let masters = masters.clamp(1, nodes.len().max(1));
     let deadline = Instant::now() + timeout;
-    let fail = |step: &str| {
-        let step = step.to_string();
-        move |reason: String| FormError { step, reason }
-    };
+    let ids = introduce(nodes, masters, call)?;
+    wait(deadline, || all_known(nodes, call)).map_err(fail("every node knows every other"))?;
+    for (m, id) in ids.iter().enumerate().take(masters) {
+        for k in 0..replicas {
+            let r = masters + m * replicas + k;
+            if let Some(n) = nodes.get(r) {
+                call(n.port, &["CLUSTER", "REPLICATE", id]).map_err(fail("CLUSTER REPLICATE"))?;
+            }
+        }
+    }
+    let replica_count = nodes.len() - masters;
+    wait(deadline, || ready(nodes, masters, replica_count, call))
+        .map_err(fail("cluster_state:ok on every node"))?;
+    Ok(ids)
+}
+
+/// The first steps of [`form`], without any wait: each node's id, the slots split over
+/// the first `masters` nodes, every node introduced to the first. The cluster then
+/// settles by itself (the gossip spreads the news), which is what a client that starts
+/// at once meets; returns the node ids in `nodes` order.
+///
+/// # Errors
+/// The step that failed and what the node said.
+pub fn introduce(
+    nodes: &[Node],
+    masters: usize,
+    call: &mut Call<'_>,
+) -> Result<Vec<String>, FormError> {
+    let masters = masters.clamp(1, nodes.len().max(1));
     let mut ids = Vec::new();
     for n in nodes {
         ids.push(call(n.port, &["CLUSTER", "MYID"]).map_err(fail("CLUSTER MYID"))?);
@@ -92,19 +117,16 @@ pub fn form(
         )
         .map_err(fail("CLUSTER MEET"))?;
     }
-    wait(deadline, || all_known(nodes, call)).map_err(fail("every node knows every other"))?;
-    for (m, id) in ids.iter().enumerate().take(masters) {
-        for k in 0..replicas {
-            let r = masters + m * replicas + k;
-            if let Some(n) = nodes.get(r) {
-                call(n.port, &["CLUSTER", "REPLICATE", id]).map_err(fail("CLUSTER REPLICATE"))?;
-            }
-        }
-    }
-    let replica_count = nodes.len() - masters;
-    wait(deadline, || ready(nodes, masters, replica_count, call))
-        .map_err(fail("cluster_state:ok on every node"))?;
     Ok(ids)
+}
+
+/// Turns a failure's reason into the [`FormError`] of `step`.
+fn fail(step: &str) -> impl Fn(String) -> FormError {
+    let step = step.to_string();
+    move |reason: String| FormError {
+        step: step.clone(),
+        reason,
+    }
 }
 
 /// Every node lists every node, none still in handshake or without an address.

@@ -43,7 +43,18 @@ impl RedisCluster {
     /// # Errors
     /// When a node does not start, or the cluster is not formed within 60 s.
     pub fn start(masters: usize, replicas: usize) -> io::Result<RedisCluster> {
-        Self::start_with(masters, replicas, None)
+        Self::start_with(masters, replicas, None, true)
+    }
+
+    /// Starts `masters` masters, gives them their slots and introduces them to each
+    /// other ([`resplab_sys::cluster::introduce`]), and returns at once, before the
+    /// cluster has settled: what a client started right after `redis-cli --cluster
+    /// create` meets.
+    ///
+    /// # Errors
+    /// When a node does not start or refuses a step of the introduction.
+    pub fn start_unsettled(masters: usize) -> io::Result<RedisCluster> {
+        Self::start_with(masters, 0, None, false)
     }
 
     /// Starts a cluster whose nodes also listen on a TLS port each (certificates from
@@ -58,13 +69,14 @@ impl RedisCluster {
         replicas: usize,
         tls: &crate::tls::TlsFiles,
     ) -> io::Result<RedisCluster> {
-        Self::start_with(masters, replicas, Some(tls))
+        Self::start_with(masters, replicas, Some(tls), true)
     }
 
     fn start_with(
         masters: usize,
         replicas: usize,
         tls: Option<&crate::tls::TlsFiles>,
+        settle: bool,
     ) -> io::Result<RedisCluster> {
         let masters = masters.max(1);
         let mut nodes = Vec::new();
@@ -89,24 +101,7 @@ impl RedisCluster {
             if let Some(f) = tls {
                 let port = crate::free_port()?;
                 tls_ports.push(port);
-                for a in [
-                    "--tls-port".to_string(),
-                    port.to_string(),
-                    "--tls-cert-file".into(),
-                    f.server_cert.display().to_string(),
-                    "--tls-key-file".into(),
-                    f.server_key.display().to_string(),
-                    "--tls-ca-cert-file".into(),
-                    f.ca.display().to_string(),
-                    "--tls-auth-clients".into(),
-                    "no".into(),
-                    "--tls-cluster".into(),
-                    "yes".into(),
-                    "--tls-replication".into(),
-                    "yes".into(),
-                ] {
-                    args.push(a);
-                }
+                args.extend(tls_args(port, f));
             }
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
             nodes.push(RedisServer::start_with(&refs, false)?);
@@ -130,14 +125,12 @@ impl RedisCluster {
                 .map(|r| r.as_text().unwrap_or_default())
                 .map_err(|e| e.to_string())
         };
-        let ids = resplab_sys::cluster::form(
-            &plan,
-            masters,
-            replicas,
-            Duration::from_secs(60),
-            &mut send,
-        )
-        .map_err(|e| {
+        let formed = if settle {
+            resplab_sys::cluster::form(&plan, masters, replicas, Duration::from_secs(60), &mut send)
+        } else {
+            resplab_sys::cluster::introduce(&plan, masters, &mut send)
+        };
+        let ids = formed.map_err(|e| {
             let logs: Vec<String> = nodes.iter().map(RedisServer::log_tail).collect();
             io::Error::new(
                 io::ErrorKind::TimedOut,
@@ -280,4 +273,24 @@ impl RedisCluster {
         }
         Ok(moved)
     }
+}
+
+/// The flags of a node that also listens for TLS on `port` and speaks TLS on its bus.
+fn tls_args(port: u16, f: &crate::tls::TlsFiles) -> Vec<String> {
+    vec![
+        "--tls-port".to_string(),
+        port.to_string(),
+        "--tls-cert-file".into(),
+        f.server_cert.display().to_string(),
+        "--tls-key-file".into(),
+        f.server_key.display().to_string(),
+        "--tls-ca-cert-file".into(),
+        f.ca.display().to_string(),
+        "--tls-auth-clients".into(),
+        "no".into(),
+        "--tls-cluster".into(),
+        "yes".into(),
+        "--tls-replication".into(),
+        "yes".into(),
+    ]
 }

@@ -32,6 +32,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
     let files = OutputFiles::prepare(&resolved.output, &workload)?;
+    let live = resplab_metrics::Live::new();
+    let _endpoint = match &args.metrics_addr {
+        Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
+        None => None,
+    };
     let stop = StopToken::new();
     {
         let stop = stop.clone();
@@ -40,6 +45,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut config = resolved.config.clone();
+    config.progress_commands = args.metrics_addr.is_some();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,
@@ -54,7 +60,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         None => Some(start_throwaway(&resolved, &mut config)?),
     };
     announce(&config, &resolved.output);
-    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress);
+    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
     complete_record(&mut record, &config, &resolved.spec);
     if let Some(plan) = &resolved.shard {
@@ -62,7 +68,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 
     write_outputs(&record, &workload, &resolved.output, files)?;
-    Ok(exit_code(&record.end))
+    let code = exit_code(&record.end);
+    match resolved.output.max_error_pct {
+        Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
+        _ => Ok(code),
+    }
+}
+
+/// `--max-error-rate`: exit code 3, with its line on standard error, when the share of
+/// failed requests is above `max_pct`.
+fn error_gate(record: &RunRecord, max_pct: f64) -> ExitCode {
+    let t = &record.totals;
+    if t.error_pct() <= max_pct {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!(
+        "resplab: {:.3} % of the requests failed ({} of {}), more than --max-error-rate {max_pct} %; exit code {EXIT_ERROR_RATE}",
+        t.error_pct(),
+        t.errors,
+        t.requests.max(t.errors)
+    );
+    ExitCode::from(EXIT_ERROR_RATE)
 }
 
 /// The workload of the resolved flags, restricted to this process's shard if any.
@@ -152,9 +178,11 @@ fn run_with_progress(
     workload: &Workload,
     stop: &StopToken,
     progress: bool,
+    live: &resplab_metrics::Live,
 ) -> Result<RunRecord, resplab_engine::EngineError> {
     let mut line = ProgressLine::new(progress);
     let mut on_progress = |p: &resplab_engine::Progress| {
+        live.observe(p);
         let text = if p.warming_up {
             format!("{}: warming up", p.phase_name)
         } else {
@@ -222,6 +250,9 @@ enum Throwaway {
 /// Exit code of a run that reached its budget although the target could not be reached
 /// for part of it (2 is kept for runs that lost the server for good).
 pub const EXIT_OUTAGE: u8 = 3;
+
+/// Exit code of a run whose share of failed requests is above `--max-error-rate`.
+pub const EXIT_ERROR_RATE: u8 = 3;
 
 /// Adds what only the CLI knows to the engine's record: the whole resolved
 /// configuration (workload included), the tool's identity, and a saturation warning.

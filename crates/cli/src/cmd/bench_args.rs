@@ -103,6 +103,20 @@ pub struct BenchArgs {
     /// READONLY, each client to one replica of the key's master.
     #[arg(long, help_heading = "Cluster")]
     pub read_from_replicas: bool,
+    /// Cluster: wait up to DURATION (500ms, 5s, 1m) for every master to say
+    /// cluster_state:ok and agree on the slot map; then the run is refused (exit 2),
+    /// naming the node and its state.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        help_heading = "Cluster"
+    )]
+    pub cluster_wait: String,
+    /// Exit with code 3 when more than PCT percent of the requests failed (the results
+    /// are written and printed first). Default: failures are reported only.
+    #[arg(long, value_name = "PCT", help_heading = "Output")]
+    pub max_error_rate: Option<String>,
 
     /// redis-server binary for the throwaway server (default: redis-server from PATH).
     #[arg(long, help_heading = "Target")]
@@ -230,6 +244,10 @@ pub struct BenchArgs {
     /// Write HdrHistogram percentile files PREFIX_<COMMAND>.hgrm.
     #[arg(long, value_name = "PREFIX", help_heading = "Output")]
     pub hdr_out: Option<String>,
+    /// Serve live metrics (Prometheus text format) at http://HOST:PORT/metrics while the
+    /// run goes on: requests, errors and latency per command, the phase and its rate.
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Output")]
+    pub metrics_addr: Option<String>,
     /// Never show the live progress line.
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,

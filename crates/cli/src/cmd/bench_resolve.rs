@@ -35,6 +35,9 @@ pub struct OutputOptions {
     pub hdr_out: Option<String>,
     pub progress: bool,
     pub per_node: bool,
+    /// `--max-error-rate`: the share of failed requests (percent) above which the run
+    /// exits with code 3.
+    pub max_error_pct: Option<f64>,
 }
 
 /// Resolves the flags into a validated configuration.
@@ -73,6 +76,8 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
     config.series_histograms = start.shard.is_some();
     config.cluster = a.cluster || a.read_from_replicas;
     config.read_from_replicas = a.read_from_replicas;
+    config.cluster_wait = resplab_experiment::words::parse_duration(&a.cluster_wait)
+        .map_err(|e| resolve::flag_error("--cluster-wait", &a.cluster_wait, e))?;
     config.validate()?;
 
     Ok(Resolved {
@@ -87,6 +92,11 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             hdr_out: a.hdr_out.clone(),
             progress: !a.no_progress,
             per_node: a.per_node,
+            max_error_pct: a
+                .max_error_rate
+                .as_deref()
+                .map(|v| resolve::number("--max-error-rate", v, 0.0, 100.0))
+                .transpose()?,
         },
         shard: start.shard,
     })

@@ -17,6 +17,7 @@ use crate::args::DbArg;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_engine::StopToken;
+use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::plan;
 use resplab_experiment::runner::{self, Event, Standing};
 use resplab_experiment::{Experiment, Overrides, TrialBudget};
@@ -86,6 +87,15 @@ pub struct RunArgs {
     /// that cannot be live together (one kernel per boot). Later calls add the others.
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
+    /// Serve live metrics (Prometheus text format) at http://HOST:PORT/metrics: the
+    /// trial running, its requests, errors and latency per command, the trials stored
+    /// and the running verdicts.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+    /// Exit with code 3 when a trial of this run had more than PCT percent of its
+    /// requests fail (every trial is stored and the verdict printed first).
+    #[arg(long, value_name = "PCT")]
+    pub max_error_rate: Option<String>,
 }
 
 /// `experiment resume`.
@@ -201,13 +211,28 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    exp.progress_commands = a.metrics_addr.is_some();
     if a.dry_run {
         warn_insecure(&exp);
         print_plan(&exp);
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = open_store(&a.db.db)?;
-    execute(&exp, &text, &mut store, a.quiet, &a.variants)
+    let max_error_pct = a
+        .max_error_rate
+        .as_deref()
+        .map(|v| crate::resolve::number("--max-error-rate", v, 0.0, 100.0))
+        .transpose()?;
+    let live = resplab_metrics::Live::new();
+    let _endpoint = match &a.metrics_addr {
+        Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
+        None => None,
+    };
+    let watch = Watch {
+        live: &live,
+        max_error_pct,
+    };
+    execute(&exp, &text, &mut store, a.quiet, &a.variants, &watch)
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
@@ -226,7 +251,17 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
     };
     let (text, json) = store.experiment_spec(info.id)?;
     let exp = Experiment::from_json(&json).map_err(anyhow::Error::msg)?;
-    execute(&exp, &text, &mut store, a.quiet, &a.variants)
+    execute(
+        &exp,
+        &text,
+        &mut store,
+        a.quiet,
+        &a.variants,
+        &Watch {
+            live: &resplab_metrics::Live::new(),
+            max_error_pct: None,
+        },
+    )
 }
 
 /// Says, as bench does for `--insecure`, which variants do not verify the server.
@@ -288,6 +323,7 @@ fn execute(
     store: &mut Store,
     quiet: bool,
     only: &[String],
+    watch: &Watch<'_>,
 ) -> anyhow::Result<ExitCode> {
     warn_insecure(exp);
     let stop = StopToken::new();
@@ -306,7 +342,31 @@ fn execute(
     let started = Instant::now();
     let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
     let mut printer = Printer::new(exp, quiet, higher);
-    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| printer.event(ev));
+    let plan = resplab_metrics::experiment::Plan {
+        rounds: exp.rounds,
+        higher_is_better: higher,
+        margin: exp.margin,
+    };
+    let mut stored: Vec<StoredTrial> = Vec::new();
+    let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| {
+        resplab_metrics::experiment::observe(watch.live, &plan, &ev);
+        if let Event::Stored {
+            slot,
+            variant,
+            workload,
+            trial_id,
+            ..
+        } = &ev
+        {
+            stored.push(StoredTrial {
+                trial_id: *trial_id,
+                variant: variant.to_string(),
+                workload: workload.to_string(),
+                round: slot.round,
+            });
+        }
+        printer.event(ev)
+    });
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
@@ -320,12 +380,50 @@ fn execute(
         }
     };
     let status = store.status(&exp.name)?;
-    if let Some(code) = summarize_outcome(store, exp, &outcome, &status, started)? {
-        return Ok(code);
+    let early = summarize_outcome(store, exp, &outcome, &status, started)?;
+    if early.is_none() {
+        config_check(store, exp, status.info.id);
+        print_verdict(store, exp, status.info.id, higher)?;
     }
-    config_check(store, exp, status.info.id);
-    print_verdict(store, exp, status.info.id, higher)?;
-    Ok(ExitCode::SUCCESS)
+    // Failed requests also make trials invalid (and so rounds uncompared): the gate's
+    // exit code 3 names that cause before the rest.
+    let gate = match watch.max_error_pct {
+        Some(max) if !outcome.interrupted => error_gate(store, &stored, max)?,
+        _ => ExitCode::SUCCESS,
+    };
+    Ok(if gate == ExitCode::SUCCESS {
+        early.unwrap_or(ExitCode::SUCCESS)
+    } else {
+        gate
+    })
+}
+
+/// What a run watches besides its trials: the live metrics, and `--max-error-rate`.
+struct Watch<'a> {
+    live: &'a resplab_metrics::Live,
+    max_error_pct: Option<f64>,
+}
+
+/// `--max-error-rate`: exit code 3, naming each trial over the limit, when there is one.
+fn error_gate(store: &Store, stored: &[StoredTrial], max_pct: f64) -> anyhow::Result<ExitCode> {
+    let over = resplab_experiment::error_rate::over_limit(store, stored, max_pct)?;
+    for o in &over {
+        eprintln!(
+            "resplab: round {} {} / {} (trial {}): {:.3} % of the requests failed ({} of {}), more than --max-error-rate {max_pct} %",
+            o.trial.round + 1,
+            o.trial.variant,
+            o.trial.workload,
+            o.trial.trial_id,
+            o.error_pct,
+            o.errors,
+            o.requests
+        );
+    }
+    Ok(if over.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
 }
 
 /// Stops the servers an interrupted earlier run left behind, and says so.

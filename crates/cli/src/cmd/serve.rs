@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// Also listen for the RESPB binary protocol on this TCP port (0: any free port).
     #[arg(long, value_name = "PORT")]
     pub respb_port: Option<u16>,
+    /// Serve the server's counters (commands, connections, clients, CPU, knobs) in the
+    /// Prometheus text format at http://HOST:PORT/metrics.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
     /// Worker threads, one event loop each.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -121,6 +125,21 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             .map_or(String::new(), |p| format!(" and {}", p.display())),
         a.threads
     );
+    let _metrics = match &a.metrics_addr {
+        Some(addr) => {
+            let knobs = server.knobs.clone();
+            let render = std::sync::Arc::new(move || resplab_metrics::serve::render(&knobs));
+            let started = resplab_metrics::Endpoint::start(addr, render);
+            match crate::output::metrics::announced(started) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    server.stop();
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     if let Some(p) = server.respb_port() {
         let _ = writeln!(stdout, "resplab serve: RESPB on {}:{p}", a.bind);
     }

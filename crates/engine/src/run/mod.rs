@@ -57,6 +57,21 @@ pub struct Progress {
     pub ops_per_sec_overall: f64,
     /// 99th percentile latency of the last second, microseconds.
     pub p99_us_now: f64,
+    /// Each command of the phase so far (measured part), in the phase's order; empty
+    /// unless [`RunConfig::progress_commands`] is set.
+    pub commands: Vec<CommandProgress>,
+}
+
+/// One command of a phase so far: what a live display or a metrics endpoint shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandProgress {
+    pub name: String,
+    /// Replies received, error replies included.
+    pub requests: u64,
+    /// Error replies and requests lost.
+    pub errors: u64,
+    /// Every latency recorded so far (open loop: from the intended send time).
+    pub latency: resplab_stats::hist::LatencyHistogram,
 }
 
 /// Runs `workload` against the configured target and returns what was measured.

@@ -9,7 +9,7 @@
 //! process's CPU time is taken when the warm-up ends and when the phase does.
 
 use super::series::{SeriesAccumulator, PER_SECOND};
-use super::Progress;
+use super::{CommandProgress, Progress};
 use crate::cluster;
 use crate::config::RunConfig;
 use crate::connect;
@@ -100,6 +100,18 @@ pub(super) fn run_phase(
             progress,
             reported: 0,
             counts: Counts::default(),
+            commands: phase
+                .commands
+                .iter()
+                .filter(|_| cfg.progress_commands)
+                .map(|name| CommandProgress {
+                    name: name.clone(),
+                    requests: 0,
+                    errors: 0,
+                    latency: LatencyHistogram::new(),
+                })
+                .collect(),
+            per_worker: vec![Vec::new(); threads],
         };
         if cfg.warmup > Duration::ZERO {
             teller.warming_up();
@@ -234,6 +246,10 @@ struct Teller<'a, 'p> {
     reported: u64,
     /// Replies, errors and error replies of the phase's measured part so far.
     counts: Counts,
+    /// Each command so far, from the workers' interval snapshots.
+    commands: Vec<CommandProgress>,
+    /// The latest replies and errors per command of each worker (cumulative).
+    per_worker: Vec<Vec<(u64, u64)>>,
 }
 
 impl Teller<'_, '_> {
@@ -248,7 +264,32 @@ impl Teller<'_, '_> {
             ops_per_sec_now: 0.0,
             ops_per_sec_overall: 0.0,
             p99_us_now: 0.0,
+            commands: self.commands.clone(),
         });
+    }
+
+    /// Adds a worker's interval to the commands' figures.
+    fn add(&mut self, worker: usize, commands: &[(u64, u64, Option<LatencyHistogram>)]) {
+        if let Some(c) = self.per_worker.get_mut(worker) {
+            *c = commands.iter().map(|(r, e, _)| (*r, *e)).collect();
+        }
+        for (i, cmd) in self.commands.iter_mut().enumerate() {
+            if let Some((_, _, Some(h))) = commands.get(i) {
+                cmd.latency.merge(h);
+            }
+            cmd.requests = self
+                .per_worker
+                .iter()
+                .filter_map(|w| w.get(i))
+                .map(|c| c.0)
+                .sum();
+            cmd.errors = self
+                .per_worker
+                .iter()
+                .filter_map(|w| w.get(i))
+                .map(|c| c.1)
+                .sum();
+        }
     }
 
     /// Tells every whole second before interval `upto` not told yet.
@@ -267,6 +308,7 @@ impl Teller<'_, '_> {
                 ops_per_sec_now: now.served() as f64,
                 ops_per_sec_overall: served_rate(self.counts.served(), self.reported as f64),
                 p99_us_now: p99,
+                commands: self.commands.clone(),
             });
         }
     }
@@ -290,6 +332,7 @@ fn listen(
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Msg::Second(iv)) => {
                 seconds.add(p, iv.sec, iv.counts, &iv.hist);
+                teller.add(iv.worker, &iv.commands);
                 if let Some(w) = watermark.get_mut(iv.worker) {
                     *w = Some(w.map_or(iv.sec, |x| x.max(iv.sec)));
                 }

@@ -2,7 +2,8 @@
 //!
 //! The server's `INFO server` (the record's provenance), the offset of the server's clock
 //! when shards must line up, whether the target is a Redis Cluster (then its slot map,
-//! and the workload's keys tagged so multi-key commands stay in one slot), an open-file
+//! once every master says it is ready (`cluster_ready`), and the workload's keys
+//! tagged so multi-key commands stay in one slot), an open-file
 //! limit high enough for every connection, and the workload's set-up commands (such as
 //! the list `LRANGE` reads), each sent to the master of its key in a cluster.
 
@@ -33,7 +34,8 @@ pub(super) struct Prepared {
 ///
 /// # Errors
 /// The control connection cannot be made, `--cluster` against a server that is not a
-/// cluster node, a slot map that cannot be read, too low an open-file limit, or a
+/// cluster node, a slot map that cannot be read, a cluster whose masters are not ready
+/// within `cluster_wait`, too low an open-file limit, or a
 /// set-up command that fails.
 pub(super) fn prepare(cfg: &RunConfig, workload: &Workload) -> Result<Prepared, EngineError> {
     let mut ctl =
@@ -95,8 +97,7 @@ fn find_cluster(
     if !detected {
         return Ok(None);
     }
-    let topo = cluster::Topology::fetch(ctl, &cfg.target, cfg.tls.is_some())
-        .map_err(|e| EngineError::Workload(format!("cluster at {}: {e}", cfg.target)))?;
+    let topo = crate::cluster_ready::await_ready(cfg, ctl)?;
     let replicas = topo.nodes.iter().filter(|n| n.master_of.is_some()).count();
     let summary = ClusterSummary {
         mode: if cfg.cluster { "--cluster" } else { "detected" }.into(),

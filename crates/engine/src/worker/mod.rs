@@ -135,6 +135,9 @@ pub(crate) struct Interval {
     pub sec: u64,
     pub counts: Counts,
     pub hist: LatencyHistogram,
+    /// Per command of the phase: replies and errors so far (measured part), and the
+    /// latencies of this interval (`None`: none recorded, so nothing is copied).
+    pub commands: Vec<(u64, u64, Option<LatencyHistogram>)>,
 }
 
 /// A period during which one of a worker's connections was down and attempts to open it
@@ -282,7 +285,13 @@ impl<'a> Worker<'a> {
             req,
             cache: WireCache::for_wire(cfg.wire),
             any_down: false,
-            rec: Recorder::new(a.worker, tx, a.commands, measure_ns),
+            rec: Recorder::new(
+                a.worker,
+                tx,
+                a.commands,
+                measure_ns,
+                a.cfg.progress_commands,
+            ),
             limits: Limits::default(),
             epoch: Instant::now(),
             pipeline: cfg.pipeline as usize,

@@ -40,10 +40,18 @@ pub(super) struct Recorder {
     pub(super) iv_errors: u64,
     iv_error_replies: u64,
     pub(super) last_reply_ns: u64,
+    /// Send each command's figures with every interval (`RunConfig::progress_commands`).
+    per_command: bool,
 }
 
 impl Recorder {
-    pub(super) fn new(worker: usize, tx: Sender<Msg>, commands: usize, measure_ns: u64) -> Self {
+    pub(super) fn new(
+        worker: usize,
+        tx: Sender<Msg>,
+        commands: usize,
+        measure_ns: u64,
+        per_command: bool,
+    ) -> Self {
         Recorder {
             worker,
             tx,
@@ -57,6 +65,7 @@ impl Recorder {
             iv_errors: 0,
             iv_error_replies: 0,
             last_reply_ns: 0,
+            per_command,
         }
     }
 
@@ -75,7 +84,11 @@ impl Recorder {
 
     pub(super) fn ship(&mut self) {
         self.iv_total.reset();
+        let mut commands = Vec::new();
         for (t, h) in self.cmds.iter_mut().zip(self.iv_cmds.iter_mut()) {
+            if self.per_command {
+                commands.push((t.requests, t.errors, (!h.is_empty()).then(|| h.clone())));
+            }
             if !h.is_empty() {
                 t.hist.merge(h);
                 self.iv_total.merge(h);
@@ -92,6 +105,7 @@ impl Recorder {
                 error_replies: std::mem::take(&mut self.iv_error_replies),
             },
             hist,
+            commands,
         }));
     }
 

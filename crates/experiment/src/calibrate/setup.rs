@@ -238,6 +238,8 @@ pub fn from_flags(f: &WorkloadFlags, seed: u64) -> Result<Experiment, CalibrateE
         client_cpu_limit: 0.8,
         send_lag_limit: Duration::from_millis(10),
         ready_timeout: Duration::from_secs(10),
+        cluster_wait: resplab_engine::DEFAULT_CLUSTER_WAIT,
+        progress_commands: false,
         variants: VARIANTS.iter().map(|n| variant(n)).collect(),
         workloads: vec![workload],
         shared_server: None,

@@ -389,6 +389,8 @@ fn serve_experiment(
         client_cpu_limit: 1.0,
         send_lag_limit: Duration::from_millis(10),
         ready_timeout: Duration::from_secs(10),
+        cluster_wait: resplab_engine::DEFAULT_CLUSTER_WAIT,
+        progress_commands: false,
         variants: vec![variant("a", &a), variant("b", &b)],
         workloads: vec![Workload {
             name: "set".into(),

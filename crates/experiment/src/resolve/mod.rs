@@ -157,6 +157,10 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         Some(d) => nonzero(cx, d)?,
         None => Duration::from_secs(10),
     };
+    let cluster_wait = match &e.cluster_wait {
+        Some(d) => cx.duration(d)?,
+        None => resplab_engine::DEFAULT_CLUSTER_WAIT,
+    };
     let exp = Experiment {
         name,
         rounds,
@@ -169,6 +173,8 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         client_cpu_limit,
         send_lag_limit,
         ready_timeout,
+        cluster_wait,
+        progress_commands: false,
         variants: Vec::new(),
         workloads: Vec::new(),
         before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),

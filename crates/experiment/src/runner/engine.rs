@@ -245,6 +245,8 @@ fn trial_config(
         TrialBudget::TestTime(d) => Budget::Duration(d),
     };
     cfg.warmup = exp.warmup;
+    cfg.cluster_wait = exp.cluster_wait;
+    cfg.progress_commands = exp.progress_commands;
     cfg.seed = seed;
     cfg.open_loop = workload.rate.map(|rate| OpenLoop {
         rate_per_sec: rate,
