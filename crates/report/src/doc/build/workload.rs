@@ -5,13 +5,14 @@ use super::*;
 
 /// Metrics shown in each workload's verdict table after the report's own metric, when
 /// the inputs have them (stored-experiment names, then resplab run-file names).
-pub(super) const TABLE_METRICS: [&str; 10] = [
+pub(super) const TABLE_METRICS: [&str; 11] = [
     "ops_per_sec",
     "p50_us",
     "p99_us",
     "p99_9_us",
     "server_cpu_us_per_op",
     "client_cpu_us_per_op",
+    "wire_bytes_per_op",
     "p50_latency_us",
     "p99_latency_us",
     "p99.9_latency_us",
