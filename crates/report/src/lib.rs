@@ -24,3 +24,4 @@ pub mod resplab;
 pub mod run;
 pub mod texttab;
 pub mod verdict;
+pub mod warnings;
