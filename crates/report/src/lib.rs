@@ -17,6 +17,7 @@
 pub mod benchstat;
 pub mod calibration;
 pub mod cfmt;
+pub mod configcheck;
 pub mod doc;
 pub mod ministat;
 pub mod plot;
