@@ -46,6 +46,21 @@ pub fn grouped(items: &[Placed<'_>], max_places: Option<usize>) -> Vec<String> {
 /// same for all.
 fn places(entries: &[Entry<'_>], max_places: Option<usize>) -> String {
     let one_variant = entries.iter().all(|e| e.1 == entries[0].1);
+    // One figure for every place (six pairs each): said once, after the places.
+    let common = (entries.len() > 1 && entries.iter().all(|e| e.2 == entries[0].2))
+        .then(|| entries[0].2.clone())
+        .flatten();
+    let entries_shown: Vec<Entry<'_>> = entries
+        .iter()
+        .map(|(p, v, f)| {
+            (
+                p.clone(),
+                *v,
+                if common.is_some() { None } else { f.clone() },
+            )
+        })
+        .collect();
+    let entries = &entries_shown[..];
     let with_figure = |text: String, figure: &Option<String>| match figure {
         Some(f) => format!("{text} ({f})"),
         None => text,
@@ -68,6 +83,9 @@ fn places(entries: &[Entry<'_>], max_places: Option<usize>) -> String {
     }
     if one_variant {
         text.push_str(&format!(", {}", entries[0].1));
+    }
+    if let Some(f) = common {
+        text.push_str(&format!(" ({f})"));
     }
     text
 }
@@ -120,16 +138,23 @@ mod tests {
 
     #[test]
     fn several_variants_are_named_per_place_and_long_lists_are_counted() {
-        let w = hv(9.0);
+        let (w, other) = (hv(9.0), hv(12.0));
         let items: Vec<Placed<'_>> = (0..5)
             .map(|i| Placed {
-                warning: &w,
+                warning: if i == 4 { &other } else { &w },
                 place: format!("m{i}"),
                 variant: if i % 2 == 0 { "a" } else { "b" },
             })
             .collect();
         let lines = grouped(&items, Some(3));
         assert_eq!(lines.len(), 1);
+        // The same figure everywhere is said once, after the places.
+        assert!(
+            grouped(&items[..4], None)[0]
+                .starts_with("[high_variance] m0, a; m1, b; m2, a; m3, b (9.0%): "),
+            "{:?}",
+            grouped(&items[..4], None)
+        );
         assert!(
             lines[0].starts_with(
                 "[high_variance] m0, a (9.0%); m1, b (9.0%); m2, a (9.0%) and 2 more: "
