@@ -47,8 +47,9 @@ const BOTTOM: i32 = 64;
 const LABEL_W: i32 = 262;
 const RIGHT: i32 = 24;
 const LABEL_CHARS: usize = 33;
-/// The least distance between two tick labels, pixels.
-const TICK_GAP: i32 = 44;
+/// The least distance between two powers-of-two ticks, pixels: room for a label such
+/// as `+6300%`.
+const TICK_GAP: i32 = 60;
 
 /// The colour of a verdict: bluish green better, vermillion worse, reddish purple changed
 /// (a metric without a direction), blue equivalent, grey no verdict (the Okabe–Ito
@@ -84,6 +85,11 @@ fn tick_ratios(half_span: f64, step: i32) -> Vec<f64> {
         ticks.extend([r, 1.0 / r]);
     }
     ticks
+}
+
+/// About how wide a tick label is drawn, pixels (the tick font's digits and signs).
+fn label_width(label: &str) -> i32 {
+    label.chars().count() as i32 * 7 + 4
 }
 
 /// The percent label of a tick ratio: `0`, `+100%`, `-50%`, `-33.3%`.
@@ -242,11 +248,13 @@ fn draw_legend(area: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Effect]) -> D
     Ok(())
 }
 
-/// Ticks (ratios at least [`TICK_GAP`] pixels apart, the most important first), grid, the zero
+/// Ticks (the most important first, each where its label has room), grid, the zero
 /// line and the axis caption.
 fn draw_axis(area: &DrawingArea<SVGBackend<'_>, Shift>, f: &Frame) -> DrawResult {
     let (x0, x1, plot_bottom) = (f.x0, f.x1, f.plot_bottom);
-    let mut placed: Vec<i32> = Vec::new();
+    // Each label's extent, [left, right] in pixels: a tick whose label would touch one
+    // already placed is left out.
+    let mut placed: Vec<(i32, i32)> = Vec::new();
     let per_doubling = f64::from(f.x_of_log(std::f64::consts::LN_2) - f.x_of_log(0.0));
     let step = (f64::from(TICK_GAP) / per_doubling.max(1.0)).ceil() as i32;
     for ratio in tick_ratios(f.hi, step) {
@@ -255,16 +263,23 @@ fn draw_axis(area: &DrawingArea<SVGBackend<'_>, Shift>, f: &Frame) -> DrawResult
             continue;
         }
         let xp = f.x_of_log(x);
-        if placed.iter().any(|p| (p - xp).abs() < TICK_GAP) {
+        let label = tick_label(ratio);
+        let half = label_width(&label) / 2;
+        let clipped = xp + half > WIDTH as i32 - 2;
+        if clipped
+            || placed
+                .iter()
+                .any(|(l, r)| xp - half < r + 4 && xp + half > l - 4)
+        {
             continue;
         }
-        placed.push(xp);
+        placed.push((xp - half, xp + half));
         area.draw(&PathElement::new(
             vec![(xp, TOP - 4), (xp, plot_bottom + 4)],
             RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
         ))?;
         area.draw(&text(
-            tick_label(ratio),
+            label,
             (xp, plot_bottom + 18),
             HPos::Center,
             TICK_FONT,
@@ -417,7 +432,7 @@ mod tests {
             margin_pct: Some(5.0),
         })
         .unwrap();
-        for label in ["+300%", "-75%", "+1500%", "log-ratio axis"] {
+        for label in ["+700%", "-87.5%", "log-ratio axis"] {
             assert!(svg.contains(label), "{label} missing");
         }
         let small = render(&Forest {
@@ -425,7 +440,7 @@ mod tests {
             margin_pct: None,
         })
         .unwrap();
-        for label in ["+100%", "-50%", "+25%", "-20%"] {
+        for label in ["+100%", "-50%", "+50%", "-33.3%", "+25%"] {
             assert!(small.contains(label), "{label} missing");
         }
     }
