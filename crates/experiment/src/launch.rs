@@ -75,6 +75,44 @@ pub struct ServerProcess {
     pub command: String,
 }
 
+/// The launch error of a server that did not start, with its command, the reason and
+/// the last lines of its output.
+fn start_error(variant: &str, e: StartError, ready_timeout: Duration) -> LaunchError {
+    let fail = |command: String, reason: String, tail: String| LaunchError::Server {
+        variant: variant.into(),
+        command,
+        reason,
+        tail,
+    };
+    match e {
+        StartError::NotFound { program, command } => fail(
+            command,
+            format!("cannot run {program}: {}", io::Error::from_raw_os_error(2)),
+            String::new(),
+        ),
+        StartError::Io {
+            what,
+            command,
+            source,
+        } => fail(command, format!("{what}: {source}"), String::new()),
+        StartError::NotReady {
+            command,
+            exited,
+            last_probe,
+            log_tail,
+        } => {
+            let reason = match exited {
+                Some(status) => format!("it exited with {status}"),
+                None => format!(
+                    "no PONG within {:.1} s (last: {last_probe})",
+                    ready_timeout.as_secs_f64()
+                ),
+            };
+            fail(command, reason, log_tail)
+        }
+    }
+}
+
 /// Answers whether `host:port` replies `PONG`.
 pub fn ping(host: &str, port: u16, timeout: Duration) -> Result<(), String> {
     let mut c = Client::connect(host, port, timeout).map_err(|e| e.to_string())?;
@@ -168,31 +206,7 @@ impl ServerProcess {
                 command: server.command(),
                 server,
             }),
-            Err(StartError::NotFound { program, command }) => Err(fail(
-                command,
-                format!("cannot run {program}: {}", io::Error::from_raw_os_error(2)),
-                String::new(),
-            )),
-            Err(StartError::Io {
-                what,
-                command,
-                source,
-            }) => Err(fail(command, format!("{what}: {source}"), String::new())),
-            Err(StartError::NotReady {
-                command,
-                exited,
-                last_probe,
-                log_tail,
-            }) => {
-                let reason = match exited {
-                    Some(status) => format!("it exited with {status}"),
-                    None => format!(
-                        "no PONG within {:.1} s (last: {last_probe})",
-                        ready_timeout.as_secs_f64()
-                    ),
-                };
-                Err(fail(command, reason, log_tail))
-            }
+            Err(e) => Err(start_error(variant, e, ready_timeout)),
         }
     }
 
