@@ -312,3 +312,46 @@ fn the_regression_gate_cannot_pass_on_nothing() {
         );
     }
 }
+
+/// One value a side: no test can run, so no p-value is printed (it used to read
+/// `p = 1.000`), and a slowdown's MDE, where there is one, is a decrease.
+#[test]
+fn one_value_a_side_prints_no_p_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("a.txt"), "100\n").unwrap();
+    std::fs::write(p.join("b.txt"), "120\n").unwrap();
+    let (code, out, err) = run_in(&["compare", "a.txt", "b.txt"], p);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("1.000"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains("+20.00%"))
+        .unwrap_or_else(|| panic!("no row: {out}"));
+    assert!(row.contains("  -  "), "the p column is empty: {row}");
+    let (_, json, _) = run_in(&["compare", "--format", "json", "a.txt", "b.txt"], p);
+    assert!(json.contains("\"p_value\": null"), "{json}");
+
+    // A clear slowdown over scattered rounds: the MDE beside it is below zero.
+    std::fs::write(p.join("c.txt"), "100\n100\n100\n100\n100\n100\n100\n100\n").unwrap();
+    std::fs::write(p.join("d.txt"), "20\n40\n10\n32\n14\n26\n12\n38\n").unwrap();
+    let (code, out, err) = run_in(
+        &[
+            "compare",
+            "--higher-is-better",
+            "--format",
+            "json",
+            "c.txt",
+            "d.txt",
+        ],
+        p,
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = &json["rows"][0];
+    let (effect, mde) = (
+        row["effect_pct"].as_f64().unwrap(),
+        row["mde_pct"].as_f64().unwrap(),
+    );
+    assert!(effect < -50.0 && (-100.0..0.0).contains(&mde), "{row}");
+}

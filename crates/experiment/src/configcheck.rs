@@ -13,7 +13,9 @@
 //! derived from them) are not compared.
 
 use crate::model::{Experiment, ServerSource, Variant};
+use resplab_results::configcheck::{ConfigCheck, SettingDifference, VariantConfig};
 use resplab_results::secrets;
+use resplab_store::Store;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Settings that change with every execution, not with the variant.
@@ -120,6 +122,84 @@ pub fn undeclared_differences(
     out
 }
 
+/// The configuration check of a stored experiment, from the `CONFIG GET *` and
+/// `INFO server` stored with each variant's first trial: `None` when fewer than two
+/// variants have a stored configuration (nothing to compare).
+pub fn gather(store: &Store, exp: &Experiment, experiment_id: i64) -> Option<ConfigCheck> {
+    let trials = store.trials(experiment_id).ok()?;
+    let mut configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut servers: BTreeMap<String, String> = BTreeMap::new();
+    for t in &trials {
+        if configs.contains_key(&t.variant) {
+            continue;
+        }
+        if let Ok(mut info) = store.server_info(t.id) {
+            if let Some(s) = info.get("server").and_then(software) {
+                servers.insert(t.variant.clone(), s);
+            }
+            if let Some(c) = info.remove("config") {
+                configs.insert(t.variant.clone(), c);
+            }
+        }
+    }
+    if configs.len() < 2 {
+        return None;
+    }
+    let diffs = undeclared_differences(exp, &configs);
+    let variants = exp
+        .variants
+        .iter()
+        .skip(1)
+        .filter(|v| configs.contains_key(&v.name))
+        .map(|v| VariantConfig {
+            variant: v.name.clone(),
+            server: servers.get(&v.name).cloned(),
+            differences: diffs
+                .iter()
+                .filter(|d| d.variant == v.name)
+                .map(|d| SettingDifference {
+                    setting: d.setting.clone(),
+                    secret: d.is_secret(),
+                    baseline_value: d.baseline_value.clone().filter(|_| !d.is_secret()),
+                    variant_value: d.variant_value.clone().filter(|_| !d.is_secret()),
+                })
+                .collect(),
+        })
+        .collect();
+    Some(ConfigCheck {
+        baseline: exp.baseline().name.clone(),
+        baseline_server: servers.get(&exp.baseline().name).cloned(),
+        variants,
+    })
+}
+
+/// The server software and version of an `INFO server` section: `valkey 8.1.0` (Valkey
+/// names itself in `server_name` and keeps `redis_version` for clients), `redis 7.0.15`.
+pub fn software(server: &BTreeMap<String, String>) -> Option<String> {
+    let name = server
+        .get("server_name")
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            server
+                .contains_key("redis_version")
+                .then(|| "redis".to_string())
+        })?;
+    let version = server
+        .get(&format!("{name}_version"))
+        .or_else(|| server.get("redis_version"))
+        .or_else(|| {
+            server
+                .iter()
+                .find(|(k, _)| k.ends_with("_version"))
+                .map(|(_, v)| v)
+        });
+    Some(match version {
+        Some(v) => format!("{name} {}", v.trim()),
+        None => name,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +271,23 @@ tests = "set"
         let same = configs["a"].clone();
         configs.insert("b".into(), same);
         assert!(undeclared_differences(&exp, &configs).is_empty());
+    }
+
+    #[test]
+    fn software_is_named_by_server_name_before_redis_version() {
+        let valkey = cfg(&[
+            ("server_name", "valkey"),
+            ("valkey_version", "8.1.0"),
+            ("redis_version", "7.2.4"),
+        ]);
+        assert_eq!(software(&valkey).as_deref(), Some("valkey 8.1.0"));
+        let redis = cfg(&[("redis_version", "7.0.15"), ("redis_mode", "standalone")]);
+        assert_eq!(software(&redis).as_deref(), Some("redis 7.0.15"));
+        assert_eq!(software(&cfg(&[("os", "Linux")])), None);
+        let serve = cfg(&[
+            ("server_name", "resplab-serve"),
+            ("resplab_version", "0.1.0"),
+        ]);
+        assert_eq!(software(&serve).as_deref(), Some("resplab-serve 0.1.0"));
     }
 }

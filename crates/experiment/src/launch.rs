@@ -1,8 +1,9 @@
 //! Server executions and shell hooks.
 //!
 //! A spawned variant runs its own command (any binary: a patched build, valkey-server,
-//! another implementation), with `{port}` replaced by a free loopback port and `{dir}` by
-//! a fresh working directory, optionally under `taskset -c` for pinning. The runner owns
+//! another implementation), with `{port}` replaced by a free loopback port, `{respb_port}`
+//! by a second one (the RESPB port of `resplab serve --respb-port`) and `{dir}` by a
+//! fresh working directory, optionally under `taskset -c` for pinning. The runner owns
 //! the process, started through `resplab_sys::process` (which also makes it die with
 //! the runner and reaps what a killed runner left): it reads the server's output from a
 //! log file (its last lines are shown when the server does not start), waits until it
@@ -68,8 +69,48 @@ pub enum LaunchError {
 pub struct ServerProcess {
     server: Server,
     pub port: u16,
+    /// The port given as `{respb_port}`, when the command has that placeholder.
+    pub respb_port: Option<u16>,
     pub dir: PathBuf,
     pub command: String,
+}
+
+/// The launch error of a server that did not start, with its command, the reason and
+/// the last lines of its output.
+fn start_error(variant: &str, e: StartError, ready_timeout: Duration) -> LaunchError {
+    let fail = |command: String, reason: String, tail: String| LaunchError::Server {
+        variant: variant.into(),
+        command,
+        reason,
+        tail,
+    };
+    match e {
+        StartError::NotFound { program, command } => fail(
+            command,
+            format!("cannot run {program}: {}", io::Error::from_raw_os_error(2)),
+            String::new(),
+        ),
+        StartError::Io {
+            what,
+            command,
+            source,
+        } => fail(command, format!("{what}: {source}"), String::new()),
+        StartError::NotReady {
+            command,
+            exited,
+            last_probe,
+            log_tail,
+        } => {
+            let reason = match exited {
+                Some(status) => format!("it exited with {status}"),
+                None => format!(
+                    "no PONG within {:.1} s (last: {last_probe})",
+                    ready_timeout.as_secs_f64()
+                ),
+            };
+            fail(command, reason, log_tail)
+        }
+    }
 }
 
 /// Answers whether `host:port` replies `PONG`.
@@ -97,7 +138,8 @@ pub fn ping_with(cfg: &resplab_engine::RunConfig, timeout: Duration) -> Result<(
 }
 
 impl ServerProcess {
-    /// Starts `command` (words with `{port}`/`{dir}` placeholders) and waits for `PING`.
+    /// Starts `command` (words with `{port}`/`{respb_port}`/`{dir}` placeholders) and
+    /// waits for `PING` on `{port}`.
     ///
     /// # Errors
     /// [`LaunchError::Server`] with the command and the last lines of its output.
@@ -108,12 +150,27 @@ impl ServerProcess {
         cpus: Option<&str>,
         ready_timeout: Duration,
     ) -> Result<ServerProcess, LaunchError> {
+        // A fresh RESPB port with every attempt: a lost race for either port is retried.
+        let wants_respb = command.iter().any(|w| w.contains("{respb_port}"));
+        let respb_port = std::cell::Cell::new(None);
         let words = |port: u16, dir: &Path| -> Vec<OsString> {
             let port_s = port.to_string();
             let dir_s = dir.display().to_string();
+            let respb = if wants_respb {
+                respb_port.set(resplab_sys::port::free_port().ok());
+                respb_port.get()
+            } else {
+                None
+            };
+            let respb_s = respb.map_or_else(|| "{respb_port}".to_string(), |p| p.to_string());
+            let fill = [
+                ("port", port_s.as_str()),
+                ("respb_port", respb_s.as_str()),
+                ("dir", dir_s.as_str()),
+            ];
             let mut words: Vec<OsString> = command
                 .iter()
-                .map(|w| crate::words::substitute(w, &[("port", &port_s), ("dir", &dir_s)]).into())
+                .map(|w| crate::words::substitute(w, &fill).into())
                 .collect();
             if let Some(c) = cpus {
                 words.splice(0..0, ["taskset".into(), "-c".into(), c.into()]);
@@ -137,37 +194,19 @@ impl ServerProcess {
             tail,
         };
         match Server::start(&spec, &mut probe) {
+            Ok(_) if wants_respb && respb_port.get().is_none() => Err(fail(
+                command.join(" "),
+                "no free port was found for {respb_port}".into(),
+                String::new(),
+            )),
             Ok(server) => Ok(ServerProcess {
                 port: server.port(),
+                respb_port: respb_port.get(),
                 dir: server.dir().to_path_buf(),
                 command: server.command(),
                 server,
             }),
-            Err(StartError::NotFound { program, command }) => Err(fail(
-                command,
-                format!("cannot run {program}: {}", io::Error::from_raw_os_error(2)),
-                String::new(),
-            )),
-            Err(StartError::Io {
-                what,
-                command,
-                source,
-            }) => Err(fail(command, format!("{what}: {source}"), String::new())),
-            Err(StartError::NotReady {
-                command,
-                exited,
-                last_probe,
-                log_tail,
-            }) => {
-                let reason = match exited {
-                    Some(status) => format!("it exited with {status}"),
-                    None => format!(
-                        "no PONG within {:.1} s (last: {last_probe})",
-                        ready_timeout.as_secs_f64()
-                    ),
-                };
-                Err(fail(command, reason, log_tail))
-            }
+            Err(e) => Err(start_error(variant, e, ready_timeout)),
         }
     }
 

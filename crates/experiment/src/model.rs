@@ -107,6 +107,10 @@ pub struct Variant {
     /// that holds the password (never the password itself).
     #[serde(default, skip_serializing_if = "Connect::is_plain")]
     pub connect: Connect,
+    /// The wire protocol of resplab's own load against this variant (`protocol = …`):
+    /// RESP, or RESPB to the server's RESPB port.
+    #[serde(default, skip_serializing_if = "LoadProtocol::is_resp")]
+    pub protocol: LoadProtocol,
 }
 
 impl Variant {
@@ -126,6 +130,37 @@ impl Variant {
             client_cpus: None,
             params: Vec::new(),
             connect: Connect::default(),
+            protocol: LoadProtocol::Resp,
+        }
+    }
+}
+
+/// The wire protocol of a variant's load. Control traffic (`PING`, `INFO`, `CONFIG`,
+/// preload) always goes over RESP to the server's RESP port; only the measured requests
+/// change wire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "wire", rename_all = "snake_case")]
+pub enum LoadProtocol {
+    /// RESP (version 2), to the server's port.
+    #[default]
+    Resp,
+    /// RESPB, the binary encoding (docs/respb.md), to the server's RESPB port: the one
+    /// the server command listens on as `{respb_port}` (`port: None`, picked free for
+    /// each execution), or `respb_port` of an `address` variant.
+    Respb { port: Option<u16> },
+}
+
+impl LoadProtocol {
+    /// True for RESP, the default.
+    pub fn is_resp(&self) -> bool {
+        *self == LoadProtocol::Resp
+    }
+
+    /// `"resp"` or `"respb"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LoadProtocol::Resp => "resp",
+            LoadProtocol::Respb { .. } => "respb",
         }
     }
 }

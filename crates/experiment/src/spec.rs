@@ -137,6 +137,10 @@ pub struct VariantSpec {
     pub password_env: Option<Spanned<String>>,
     /// A fresh local cluster per execution, from `server`.
     pub cluster: Option<Spanned<ClusterSpec>>,
+    /// The wire protocol of the load: `"resp"` (default) or `"respb"`.
+    pub protocol: Option<Spanned<String>>,
+    /// The RESPB port of an `address`/`uri` variant with `protocol = "respb"`.
+    pub respb_port: Option<Spanned<u16>>,
 }
 
 /// `cluster = { masters = 3, replicas = 1 }`.

@@ -17,6 +17,7 @@
 pub mod benchstat;
 pub mod calibration;
 pub mod cfmt;
+pub mod configcheck;
 pub mod doc;
 pub mod ministat;
 pub mod plot;
@@ -24,3 +25,4 @@ pub mod resplab;
 pub mod run;
 pub mod texttab;
 pub mod verdict;
+pub mod warnings;

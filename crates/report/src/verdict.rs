@@ -167,7 +167,7 @@ pub fn standing_line(
         Some(Ok(c)) => c,
     };
     let mde = c
-        .mde_pct
+        .mde_signed_pct()
         .map_or(String::new(), |m| format!(", MDE {m:.2} % at 80 % power"));
     let body = format!(
         "{:+.2} % [{:+.2} %, {:+.2} %], p = {}, n = {n}{mde}",

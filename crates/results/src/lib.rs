@@ -31,6 +31,7 @@
 //! enum it re-exports.
 
 pub mod calibration;
+pub mod configcheck;
 pub mod run;
 
 pub use run::*;

@@ -178,6 +178,33 @@ pub struct Comparison {
     pub leave_one_out: Vec<LeaveOneOut>,
 }
 
+impl Comparison {
+    /// Whether a test could say anything: with one value on a side (one pair, paired)
+    /// neither rank test can reach a p-value below 1, so none is reported.
+    pub fn has_test(&self) -> bool {
+        self.n_baseline.min(self.n_variant) >= 2
+    }
+
+    /// The minimal detectable effect in the direction of the measured effect, percent:
+    /// [`mde_in_direction`] of [`Comparison::mde_pct`].
+    pub fn mde_signed_pct(&self) -> Option<f64> {
+        self.mde_pct.map(|m| mde_in_direction(m, self.effect_pct))
+    }
+}
+
+/// A minimal detectable effect given as an increase, `mde_pct` (it is a distance on the
+/// log scale, `d`, shown as `exp(d) − 1`), turned to the side of `effect_pct`: for a
+/// decrease the same distance below, `exp(−d) − 1`, which never reaches −100 %. A
+/// slowdown of −80 % is then shown beside an MDE of, say, −60 %, not +147 %.
+pub fn mde_in_direction(mde_pct: f64, effect_pct: f64) -> f64 {
+    if effect_pct < 0.0 {
+        let d = (1.0 + mde_pct / 100.0).ln();
+        pct(-d)
+    } else {
+        mde_pct
+    }
+}
+
 fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0
 }
@@ -552,5 +579,25 @@ mod tests {
         for w in &c.warnings {
             assert!(!w.message().is_empty());
         }
+    }
+
+    #[test]
+    fn a_decrease_has_its_mde_below_never_past_minus_100() {
+        assert_eq!(mde_in_direction(12.5, 3.0), 12.5);
+        assert_eq!(mde_in_direction(12.5, 0.0), 12.5);
+        // +147 % up is the same log distance as −59.5 % down.
+        let down = mde_in_direction(147.0, -80.0);
+        assert!((down - (1.0 / 2.47 - 1.0) * 100.0).abs() < 1e-9, "{down}");
+        assert!(mde_in_direction(1e6, -99.0) > -100.0);
+        assert!((mde_in_direction(10.0, -1.0) + 9.0909).abs() < 1e-3);
+    }
+
+    #[test]
+    fn one_value_a_side_has_no_test() {
+        let cfg = CompareConfig::new(Direction::HigherIsBetter);
+        let one = compare_unpaired(&[100.0], &[120.0], &cfg).unwrap();
+        assert!(!one.has_test());
+        let two = compare_unpaired(&[100.0, 101.0], &[120.0, 121.0], &cfg).unwrap();
+        assert!(two.has_test());
     }
 }

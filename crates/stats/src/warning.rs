@@ -178,6 +178,46 @@ impl Warning {
             })
     }
 
+    /// The warning split for showing many of one kind as one line: the figure particular
+    /// to this occurrence (`None` when it has none) and the text every occurrence of the
+    /// kind shares (what it means and what to change). Warnings of one kind with the same
+    /// shared text are one line, each place with its figure: nine `high_variance`
+    /// warnings read "per-trial variation above 5.0%" once.
+    pub fn split(&self) -> (Option<String>, String) {
+        let (figure, shared) = match self {
+            Warning::HighVariance { cv_pct, threshold_pct } => (
+                format!("{cv_pct:.1}%"),
+                format!("per-trial variation above {threshold_pct:.1}%: pin CPUs, set the governor to performance, lengthen windows, or add rounds"),
+            ),
+            Warning::TooFewTrials { have, need } => (
+                format!("{have}"),
+                format!("fewer trials than the {need} a confidence interval needs (10 or more recommended)"),
+            ),
+            Warning::FewPairs { pairs, min_p } => (
+                format!("{pairs} pairs, p ≥ {min_p:.3}"),
+                "with few pairs the signed-rank test's p-value has a floor; an effect is found only if it shows in nearly every round, and the MDE is the effect that does so 80% of the time: more rounds detect smaller effects".into(),
+            ),
+            Warning::ImplausibleDirection { effect_pct } => (
+                format!("{effect_pct:+.2}%"),
+                "the variant looks better in an implausible direction: suspect code layout or placement bias; compare several builds (link orders, env padding) and check CPU placement".into(),
+            ),
+            Warning::OutlierRounds { rounds } => (
+                format!("rounds {rounds:?}"),
+                "rounds far from the others (> 5 MADs), kept; see the leave-one-out lines and check those runs for interference".into(),
+            ),
+            Warning::UnmatchedRounds { trials } => (
+                format!("{trials} trials"),
+                "trials without a partner in the same round, left out of the paired comparison; check for failed or missing trials".into(),
+            ),
+            Warning::ClientSaturated { threads, busy_pct } => (
+                format!("{threads} thread(s) {busy_pct:.0}% busy"),
+                "the load generator was busy enough that the figures may measure the client, not the server; add --threads or give the client its own CPUs".into(),
+            ),
+            other => return (None, other.message()),
+        };
+        (Some(figure), shared)
+    }
+
     fn merge_message(&self) -> Option<String> {
         Some(match self {
             Warning::PartialMerge {
@@ -391,5 +431,22 @@ mod tests {
         assert!(all[3]
             .message()
             .starts_with("shard(s) 2/3 missing: the figures cover 2 of 3"));
+    }
+
+    #[test]
+    fn warnings_of_one_kind_share_their_text_and_keep_their_figures() {
+        let a = Warning::HighVariance {
+            cv_pct: 17.4,
+            threshold_pct: 5.0,
+        };
+        let b = Warning::HighVariance {
+            cv_pct: 8.5,
+            threshold_pct: 5.0,
+        };
+        assert_ne!(a.message(), b.message());
+        assert_eq!(a.split().1, b.split().1);
+        assert_eq!(a.split().0.as_deref(), Some("17.4%"));
+        let plain = Warning::NotInterleaved;
+        assert_eq!(plain.split(), (None, plain.message()));
     }
 }

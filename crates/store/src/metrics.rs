@@ -44,6 +44,11 @@ pub const TRIAL_METRICS: &[(&str, &str)] = &[
         "server_cpu_us_per_op",
         "server CPU microseconds per request (lower is better)",
     ),
+    (
+        "wire_bytes_per_op",
+        "bytes on the wire per request, both directions, of the measured part (lower is \
+         better; RESP against RESPB)",
+    ),
 ];
 
 /// True when `name` is a metric the store records.
@@ -112,6 +117,13 @@ pub(crate) fn trial_rows(
             crate::ALL_COMMANDS.to_string(),
             "client_cpu_us_per_op",
             run.client_cpu.total_sec() * 1e6 / run.totals.requests as f64,
+        ));
+    }
+    if run.totals.requests > 0 && run.totals.bytes_in + run.totals.bytes_out > 0 {
+        rows.push((
+            crate::ALL_COMMANDS.to_string(),
+            "wire_bytes_per_op",
+            (run.totals.bytes_in + run.totals.bytes_out) as f64 / run.totals.requests as f64,
         ));
     }
     if let Some(cpu) = server_cpu_sec {

@@ -22,6 +22,7 @@ pub fn metric_of(name: &str) -> Metric {
         "errors" => ("errors", Direction::LowerIsBetter),
         "client_cpu_sec" | "server_cpu_sec" => ("s", Direction::LowerIsBetter),
         "server_cpu_us_per_op" | "client_cpu_us_per_op" => ("us/op", Direction::LowerIsBetter),
+        "wire_bytes_per_op" => ("B/op", Direction::LowerIsBetter),
         n if n.ends_with("_us") => ("us", Direction::LowerIsBetter),
         _ => ("", Direction::Unknown),
     };

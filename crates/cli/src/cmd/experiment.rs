@@ -658,58 +658,11 @@ impl<'e> Printer<'e> {
 /// declare (METHOD: "A and B configs must match apart from the declared difference"),
 /// from the `CONFIG GET *` stored with each variant's first trial.
 fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
-    let Ok(trials) = store.trials(experiment_id) else {
-        return;
-    };
-    let mut configs: std::collections::BTreeMap<
-        String,
-        std::collections::BTreeMap<String, String>,
-    > = std::collections::BTreeMap::new();
-    for t in &trials {
-        if configs.contains_key(&t.variant) {
-            continue;
+    if let Some(c) = resplab_experiment::configcheck::gather(store, exp, experiment_id) {
+        let see = format!("resplab report {}", exp.name);
+        for line in resplab_report::configcheck::terminal_lines(&c, &see) {
+            eprintln!("{line}");
         }
-        if let Ok(mut info) = store.server_info(t.id) {
-            if let Some(c) = info.remove("config") {
-                configs.insert(t.variant.clone(), c);
-            }
-        }
-    }
-    if configs.len() < 2 {
-        return;
-    }
-    let diffs = resplab_experiment::configcheck::undeclared_differences(exp, &configs);
-    if diffs.is_empty() {
-        eprintln!(
-            "config check: every variant's server configuration matches the baseline's \
-             apart from the declared settings"
-        );
-        return;
-    }
-    let show = |v: &Option<String>| {
-        v.as_deref()
-            .map_or("(absent)".to_string(), |s| format!("`{s}`"))
-    };
-    eprintln!(
-        "config check: WARNING: settings that differ from the baseline `{}` without being \
-         declared (a second cause for any effect; declare them in the variant or make them equal):",
-        exp.baseline().name
-    );
-    for d in &diffs {
-        if d.is_secret() {
-            eprintln!(
-                "  {}: {} differs from the baseline (value hidden)",
-                d.variant, d.setting
-            );
-            continue;
-        }
-        eprintln!(
-            "  {}: {} is {} (baseline {})",
-            d.variant,
-            d.setting,
-            show(&d.variant_value),
-            show(&d.baseline_value)
-        );
     }
 }
 

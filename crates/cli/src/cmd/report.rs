@@ -297,6 +297,9 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
     let observations: Vec<Observation> = StoredSource::load(&mut store, name, None)?;
     let (workloads, counted_trials) = stored_workloads(&store, name, &info, &metric)?;
     let variant_definitions = variant_definitions(&info, &spec_json);
+    let config_check = resplab_experiment::Experiment::from_json(&spec_json)
+        .ok()
+        .and_then(|exp| resplab_experiment::configcheck::gather(&store, &exp, info.id));
     let notes = stored_notes(&store, name, &status)?;
     let valid = status.valid_rounds();
     let facts = stored_facts(&status, counted_trials);
@@ -324,6 +327,7 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         observations,
         workloads,
         notes,
+        config_check,
     })
 }
 
@@ -562,5 +566,6 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
         observations: loaded.observations.to_vec(),
         workloads,
         notes: loaded.notes,
+        config_check: None,
     })
 }

@@ -204,3 +204,79 @@ fn password_env(
         }
     })
 }
+
+/// `protocol` and `respb_port`: the wire of the variant's load. RESPB needs a server
+/// with a RESPB port (`resplab serve --respb-port`): a spawned command that listens on
+/// `{respb_port}`, or an address with `respb_port`; it goes without TLS, a cluster, a
+/// toggle or a variant without a server, as `bench --protocol respb` does.
+pub(super) fn load_protocol(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    server: &ServerSource,
+    connect: &Connect,
+    key: &dyn Fn(&str) -> String,
+) -> Result<LoadProtocol, SpecError> {
+    let port = v.respb_port.as_ref();
+    let Some(p) = &v.protocol else {
+        return match port {
+            Some(rp) => Err(cx.err_key(
+                rp.span(),
+                key("respb_port"),
+                "respb_port goes with protocol = \"respb\"",
+            )),
+            None => Ok(LoadProtocol::Resp),
+        };
+    };
+    let span = p.span();
+    let bad = |m: String| cx.err_key(span.clone(), key("protocol"), m);
+    match p.get_ref().trim() {
+        "resp" if port.is_none() => return Ok(LoadProtocol::Resp),
+        "resp" => {
+            return Err(bad(
+                "respb_port goes with protocol = \"respb\", found \"resp\"".into(),
+            ))
+        }
+        "respb" => {}
+        other => {
+            return Err(bad(format!(
+                "expected \"resp\" or \"respb\", found \"{other}\""
+            )))
+        }
+    }
+    let refused = match server {
+        ServerSource::Toggle { .. } => Some(
+            "a toggle variant (its load uses the protocol of the variant whose server it switches)",
+        ),
+        ServerSource::None => Some("server = \"none\" (no server of its own to send RESPB to)"),
+        ServerSource::Cluster { .. } => Some("cluster (RESPB has no cluster redirections)"),
+        _ if connect.tls.is_some() => Some("TLS (RESPB ports have no TLS)"),
+        _ => None,
+    };
+    if let Some(with) = refused {
+        return Err(bad(format!("protocol = \"respb\" does not go with {with}")));
+    }
+    match (server, port) {
+        (ServerSource::Address { .. }, Some(rp)) if *rp.get_ref() != 0 => {
+            Ok(LoadProtocol::Respb { port: Some(*rp.get_ref()) })
+        }
+        (ServerSource::Address { .. }, _) => Err(bad(
+            "protocol = \"respb\" with an address needs respb_port = N (the server's RESPB port, as resplab serve --respb-port N)".into(),
+        )),
+        (ServerSource::Spawn { .. }, Some(rp)) => Err(cx.err_key(
+            rp.span(),
+            key("respb_port"),
+            "respb_port is for an address; a spawned server listens on {respb_port}, which the runner picks",
+        )),
+        (ServerSource::Spawn { command }, None) => {
+            if command.iter().any(|w| w.contains("{respb_port}")) {
+                Ok(LoadProtocol::Respb { port: None })
+            } else {
+                Err(bad(format!(
+                    "protocol = \"respb\" needs a server with a RESPB port: its command must listen on {{respb_port}} (resplab serve --port {{port}} --respb-port {{respb_port}}); \"{}\" has none",
+                    command.join(" ")
+                )))
+            }
+        }
+        _ => Err(bad("protocol = \"respb\" needs a server with a RESPB port".into())),
+    }
+}

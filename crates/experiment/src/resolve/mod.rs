@@ -28,7 +28,7 @@ use variant::*;
 use workload::*;
 
 /// Placeholders the runner fills in for each server execution.
-pub const RUNTIME_PLACEHOLDERS: &[&str] = &["port", "dir", "pid"];
+pub const RUNTIME_PLACEHOLDERS: &[&str] = &["port", "respb_port", "dir", "pid"];
 
 /// The command used when a variant names neither `server` nor `address`.
 pub const DEFAULT_SERVER: &str =
@@ -94,6 +94,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         &exp.workloads,
         exp.shared_server.is_some(),
     )?;
+    check_respb_workloads(file, &exp.variants, &exp.workloads)?;
     if let Some(r) = overrides.rounds {
         exp.rounds = r.max(1);
     }
@@ -518,6 +519,30 @@ fn check_serverless(
                 message: message.into(),
             });
         }
+    }
+    Ok(())
+}
+
+/// `protocol = "respb"` is the wire of resplab's own load: a command workload runs its
+/// own client, which the variant's protocol would not reach.
+fn check_respb_workloads(
+    file: &str,
+    variants: &[Variant],
+    workloads: &[Workload],
+) -> Result<(), SpecError> {
+    let respb = variants.iter().find(|v| !v.protocol.is_resp());
+    let command = workloads.iter().find(|w| w.run.is_some());
+    if let (Some(v), Some(w)) = (respb, command) {
+        return Err(SpecError {
+            file: file.into(),
+            line: None,
+            column: None,
+            key: Some(format!("variant \"{}\".protocol", v.name)),
+            message: format!(
+                "protocol = \"respb\" sets the wire of resplab's own load; workload \"{}\" runs its own client (run = \"…\"), which it would not reach",
+                w.name
+            ),
+        });
     }
     Ok(())
 }

@@ -119,6 +119,7 @@ pub(super) fn resolve_variant(
     }
     let server = server_source(cx, v, &sub, &key)?;
     let (server, connect) = resolve_connect(cx, v, server, &sub, &key)?;
+    let protocol = load_protocol(cx, v, &server, &connect, &key)?;
     let config = config_pairs(cx, v, &sub, &key)?;
     let cpus = |c: &Option<Spanned<String>>, k: &str| -> Result<Option<String>, SpecError> {
         match c {
@@ -152,6 +153,7 @@ pub(super) fn resolve_variant(
         client_cpus: cpus(&v.client_cpus, "client_cpus")?,
         params: combo,
         connect,
+        protocol,
     })
 }
 

@@ -2,6 +2,7 @@
 //! against the variant's server, in this process.
 
 use super::*;
+use crate::model::LoadProtocol;
 
 /// The connection part of a trial's run configuration: `host:port` and the variant's TLS,
 /// user and password (read now from the environment variable it names).
@@ -74,7 +75,8 @@ impl Runner<'_> {
         .map_err(RunError::Workload)?;
         let compiled = resplab_workload::Workload::new(&spec)
             .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
-        let cfg = trial_config(exp, workload, variant, base, host, port, spec.seed)?;
+        let mut cfg = trial_config(exp, workload, variant, base, host, port, spec.seed)?;
+        let port = self.load_port(variant, &mut cfg)?;
         let started = resplab_store::write::now_unix_ms();
         let on_event = &mut self.on_event;
         let mut generator_failures: Vec<String> = Vec::new();
@@ -125,6 +127,26 @@ impl Runner<'_> {
         }))
     }
 
+    /// The wire and port of the variant's load, set on `cfg`: RESP to the server's port,
+    /// or RESPB to its RESPB port (the execution's `{respb_port}` or the address's).
+    fn load_port(&self, variant: &Variant, cfg: &mut RunConfig) -> Result<u16, RunError> {
+        let port = match variant.protocol {
+            LoadProtocol::Resp => return Ok(cfg_port(cfg)),
+            LoadProtocol::Respb { port: Some(p) } => p,
+            LoadProtocol::Respb { port: None } => self.respb_port.ok_or_else(|| {
+                RunError::Workload(format!(
+                    "variant `{}` has protocol = \"respb\" but its server was started without a {{respb_port}}",
+                    variant.name
+                ))
+            })?,
+        };
+        cfg.wire = resplab_engine::Wire::Respb;
+        if let Target::Tcp { port: p, .. } = &mut cfg.target {
+            *p = port;
+        }
+        Ok(port)
+    }
+
     /// The trial's checks, with the generators' one when the load came from generators.
     fn engine_checks(
         &self,
@@ -154,6 +176,15 @@ impl Runner<'_> {
             });
         }
         checks
+    }
+}
+
+/// The TCP port a configuration connects to (0 for a Unix socket, which variants do
+/// not use).
+fn cfg_port(cfg: &RunConfig) -> u16 {
+    match &cfg.target {
+        Target::Tcp { port, .. } => *port,
+        _ => 0,
     }
 }
 

@@ -97,7 +97,7 @@ impl Runner<'_> {
 }
 
 /// The command-line flags of every shard: the trial's seed, connection shape, warm-up,
-/// workload, TLS, user, budget and open-loop rate.
+/// workload, TLS, user, wire protocol, budget and open-loop rate.
 fn shard_args(spec: &resplab_workload::WorkloadSpec, cfg: &RunConfig) -> Vec<String> {
     use base64::Engine as _;
     let spec_json = serde_json::to_vec(spec).unwrap_or_default();
@@ -139,6 +139,9 @@ fn shard_args(spec: &resplab_workload::WorkloadSpec, cfg: &RunConfig) -> Vec<Str
     }
     if let Some(user) = cfg.credentials.as_ref().and_then(|c| c.user.as_ref()) {
         args.extend(["--user".into(), user.clone()]);
+    }
+    if cfg.wire == resplab_engine::Wire::Respb {
+        args.extend(["--protocol".into(), "respb".into()]);
     }
     match cfg.budget {
         Budget::Requests(n) => args.extend(["-n".into(), n.to_string()]),

@@ -164,6 +164,8 @@ struct Runner<'a> {
     phase: Option<i64>,
     /// The `[server]` of this round (round, attempt, process) when it runs per round.
     shared: Option<(u32, u32, ServerProcess)>,
+    /// The RESPB port (`{respb_port}`) of the server of the execution in progress.
+    respb_port: Option<u16>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -226,6 +228,7 @@ pub fn run_phase(
         only: selected,
         phase,
         shared: None,
+        respb_port: None,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -327,6 +330,7 @@ impl Runner<'_> {
             process,
             cluster,
         } = self.start_server(exec, base)?;
+        self.respb_port = process.as_ref().and_then(|p| p.respb_port);
         let mut ctl = match &base.server {
             ServerSource::None if port == 0 => None,
             _ => Some(self.control(base, &host, port)?),

@@ -145,6 +145,7 @@ pub(super) fn primary_value(run: &RunRecord, metric: &str, server_cpu: Option<f6
         "client_cpu_sec" => run.client_cpu.total_sec(),
         "server_cpu_sec" => server_cpu?,
         "server_cpu_us_per_op" => server_cpu? * 1e6 / (s.requests.max(1) as f64),
+        "wire_bytes_per_op" => (s.bytes_in + s.bytes_out) as f64 / (s.requests.max(1) as f64),
         _ => return None,
     })
 }

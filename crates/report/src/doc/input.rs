@@ -37,6 +37,8 @@ pub struct ReportInput {
     pub workloads: Vec<WorkloadInput>,
     /// Notes for the reader (importer notes, trials left out and why).
     pub notes: Vec<String>,
+    /// The experiment's configuration check, listed whole in the provenance.
+    pub config_check: Option<resplab_results::configcheck::ConfigCheck>,
 }
 
 /// One workload (or one test of a multi-test workload).

@@ -3,6 +3,13 @@
 //! row coloured by its verdict. With many workloads and metrics it is the picture a
 //! reader looks at first: what moved, which way, and how sure the interval is.
 //!
+//! The axis is the log of the ratio variant/baseline, labelled in percent: ×½ and ×2
+//! (−50 % and +100 %) sit at the same distance from zero, the axis spans at least that
+//! much on both sides and is widened symmetrically for larger effects, so a +4,000 % row
+//! takes its place at ×41 and leaves the others readable instead of squeezing every
+//! other effect to a dot at zero. An effect or interval end at or below −100 % (no ratio)
+//! is drawn at the left edge.
+//!
 //! It is drawn in pixel coordinates (rows are as tall as labels need, so the plot grows
 //! with the number of effects) with the report's fonts and the verdict colours of
 //! [`verdict_colour`].
@@ -40,6 +47,9 @@ const BOTTOM: i32 = 64;
 const LABEL_W: i32 = 262;
 const RIGHT: i32 = 24;
 const LABEL_CHARS: usize = 33;
+/// The least distance between two powers-of-two ticks, pixels: room for a label such
+/// as `+6300%`.
+const TICK_GAP: i32 = 60;
 
 /// The colour of a verdict: bluish green better, vermillion worse, reddish purple changed
 /// (a metric without a direction), blue equivalent, grey no verdict (the Okabe–Ito
@@ -54,21 +64,44 @@ pub fn verdict_colour(v: Verdict) -> RGBColor {
     }
 }
 
-/// A step of 1, 2 or 5 times a power of ten giving about `target` ticks over `span`.
-fn nice_step(span: f64, target: f64) -> f64 {
-    let raw = (span / target).max(f64::MIN_POSITIVE);
-    let mag = 10f64.powf(raw.log10().floor());
-    let norm = raw / mag;
-    let m = if norm <= 1.0 {
-        1.0
-    } else if norm <= 2.0 {
-        2.0
-    } else if norm <= 5.0 {
-        5.0
+/// The log ratio of an effect in percent (`+100` → ln 2); `None` at or below −100 %.
+fn log_ratio(pct: f64) -> Option<f64> {
+    let r = 1.0 + pct / 100.0;
+    (r > 0.0 && r.is_finite()).then(|| r.ln())
+}
+
+/// Tick ratios, most important first: 1, then every `step`-th power of two out to the
+/// axis's ends (×2, ×4, … or ×4, ×16, … on a wide axis), then ×1.5, ×1.25, ×1.1 and their
+/// inverses (kept where they fit).
+fn tick_ratios(half_span: f64, step: i32) -> Vec<f64> {
+    let mut ticks = vec![1.0];
+    let mut k = step.max(1);
+    while f64::from(k) * std::f64::consts::LN_2 <= half_span + 1e-9 && k < 64 {
+        let r = 2f64.powi(k);
+        ticks.extend([r, 1.0 / r]);
+        k += step.max(1);
+    }
+    for r in [1.5, 1.25, 1.1] {
+        ticks.extend([r, 1.0 / r]);
+    }
+    ticks
+}
+
+/// About how wide a tick label is drawn, pixels (the tick font's digits and signs).
+fn label_width(label: &str) -> i32 {
+    label.chars().count() as i32 * 7 + 4
+}
+
+/// The percent label of a tick ratio: `0`, `+100%`, `-50%`, `-33.3%`.
+fn tick_label(ratio: f64) -> String {
+    let pct = (ratio - 1.0) * 100.0;
+    if pct.abs() < 1e-9 {
+        "0".to_string()
+    } else if pct > 0.0 {
+        format!("+{}%", significant(pct, 3))
     } else {
-        10.0
-    };
-    m * mag
+        format!("{}%", significant(pct, 3))
+    }
 }
 
 fn shorten(s: &str) -> String {
@@ -97,7 +130,9 @@ pub fn render(p: &Forest<'_>) -> Result<String, PlotError> {
             "expected at least one finite effect, found none",
         ));
     }
-    let margin = p.margin_pct.filter(|m| m.is_finite() && *m > 0.0);
+    let margin = p
+        .margin_pct
+        .filter(|m| m.is_finite() && *m > 0.0 && *m < 100.0);
     let (lo, hi) = axis_range(&rows, margin);
     let height = TOP + ROW * rows.len() as i32 + BOTTOM;
     let frame = Frame {
@@ -123,32 +158,25 @@ pub fn render(p: &Forest<'_>) -> Result<String, PlotError> {
     })
 }
 
-/// The axis range in percent: every finite effect and interval end, zero and the margin,
-/// widened to at least 2 points and padded by 6% on each side.
+/// The axis range in log-ratio units: symmetric about zero, at least ×½ … ×2, widened to
+/// every finite effect and interval end (and the margin), padded by 6 %.
 fn axis_range(rows: &[&Effect], margin: Option<f64>) -> (f64, f64) {
-    let mut lo = 0.0f64;
-    let mut hi = 0.0f64;
+    let mut half = std::f64::consts::LN_2;
     for e in rows {
         for v in [Some(e.effect_pct), e.low_pct, e.high_pct]
             .into_iter()
             .flatten()
         {
-            if v.is_finite() {
-                lo = lo.min(v);
-                hi = hi.max(v);
+            if let Some(x) = log_ratio(v) {
+                half = half.max(x.abs());
             }
         }
     }
-    if let Some(m) = margin {
-        lo = lo.min(-m);
-        hi = hi.max(m);
+    if let Some(x) = margin.and_then(log_ratio) {
+        half = half.max(x.abs());
     }
-    if hi - lo < 1e-9 {
-        lo -= 1.0;
-        hi += 1.0;
-    }
-    let pad = (hi - lo) * 0.06;
-    (lo - pad, hi + pad)
+    let half = half * 1.06;
+    (-half, half)
 }
 
 /// The plot's pixel frame: the axis range, the axis's left and right ends and the bottom
@@ -162,10 +190,17 @@ struct Frame {
 }
 
 impl Frame {
-    /// The x pixel of effect `v` (percent).
+    /// The x pixel of effect `v` (percent) on the log-ratio axis; at or below −100 % (no
+    /// ratio), the left edge.
     fn px(&self, v: f64) -> i32 {
+        let x = log_ratio(v).unwrap_or(self.lo).clamp(self.lo, self.hi);
+        self.x_of_log(x)
+    }
+
+    /// The x pixel of a log ratio.
+    fn x_of_log(&self, x: f64) -> i32 {
         self.x0
-            + ((v - self.lo) / (self.hi - self.lo) * f64::from(self.x1 - self.x0)).round() as i32
+            + ((x - self.lo) / (self.hi - self.lo) * f64::from(self.x1 - self.x0)).round() as i32
     }
 }
 
@@ -213,36 +248,53 @@ fn draw_legend(area: &DrawingArea<SVGBackend<'_>, Shift>, rows: &[&Effect]) -> D
     Ok(())
 }
 
-/// Ticks, grid, the zero line and the axis caption.
+/// Ticks (the most important first, each where its label has room), grid, the zero
+/// line and the axis caption.
 fn draw_axis(area: &DrawingArea<SVGBackend<'_>, Shift>, f: &Frame) -> DrawResult {
-    let (lo, hi, x0, x1, plot_bottom) = (f.lo, f.hi, f.x0, f.x1, f.plot_bottom);
-    let step = nice_step(hi - lo, 5.0);
-    let mut t = (lo / step).ceil() * step;
-    while t <= hi + 1e-9 {
-        let xp = f.px(t);
+    let (x0, x1, plot_bottom) = (f.x0, f.x1, f.plot_bottom);
+    // Each label's extent, [left, right] in pixels: a tick whose label would touch one
+    // already placed is left out.
+    let mut placed: Vec<(i32, i32)> = Vec::new();
+    let per_doubling = f64::from(f.x_of_log(std::f64::consts::LN_2) - f.x_of_log(0.0));
+    let step = (f64::from(TICK_GAP) / per_doubling.max(1.0)).ceil() as i32;
+    for ratio in tick_ratios(f.hi, step) {
+        let x = ratio.ln();
+        if x < f.lo || x > f.hi {
+            continue;
+        }
+        let xp = f.x_of_log(x);
+        let label = tick_label(ratio);
+        let half = label_width(&label) / 2;
+        let clipped = xp + half > WIDTH as i32 - 2;
+        if clipped
+            || placed
+                .iter()
+                .any(|(l, r)| xp - half < r + 4 && xp + half > l - 4)
+        {
+            continue;
+        }
+        placed.push((xp - half, xp + half));
         area.draw(&PathElement::new(
             vec![(xp, TOP - 4), (xp, plot_bottom + 4)],
             RGBColor(0xd0, 0xd0, 0xd0).stroke_width(1),
         ))?;
-        let label = if t.abs() < step * 1e-6 {
-            "0".to_string()
-        } else {
-            format!("{}%", significant(t, 3))
-        };
         area.draw(&text(
             label,
             (xp, plot_bottom + 18),
             HPos::Center,
             TICK_FONT,
         ))?;
-        t += step;
     }
     area.draw(&PathElement::new(
-        vec![(f.px(0.0), TOP - 6), (f.px(0.0), plot_bottom + 6)],
+        vec![
+            (f.x_of_log(0.0), TOP - 6),
+            (f.x_of_log(0.0), plot_bottom + 6),
+        ],
         BLACK.stroke_width(1),
     ))?;
     area.draw(&text(
-        "effect, variant vs baseline (95% interval; shaded: equivalence margin)".to_string(),
+        "effect, variant vs baseline, log-ratio axis (95% interval; shaded: equivalence margin)"
+            .to_string(),
         ((x0 + x1) / 2 - 40, plot_bottom + 46),
         HPos::Center,
         DESC_FONT - 4,
@@ -339,9 +391,66 @@ mod tests {
     }
 
     #[test]
-    fn ticks_are_round() {
-        assert_eq!(nice_step(10.0, 5.0), 2.0);
-        assert_eq!(nice_step(0.7, 5.0), 0.2);
-        assert_eq!(nice_step(300.0, 5.0), 100.0);
+    fn the_axis_is_symmetric_in_log_ratio_at_least_half_to_double() {
+        let small = [effect("a", 3.0, 1.0, 5.0, Verdict::Faster)];
+        let rows: Vec<&Effect> = small.iter().collect();
+        let (lo, hi) = axis_range(&rows, Some(5.0));
+        assert!((hi - 2f64.ln() * 1.06).abs() < 1e-12 && (lo + hi).abs() < 1e-12);
+        // +4,000 % widens both sides to ×41, not the right side alone.
+        let big = [
+            effect("p90", 4000.0, 3000.0, 5000.0, Verdict::Slower),
+            effect("p50", 3.0, 1.0, 5.0, Verdict::Faster),
+        ];
+        let rows: Vec<&Effect> = big.iter().collect();
+        let (lo, hi) = axis_range(&rows, None);
+        assert!((hi - 51f64.ln() * 1.06).abs() < 1e-9, "{hi}");
+        assert!((lo + hi).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_small_effect_stays_readable_beside_a_huge_one() {
+        let big = [
+            effect("p90", 4000.0, 3000.0, 5000.0, Verdict::Slower),
+            effect("p50", 10.0, 5.0, 15.0, Verdict::Slower),
+            effect("gone", -100.0, -100.0, -90.0, Verdict::Faster),
+        ];
+        let rows: Vec<&Effect> = big.iter().collect();
+        let (lo, hi) = axis_range(&rows, None);
+        let f = Frame {
+            lo,
+            hi,
+            x0: 0,
+            x1: 1000,
+            plot_bottom: 0,
+        };
+        // On a linear axis a +10 % next to +5,000 % would sit about 2 pixels from zero.
+        assert!(f.px(10.0) - f.px(0.0) >= 10, "{}", f.px(10.0) - f.px(0.0));
+        assert_eq!(f.px(-100.0), 0, "no ratio: the left edge");
+        assert_eq!(f.px(100.0) - f.px(0.0), f.px(0.0) - f.px(-50.0));
+        let svg = render(&Forest {
+            effects: &big,
+            margin_pct: Some(5.0),
+        })
+        .unwrap();
+        for label in ["+700%", "-87.5%", "log-ratio axis"] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        let small = render(&Forest {
+            effects: &big[1..2],
+            margin_pct: None,
+        })
+        .unwrap();
+        for label in ["+100%", "-50%", "+50%", "-33.3%", "+25%"] {
+            assert!(small.contains(label), "{label} missing");
+        }
+    }
+
+    #[test]
+    fn tick_labels_are_percent_changes() {
+        assert_eq!(tick_label(1.0), "0");
+        assert_eq!(tick_label(2.0), "+100%");
+        assert_eq!(tick_label(0.5), "-50%");
+        assert_eq!(tick_label(1.0 / 1.5), "-33.3%");
+        assert_eq!(tick_label(4.0), "+300%");
     }
 }

@@ -147,7 +147,8 @@ pub struct Row {
     pub p_value: Option<f64>,
     /// Benjamini–Hochberg q-value over all rows with a p-value (when there are several).
     pub q_value: Option<f64>,
-    /// Minimal detectable effect at 80 % power, percent.
+    /// Minimal detectable effect at 80 % power, percent, on the side of the effect (a
+    /// decrease for a slowdown, never below −100 %).
     pub mde_pct: Option<f64>,
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
@@ -369,6 +370,48 @@ mod tests {
         assert!(render_text(&rep).contains("EQUIVALENT"));
         assert!(render_csv(&rep).lines().count() == 2);
         assert!(render_json(&rep).contains("\"verdict\": \"equivalent\""));
+    }
+
+    /// A slowdown of about −80 % with rounds that scatter by a factor of two: its MDE
+    /// is far above +100 % as an increase, and shown as the decrease it is.
+    #[test]
+    fn a_large_slowdowns_mde_is_a_decrease_above_minus_100() {
+        let m = Arc::new(Metric::new(
+            "ops_per_sec",
+            "ops/s",
+            Direction::HigherIsBetter,
+        ));
+        let mut list = Vec::new();
+        for r in 0..8u32 {
+            let scatter = [1.0, 2.0, 0.5, 1.6, 0.7, 1.3, 0.6, 1.9][r as usize];
+            list.push(obs("a", 100_000.0, Some(r), &m));
+            list.push(obs("b", 20_000.0 * scatter, Some(r), &m));
+        }
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        let r = &rep.rows[0];
+        assert!(r.effect_pct.unwrap() < -50.0, "{r:?}");
+        let mde = r.mde_pct.unwrap();
+        assert!((-100.0..0.0).contains(&mde), "{mde}");
+        assert!(render_text(&rep).contains(&format!("{mde:.2}%")));
+    }
+
+    /// One trial a side: nothing to test, so no p-value (and no q-value).
+    #[test]
+    fn one_value_a_side_has_no_p_value() {
+        let m = Arc::new(Metric::new(
+            "ops_per_sec",
+            "ops/s",
+            Direction::HigherIsBetter,
+        ));
+        let list = [obs("a", 100.0, None, &m), obs("b", 120.0, None, &m)];
+        let set = SampleSet::from_observations(&list);
+        let rep = compare(&set, "a", &ResplabOptions::default());
+        assert_eq!(rep.rows[0].p_value, None);
+        assert_eq!(rep.rows[0].q_value, None);
+        let text = render_text(&rep);
+        assert!(!text.contains("1.000"), "{text}");
+        assert!(render_json(&rep).contains("\"p_value\": null"));
     }
 
     fn paired_set(workloads: &[(&str, f64)], labels: [&str; 2], wild: Option<u32>) -> SampleSet {

@@ -217,8 +217,9 @@ fn fill(
     row.n_baseline = c.n_baseline;
     row.n_variant = c.n_variant;
     row.effect_pct = Some(c.effect_pct);
-    row.p_value = Some(c.p_value.clamp(0.0, 1.0));
-    row.mde_pct = c.mde_pct;
+    // No test could run with one value on a side: no p-value rather than p = 1.
+    row.p_value = c.has_test().then(|| c.p_value.clamp(0.0, 1.0));
+    row.mde_pct = c.mde_signed_pct();
     row.verdict = Verdict::from_stats(c.verdict, direction);
     if c.verdict != StatsVerdict::TooFewTrials
         && c.ci_low_pct.is_finite()

@@ -1,6 +1,6 @@
 //! The comparison as a table: plain text and GitHub-flavoured Markdown, each followed by
-//! the geomean summary and the warnings (one line per warning text, naming the rows it
-//! applies to).
+//! the geomean summary and the warnings (one line per warning kind, naming the rows it
+//! applies to with their figures).
 
 use super::*;
 
@@ -131,11 +131,11 @@ pub(super) fn cells(r: &Row, with_q: bool) -> Vec<String> {
     c
 }
 
-/// Warning lines: one per (kind, variant, message), naming the rows it applies to (the
-/// first three, then a count), so a warning that holds for every metric is read once.
+/// Warning lines: one per kind ([`crate::warnings::grouped`]), naming the rows it
+/// applies to with each one's figure (the first eight, then a count), then the
+/// leave-one-out lines.
 pub(super) fn notes(report: &Report) -> Vec<String> {
-    let mut groups: Vec<(&str, &str, String, Vec<String>)> = Vec::new();
-    let mut out: Vec<String> = Vec::new();
+    let mut placed = Vec::new();
     for r in &report.rows {
         let place = if r.workload.is_empty() {
             r.metric.clone()
@@ -143,28 +143,14 @@ pub(super) fn notes(report: &Report) -> Vec<String> {
             format!("{} {}", r.workload, r.metric)
         };
         for w in &r.warnings {
-            let message = w.message();
-            match groups
-                .iter_mut()
-                .find(|g| g.0 == w.kind() && g.1 == r.variant && g.2 == message)
-            {
-                Some(g) => {
-                    if !g.3.contains(&place) {
-                        g.3.push(place.clone());
-                    }
-                }
-                None => groups.push((w.kind(), &r.variant, message, vec![place.clone()])),
-            }
+            placed.push(crate::warnings::Placed {
+                warning: w,
+                place: place.clone(),
+                variant: &r.variant,
+            });
         }
     }
-    for (kind, variant, message, places) in groups {
-        let shown = if places.len() > 3 {
-            format!("{} and {} more", places[..3].join(", "), places.len() - 3)
-        } else {
-            places.join(", ")
-        };
-        out.push(format!("[{kind}] {shown}, {variant}: {message}"));
-    }
+    let mut out = crate::warnings::grouped(&placed, Some(8));
     for r in &report.rows {
         let place = if r.workload.is_empty() {
             r.metric.clone()

@@ -167,5 +167,6 @@ pub fn input() -> ReportInput {
         observations,
         workloads,
         notes: Vec::new(),
+        config_check: None,
     }
 }

@@ -48,6 +48,9 @@ pub(super) fn provenance(ctx: &Ctx<'_>, blocks: &mut Vec<Block>) {
     load_models(ctx.input, blocks);
     hosts(&runs, blocks);
     servers(ctx, &runs, blocks);
+    if let Some(c) = &ctx.input.config_check {
+        blocks.extend(crate::configcheck::blocks(c));
+    }
     run_configs(ctx.input, blocks);
     notes(ctx.input, &runs, blocks);
     if let Some(text) = &ctx.input.experiment_file {

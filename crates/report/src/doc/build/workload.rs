@@ -5,13 +5,14 @@ use super::*;
 
 /// Metrics shown in each workload's verdict table after the report's own metric, when
 /// the inputs have them (stored-experiment names, then resplab run-file names).
-pub(super) const TABLE_METRICS: [&str; 10] = [
+pub(super) const TABLE_METRICS: [&str; 11] = [
     "ops_per_sec",
     "p50_us",
     "p99_us",
     "p99_9_us",
     "server_cpu_us_per_op",
     "client_cpu_us_per_op",
+    "wire_bytes_per_op",
     "p50_latency_us",
     "p99_latency_us",
     "p99.9_latency_us",
@@ -160,28 +161,20 @@ fn verdict_table(ctx: &Ctx<'_>, rows: &[&Row]) -> Block {
     }
 }
 
-/// One line per warning text, naming every (metric, variant) it applies to (the same
-/// advice for six variants is one line, not six), then the leave-one-out lines.
+/// One line per warning kind, naming every (metric, variant) it applies to with its
+/// figure ([`crate::warnings::grouped`]), then the leave-one-out lines.
 fn warning_lines(rows: &[&Row]) -> Vec<String> {
-    let mut groups: Vec<(&str, String, Vec<String>)> = Vec::new();
-    for r in rows {
-        for a in &r.warnings {
-            let place = format!("{}, {}", r.metric, r.variant);
-            let message = a.message();
-            match groups
-                .iter_mut()
-                .find(|g| g.0 == a.kind() && g.1 == message)
-            {
-                Some(g) if !g.2.contains(&place) => g.2.push(place),
-                Some(_) => {}
-                None => groups.push((a.kind(), message, vec![place])),
-            }
-        }
-    }
-    let mut warnings: Vec<String> = groups
-        .into_iter()
-        .map(|(kind, message, places)| format!("[{kind}] {}: {message}", places.join("; ")))
+    let placed: Vec<crate::warnings::Placed<'_>> = rows
+        .iter()
+        .flat_map(|r| {
+            r.warnings.iter().map(|w| crate::warnings::Placed {
+                warning: w,
+                place: r.metric.clone(),
+                variant: &r.variant,
+            })
+        })
         .collect();
+    let mut warnings = crate::warnings::grouped(&placed, None);
     for r in rows {
         for l in &r.leave_one_out {
             warnings.push(resplab::leave_one_out_line(&r.metric, &r.variant, l));
