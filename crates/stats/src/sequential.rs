@@ -201,12 +201,10 @@ fn interval(n: usize, mean: f64, m2: f64, cfg: &SequenceConfig) -> Look {
     if n < 2 || m2 <= 0.0 || !(cfg.alpha > 0.0 && cfg.alpha < 1.0) || cfg.rho <= 0.0 {
         return unbounded;
     }
-    let q = (cfg.alpha * cfg.alpha * cfg.rho / (t + cfg.rho)).powf(1.0 / t);
-    let c = (t + cfg.rho) * (1.0 - q);
-    if t <= c {
+    let Some(k) = boundary(t, cfg) else {
         return unbounded;
-    }
-    let half = (c * m2 / (t * (t - c))).sqrt();
+    };
+    let half = k * sd;
     Look {
         n,
         mean,
@@ -214,6 +212,50 @@ fn interval(n: usize, mean: f64, m2: f64, cfg: &SequenceConfig) -> Look {
         high: mean + half,
         sd,
     }
+}
+
+/// The first round count at which the interval can be finite (six at α = 5 % and the
+/// default ρ): fewer rounds can never decide anything.
+pub fn first_bounded_round(cfg: &SequenceConfig) -> usize {
+    (2..10_000)
+        .find(|&n| boundary(n as f64, cfg).is_some())
+        .unwrap_or(10_000)
+}
+
+/// The multiplier k_t of the interval's half-width, k_t · sd (with V = (t − 1)·sd²):
+/// `None` while the interval is unbounded.
+fn boundary(t: f64, cfg: &SequenceConfig) -> Option<f64> {
+    let q = (cfg.alpha * cfg.alpha * cfg.rho / (t + cfg.rho)).powf(1.0 / t);
+    let c = (t + cfg.rho) * (1.0 - q);
+    (t > c).then(|| (c * (t - 1.0) / (t * (t - c))).sqrt())
+}
+
+/// The smallest round count n in `from..=cap` at which the half-width at spread `sd`
+/// falls below `target` (both log scale), for predicting when a run will decide;
+/// `None` if it does not within `cap`. Cost: O(log cap) looks (the half-width only
+/// shrinks with n beyond the first bounded round).
+pub fn rounds_to_width(
+    cfg: &SequenceConfig,
+    sd: f64,
+    target: f64,
+    from: usize,
+    cap: usize,
+) -> Option<usize> {
+    let fits = |n: usize| boundary(n as f64, cfg).is_some_and(|k| k * sd < target);
+    let mut lo = from.max(first_bounded_round(cfg));
+    if !(target > 0.0 && sd.is_finite()) || lo > cap || !fits(cap) {
+        return None;
+    }
+    let mut hi = cap;
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }
 
 /// The stopping rule: different when the interval excludes zero, equivalent when it lies
@@ -288,6 +330,21 @@ mod tests {
         let want = (c * v / (20.0 * (20.0 - c))).sqrt();
         assert!((look.half_width() - want).abs() < 1e-12);
         assert!(look.mean.abs() < 1e-12);
+    }
+
+    #[test]
+    fn first_bounded_round_and_prediction() {
+        let cfg = SequenceConfig::default();
+        assert_eq!(first_bounded_round(&cfg), 6);
+        let n = rounds_to_width(&cfg, 0.15, 0.05, 6, 10_000).unwrap();
+        let k = |n: usize| boundary(n as f64, &cfg).unwrap();
+        assert!(k(n) * 0.15 < 0.05 && k(n - 1) * 0.15 >= 0.05, "{n}");
+        assert_eq!(
+            rounds_to_width(&cfg, 0.15, 0.05, n + 5, 10_000),
+            Some(n + 5)
+        );
+        assert!(rounds_to_width(&cfg, 0.15, 0.0, 6, 10_000).is_none());
+        assert!(rounds_to_width(&cfg, 0.15, 1e-4, 6, 100).is_none());
     }
 
     #[test]

@@ -1,0 +1,87 @@
+//! The sensitivity certificate of an experiment's verdict: what it could detect, how
+//! long it took, and the error rates `calibrate --validate` measured on this host.
+//!
+//! "No difference proven" means little without what could have been proven, and a
+//! verdict's error rates are only claims until they are measured where it ran. The
+//! certificate gathers the three facts; `report::verdict::certificate_line` words them.
+//! For a run until decided the detectable effect is the sequential interval's
+//! ([`crate::sequential`]); for fixed rounds it is the MDE at 80 % power of the paired
+//! verdict. With several comparisons the largest (least sensitive) is given.
+
+use crate::model::Experiment;
+use crate::runner::{standings, Standing};
+use crate::sequential;
+use resplab_results::calibration::Validation;
+use resplab_stats::verdict::{compare_paired, CompareConfig, Direction};
+use resplab_store::{Store, StoreError};
+
+/// What a verdict can vouch for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Certificate {
+    /// The effect it could detect, percent (`None`: too few rounds).
+    pub mde_pct: Option<f64>,
+    /// Rounds behind the verdict (the fewest of any comparison).
+    pub rounds: usize,
+    /// Wall time of the experiment, seconds (`None`: no trial stored).
+    pub elapsed_sec: Option<f64>,
+    /// The newest `calibrate --validate` of this host, with its id.
+    pub validation: Option<(i64, Validation)>,
+}
+
+/// The certificate of a stored experiment, on the host this runs on.
+///
+/// # Errors
+/// A store failure.
+pub fn of_experiment(store: &Store, exp: &Experiment) -> Result<Certificate, StoreError> {
+    let obs = store.observations(&exp.name)?;
+    let standing = standings(exp, &obs);
+    let info = store.experiment(&exp.name)?;
+    let (mde_pct, rounds, elapsed_sec) = if exp.until_decided.is_some() {
+        let a = sequential::assess(exp, &standing);
+        let mde = a
+            .comparisons
+            .iter()
+            .map(|c| c.look.mde80().map(|m| m.exp_m1() * 100.0))
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().reduce(f64::max));
+        let elapsed = match store.sequential_stop(info.id)? {
+            Some(s) => s.elapsed_sec,
+            None => store.sequential_elapsed(info.id)?,
+        };
+        (mde, a.rounds, Some(elapsed))
+    } else {
+        let trials = store.trials(info.id)?;
+        let first = trials.iter().map(|t| t.started_at_unix_ms).min();
+        let last = trials.iter().map(|t| t.finished_at_unix_ms).max();
+        let elapsed = first.zip(last).map(|(a, b)| (b - a).max(0) as f64 / 1000.0);
+        let rounds = standing.iter().map(|s| s.pairs.len()).min().unwrap_or(0);
+        (fixed_mde(&standing), rounds, elapsed)
+    };
+    Ok(Certificate {
+        mde_pct,
+        rounds,
+        elapsed_sec,
+        validation: newest_validation_here(store),
+    })
+}
+
+/// The newest `--validate` result of this host, if any can be read.
+pub fn newest_validation_here(store: &Store) -> Option<(i64, Validation)> {
+    let host = resplab_engine::host::detect().hostname;
+    crate::calibrate::stored::newest_validation(store, &host)
+        .ok()
+        .flatten()
+}
+
+/// The largest MDE at 80 % power of the paired verdicts; `None` if any has too few rounds.
+fn fixed_mde(standing: &[Standing]) -> Option<f64> {
+    let cfg = CompareConfig::new(Direction::HigherIsBetter);
+    standing
+        .iter()
+        .map(|s| {
+            let (a, b): (Vec<f64>, Vec<f64>) = s.pairs.iter().map(|(_, a, b)| (*a, *b)).unzip();
+            compare_paired(&a, &b, &cfg).ok().and_then(|c| c.mde_pct)
+        })
+        .collect::<Option<Vec<f64>>>()
+        .and_then(|v| v.into_iter().reduce(f64::max))
+}
