@@ -65,6 +65,44 @@ pub fn of_experiment(store: &Store, exp: &Experiment) -> Result<Certificate, Sto
     })
 }
 
+/// The certificate of the stored experiment `name`, read back with its definition;
+/// `None` when its stored definition cannot be read by this build.
+///
+/// # Errors
+/// A store failure.
+pub fn of_stored(store: &Store, name: &str) -> Result<Option<Certificate>, StoreError> {
+    let Some(exp) = stored_experiment(store, name)? else {
+        return Ok(None);
+    };
+    of_experiment(store, &exp).map(Some)
+}
+
+/// A stored run until decided: how it stopped (if it did) and every comparison's
+/// sequential interval now; `None` for any other experiment.
+///
+/// # Errors
+/// A store failure.
+pub fn sequential_of_stored(
+    store: &Store,
+    name: &str,
+) -> Result<Option<(Option<resplab_store::StopRow>, sequential::Assessment)>, StoreError> {
+    let Some(exp) = stored_experiment(store, name)? else {
+        return Ok(None);
+    };
+    if exp.until_decided.is_none() {
+        return Ok(None);
+    }
+    let info = store.experiment(name)?;
+    let a = sequential::assess(&exp, &standings(&exp, &store.observations(name)?));
+    Ok(Some((store.sequential_stop(info.id)?, a)))
+}
+
+fn stored_experiment(store: &Store, name: &str) -> Result<Option<Experiment>, StoreError> {
+    let info = store.experiment(name)?;
+    let (_, json) = store.experiment_spec(info.id)?;
+    Ok(Experiment::from_json(&json).ok())
+}
+
 /// The newest `--validate` result of this host, if any can be read.
 pub fn newest_validation_here(store: &Store) -> Option<(i64, Validation)> {
     let host = resplab_engine::host::detect().hostname;

@@ -303,6 +303,12 @@ pub fn certificate_line(
     format!("sensitivity: {detect} after {rounds} rounds{took}; {rates}")
 }
 
+/// The note on a run until decided's fixed-sample table: its intervals do not allow for
+/// the looks that chose when to stop, the sequential ones do.
+pub const SEQUENTIAL_NOTE: &str = "this experiment ran until decided: the fixed-sample \
+    intervals of the table do not allow for the looks that chose when it stopped; its \
+    verdict is the anytime-valid interval";
+
 /// Seconds as `42 s`, `3.5 min` or `1.2 h`.
 fn minutes(s: f64) -> String {
     if s < 120.0 {
