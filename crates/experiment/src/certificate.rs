@@ -123,3 +123,51 @@ fn fixed_mde(standing: &[Standing]) -> Option<f64> {
         .collect::<Option<Vec<f64>>>()
         .and_then(|v| v.into_iter().reduce(f64::max))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(hits: usize) -> serde_json::Value {
+        serde_json::json!({
+            "name": "r", "k": 40, "hits": hits, "rate": hits as f64 / 40.0, "ci_low": 0.0,
+            "ci_high": 0.2, "nominal": 0.05, "pass": true, "detail": ""
+        })
+    }
+
+    #[test]
+    fn the_newest_validation_of_this_host_is_quoted() {
+        let mut store = Store::open_in_memory().unwrap();
+        let text = "[experiment]\nname = \"c\"\nrounds = 6\n[[variant]]\nname = \"a\"\n\
+                    [[variant]]\nname = \"b\"\n[[workload]]\nname = \"w\"\ntests = \"set\"\n";
+        let exp = crate::resolve::parse("c.toml", text, &Default::default()).unwrap();
+        crate::runner::register(&mut store, &exp, text).unwrap();
+        let none = of_experiment(&store, &exp).unwrap();
+        assert_eq!(
+            (none.mde_pct, none.rounds, none.validation),
+            (None, 0, None)
+        );
+        let host = resplab_engine::host::detect().hostname;
+        for (hits, power) in [(3, 30), (2, 33)] {
+            let v = serde_json::json!({
+                "hostname": host, "trial_sec": 1.0, "rounds": 10, "sd_log_ratio": 0.1,
+                "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
+                "false_positives": rate(hits), "power": rate(power), "coverage": rate(38),
+                "coordinated_omission": [], "co_pass": true, "experiments": []
+            });
+            store
+                .insert_calibration(&resplab_store::NewCalibration {
+                    hostname: host.clone(),
+                    target: "t".into(),
+                    workload_key: resplab_results::calibration::VALIDATION_KEY.into(),
+                    workload_name: "validate".into(),
+                    metric: "ops_per_sec".into(),
+                    result: v,
+                })
+                .unwrap();
+        }
+        let c = of_experiment(&store, &exp).unwrap();
+        let (_, v) = c.validation.expect("the stored validation");
+        assert_eq!((v.false_positives.hits, v.power.hits), (2, 33));
+    }
+}
