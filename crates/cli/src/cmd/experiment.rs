@@ -773,12 +773,22 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
             "{:<32} {:<9} {:>6} {:>8} {:>8}",
             e.name,
             e.state,
-            format!("{}/{}", st.valid_rounds(), e.rounds),
+            rounds_of(&store, st.valid_rounds(), e.id, e.rounds)?,
             e.variants.len(),
             st.trials_stored
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Valid rounds of planned (`6/10`); of a run until decided (sequential), which has no
+/// planned count, the valid rounds and `seq` (`12/seq`).
+fn rounds_of(store: &Store, valid: usize, id: i64, rounds: u32) -> anyhow::Result<String> {
+    Ok(if store.looks(id)?.is_empty() {
+        format!("{valid}/{rounds}")
+    } else {
+        format!("{valid}/seq")
+    })
 }
 
 fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
@@ -810,13 +820,22 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
     );
     out!("workloads: {}", i.workloads.join(", "));
     out!(
-        "trials stored: {} ({} valid, {} invalid); rounds valid: {}/{}",
+        "trials stored: {} ({} valid, {} invalid); rounds valid: {}",
         st.trials_stored,
         st.trials_valid,
         st.trials_invalid,
-        st.valid_rounds(),
-        i.rounds
+        rounds_of(&store, st.valid_rounds(), i.id, i.rounds)?
     );
+    if let Some(stop) = store.sequential_stop(i.id)? {
+        out!(
+            "{}",
+            resplab_report::verdict::stop_sentence(
+                &stop.reason,
+                stop.rounds as usize,
+                stop.elapsed_sec
+            )
+        );
+    }
     for (r, state) in st.rounds.iter().enumerate() {
         out!(
             "  round {:>3}: {}",
