@@ -211,7 +211,13 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    if let Some(code) = apply_until(&mut exp, &a) {
+    if let Some(code) = super::experiment_until::apply_until(
+        &mut exp,
+        a.until_decided,
+        a.max_rounds,
+        a.max_time.as_deref(),
+        &a.variants,
+    ) {
         return Ok(code);
     }
     if a.dry_run {
@@ -221,45 +227,6 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut store = open_store(&a.db.db)?;
     execute(&exp, &text, &mut store, a.quiet, &a.variants)
-}
-
-/// `--until-decided`, `--max-time`, `--max-rounds` onto the experiment; the exit code
-/// when they are wrong (after saying why on one line).
-fn apply_until(exp: &mut Experiment, a: &RunArgs) -> Option<ExitCode> {
-    use resplab_experiment::sequential::{apply_limits, Limit};
-    let max_time = match a
-        .max_time
-        .as_deref()
-        .map(resplab_experiment::words::parse_duration)
-    {
-        None => None,
-        Some(Ok(d)) if !d.is_zero() => Some(d),
-        Some(Ok(_)) => {
-            eprintln!("resplab: --max-time: expected a duration above zero, found \"0\"");
-            return Some(ExitCode::from(2));
-        }
-        Some(Err(e)) => {
-            eprintln!("resplab: --max-time: {e}");
-            return Some(ExitCode::from(2));
-        }
-    };
-    if let Err(e) = apply_limits(exp, a.until_decided, a.max_rounds, max_time) {
-        let flag = match e.limit {
-            Limit::Until => "--until-decided",
-            Limit::MaxRounds => "--max-rounds",
-            Limit::MaxTime => "--max-time",
-        };
-        eprintln!("resplab: {flag}: {}", e.message);
-        return Some(ExitCode::from(2));
-    }
-    if exp.until_decided.is_some() && !a.variants.is_empty() {
-        eprintln!(
-            "resplab: --variants: a run until decided looks at whole rounds, so it cannot run \
-             in phases; give a fixed number of rounds instead"
-        );
-        return Some(ExitCode::from(2));
-    }
-    None
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
@@ -773,22 +740,12 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
             "{:<32} {:<9} {:>6} {:>8} {:>8}",
             e.name,
             e.state,
-            rounds_of(&store, st.valid_rounds(), e.id, e.rounds)?,
+            super::experiment_until::rounds_of(&store, st.valid_rounds(), e.id, e.rounds)?,
             e.variants.len(),
             st.trials_stored
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Valid rounds of planned (`6/10`); of a run until decided (sequential), which has no
-/// planned count, the valid rounds and `seq` (`12/seq`).
-fn rounds_of(store: &Store, valid: usize, id: i64, rounds: u32) -> anyhow::Result<String> {
-    Ok(if store.looks(id)?.is_empty() {
-        format!("{valid}/{rounds}")
-    } else {
-        format!("{valid}/seq")
-    })
 }
 
 fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
@@ -824,7 +781,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
         st.trials_stored,
         st.trials_valid,
         st.trials_invalid,
-        rounds_of(&store, st.valid_rounds(), i.id, i.rounds)?
+        super::experiment_until::rounds_of(&store, st.valid_rounds(), i.id, i.rounds)?
     );
     if let Some(stop) = store.sequential_stop(i.id)? {
         out!(

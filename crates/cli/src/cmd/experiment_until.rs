@@ -1,4 +1,5 @@
-//! What `resplab experiment run` prints for a run until decided: after each look, every
+//! `resplab experiment` for a run until decided: its flags (`--until-decided`,
+//! `--max-time`, `--max-rounds`) onto the experiment, and what it prints: after each look, every
 //! comparison's interval narrowing and the predicted time to a decision; at the end, the
 //! sequential verdict, why the run stopped, and the sensitivity certificate of every
 //! verdict. The words are `resplab_report::verdict`'s; the numbers come from
@@ -12,6 +13,7 @@ use resplab_report::verdict::{
 use resplab_store::Store;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::process::ExitCode;
 use std::time::Duration;
 
 /// The half-widths of the previous look, per (workload, variant), to show narrowing.
@@ -146,4 +148,60 @@ pub(super) fn print_certificate(store: &Store, exp: &Experiment) -> anyhow::Resu
     );
     let _ = writeln!(std::io::stdout(), "  {line}");
     Ok(())
+}
+
+/// `--until-decided`, `--max-time`, `--max-rounds` onto the experiment; the exit code
+/// when they are wrong (after saying why on one line).
+pub(super) fn apply_until(
+    exp: &mut Experiment,
+    until_decided: bool,
+    max_rounds: Option<u32>,
+    max_time: Option<&str>,
+    variants: &[String],
+) -> Option<ExitCode> {
+    use resplab_experiment::sequential::{apply_limits, Limit};
+    let max_time = match max_time.map(resplab_experiment::words::parse_duration) {
+        None => None,
+        Some(Ok(d)) if !d.is_zero() => Some(d),
+        Some(Ok(_)) => {
+            eprintln!("resplab: --max-time: expected a duration above zero, found \"0\"");
+            return Some(ExitCode::from(2));
+        }
+        Some(Err(e)) => {
+            eprintln!("resplab: --max-time: {e}");
+            return Some(ExitCode::from(2));
+        }
+    };
+    if let Err(e) = apply_limits(exp, until_decided, max_rounds, max_time) {
+        let flag = match e.limit {
+            Limit::Until => "--until-decided",
+            Limit::MaxRounds => "--max-rounds",
+            Limit::MaxTime => "--max-time",
+        };
+        eprintln!("resplab: {flag}: {}", e.message);
+        return Some(ExitCode::from(2));
+    }
+    if exp.until_decided.is_some() && !variants.is_empty() {
+        eprintln!(
+            "resplab: --variants: a run until decided looks at whole rounds, so it cannot run \
+             in phases; give a fixed number of rounds instead"
+        );
+        return Some(ExitCode::from(2));
+    }
+    None
+}
+
+/// Valid rounds of planned (`6/10`); of a run until decided (sequential), which has no
+/// planned count, the valid rounds and `seq` (`12/seq`).
+pub(super) fn rounds_of(
+    store: &Store,
+    valid: usize,
+    id: i64,
+    rounds: u32,
+) -> anyhow::Result<String> {
+    Ok(if store.looks(id)?.is_empty() {
+        format!("{valid}/{rounds}")
+    } else {
+        format!("{valid}/seq")
+    })
 }
