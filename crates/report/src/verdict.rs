@@ -277,11 +277,11 @@ pub fn certificate_line(
     elapsed_sec: Option<f64>,
     validation: Option<&resplab_results::calibration::Validation>,
 ) -> String {
-    let detect = mde_pct.map_or(
-        "too few rounds to say what it could detect".to_string(),
-        |m| format!("could detect ±{m:.2} % (MDE80)"),
-    );
     let took = elapsed_sec.map_or(String::new(), |s| format!(" in {}", minutes(s)));
+    let detect = match mde_pct {
+        Some(m) => format!("could detect ±{m:.2} % (MDE80) after {rounds} rounds{took}"),
+        None => format!("{rounds} rounds{took} are too few to say what it could detect"),
+    };
     let rates = match validation {
         Some(v) => format!(
             "calibrate --validate on this host measured false positives {}/{} ({:.1} %) and \
@@ -300,7 +300,7 @@ pub fn certificate_line(
                  false-positive rate and power are not measured here"
             .to_string(),
     };
-    format!("sensitivity: {detect} after {rounds} rounds{took}; {rates}")
+    format!("sensitivity: {detect}; {rates}")
 }
 
 /// The note on a run until decided's fixed-sample table: its intervals do not allow for
@@ -454,6 +454,8 @@ mod tests {
             stop_sentence("max_time", 30, 90.0),
             "sequential run: stopped after 30 rounds in 90 s: max_time reached, undecided comparisons remain"
         );
+        let few = certificate_line(None, 2, Some(2.0), None);
+        assert!(few.starts_with("sensitivity: 2 rounds in 2 s are too few to say what it could detect; no calibrate"), "{few}");
         let c = certificate_line(Some(3.0), 10, Some(60.0), None);
         assert!(
             c.starts_with(
