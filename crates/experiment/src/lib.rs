@@ -24,6 +24,7 @@
 //! `/proc`.
 
 pub mod calibrate;
+pub mod certificate;
 pub mod client;
 pub mod cluster;
 pub mod command;
@@ -36,12 +37,13 @@ pub mod model;
 pub mod plan;
 pub mod resolve;
 pub mod runner;
+pub mod sequential;
 pub mod spec;
 pub mod words;
 pub mod workload;
 
 pub use error::SpecError;
-pub use model::{Experiment, Order, ServerSource, TrialBudget, Variant, Workload};
+pub use model::{Experiment, Order, ServerSource, TrialBudget, UntilDecided, Variant, Workload};
 pub use resolve::Overrides;
 
 use std::path::Path;

@@ -353,6 +353,37 @@ pub struct Experiment {
     /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<Generator>,
+    /// `until = "decided"`: rounds run until every primary comparison is decided or a
+    /// limit is reached ([`crate::sequential`]); `None`: exactly `rounds` rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<UntilDecided>,
+}
+
+/// The limits of a run until decided; at least one is set. `rounds` of the experiment
+/// is `max_rounds`, or [`UntilDecided::ROUND_CAP`] when only the time is limited.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UntilDecided {
+    /// No round begins after this many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<u32>,
+    /// No round begins that would end after this much wall time, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_sec: Option<f64>,
+}
+
+impl UntilDecided {
+    /// The number of rounds planned when only `max_time` limits the run.
+    pub const ROUND_CAP: u32 = 10_000;
+
+    /// The experiment's `rounds`: `max_rounds`, or the cap.
+    pub fn rounds(&self) -> u32 {
+        self.max_rounds.unwrap_or(Self::ROUND_CAP)
+    }
+
+    /// `max_time` as a duration.
+    pub fn max_time(&self) -> Option<Duration> {
+        self.max_time_sec.map(Duration::from_secs_f64)
+    }
 }
 
 /// `[server]`: a server started for the variants with `server = "none"`, which every

@@ -80,6 +80,11 @@ pub struct ExperimentSpec {
     pub seed: Option<u64>,
     pub primary_metric: Option<Spanned<String>>,
     pub margin: Option<Spanned<f64>>,
+    /// `"rounds"` (the default: exactly `rounds`) or `"decided"`.
+    pub until: Option<Spanned<String>>,
+    /// Limits of `until = "decided"`.
+    pub max_rounds: Option<Spanned<u32>>,
+    pub max_time: Option<Spanned<DurationValue>>,
     pub max_reruns: Option<u32>,
     pub client_cpu_limit: Option<Spanned<f64>>,
     pub send_lag_limit: Option<Spanned<DurationValue>>,

@@ -3,10 +3,13 @@
 //! verdict line `resplab experiment run` prints after every round and at the end.
 //!
 //! The numbers behind a verdict come from [`resplab_stats::verdict`]; this module only
-//! names them. A metric with a direction is FASTER or SLOWER whichever way it is better
+//! names them. Runs until decided have their own lines ([`sequential_line`],
+//! [`look_progress_line`], [`stop_sentence`]), and every verdict its sensitivity
+//! certificate ([`certificate_line`]). A metric with a direction is FASTER or SLOWER whichever way it is better
 //! (a lower latency is FASTER); a metric without one is HIGHER or LOWER.
 
 use resplab_results::sample::Direction;
+use resplab_stats::sequential::{Decision, Look};
 use resplab_stats::verdict::{compare_paired, min_pairs, CompareConfig, Verdict as StatsVerdict};
 use serde::Serialize;
 
@@ -227,6 +230,158 @@ fn metric_direction(higher_is_better: bool) -> Direction {
     }
 }
 
+/// One comparison of a run until decided, at a look, as the progress display and the
+/// final verdict word it: the effect with its anytime-valid 95 % interval and what it
+/// means, e.g. `set / v1 vs baseline: SLOWER: -9.80 % [-13.10 %, -6.40 %] anytime-valid
+/// 95 %, 14 rounds`. Undecided at the stop, the line says what could have been detected.
+pub fn sequential_line(
+    workload: &str,
+    variant: &str,
+    look: &Look,
+    decision: Decision,
+    higher_is_better: bool,
+    margin: Option<f64>,
+) -> String {
+    let head = format!("{workload} / {variant} vs baseline:");
+    let pct = |x: f64| x.exp_m1() * 100.0;
+    let n = look.n;
+    if !look.is_bounded() {
+        let so_far = if n > 0 {
+            format!(", ratio so far {:+.2} %", pct(look.mean))
+        } else {
+            String::new()
+        };
+        return format!(
+            "{head} {n} round(s){so_far}; the anytime-valid interval is not yet finite"
+        );
+    }
+    let words = match decision {
+        Decision::Continue => "undecided".to_string(),
+        Decision::Equivalent => Verdict::Equivalent.sentence(margin),
+        Decision::Higher | Decision::Lower => {
+            let up = decision == Decision::Higher;
+            if up == higher_is_better {
+                "FASTER"
+            } else {
+                "SLOWER"
+            }
+            .to_string()
+        }
+    };
+    let mde = match (decision, look.mde80()) {
+        (Decision::Continue, Some(m)) => format!("; could detect ±{:.2} % (MDE80)", pct(m)),
+        _ => String::new(),
+    };
+    format!(
+        "{head} {words}: {:+.2} % [{:+.2} %, {:+.2} %] anytime-valid 95 %, {n} rounds{mde}",
+        pct(look.mean),
+        pct(look.low),
+        pct(look.high)
+    )
+}
+
+/// The progress line of one comparison after a look of a run until decided: the
+/// interval, how much it narrowed since the previous look (`previous_half`, log scale),
+/// and the predicted rounds and time to a decision (`None`: none in sight).
+pub fn look_progress_line(
+    workload: &str,
+    variant: &str,
+    look: &Look,
+    previous_half: Option<f64>,
+    to_decision: Option<(usize, std::time::Duration)>,
+) -> String {
+    let pct = |x: f64| x.exp_m1() * 100.0;
+    if !look.is_bounded() {
+        return format!(
+            "{workload} / {variant}: {} round(s), interval not yet finite",
+            look.n
+        );
+    }
+    let half = look.half_width();
+    let was = previous_half
+        .filter(|p| p.is_finite())
+        .map_or(String::new(), |p| format!(", was ±{:.2} %", pct(p)));
+    let eta = match to_decision {
+        Some((0, _)) => "decided".to_string(),
+        Some((r, t)) => format!("decision in ~{r} rounds (~{})", minutes(t.as_secs_f64())),
+        None => "no decision in sight at this spread".to_string(),
+    };
+    format!(
+        "{workload} / {variant}: {:+.2} % [{:+.2} %, {:+.2} %] (±{:.2} %{was}); {eta}",
+        pct(look.mean),
+        pct(look.low),
+        pct(look.high),
+        pct(half)
+    )
+}
+
+/// Why a run until decided stopped, in a sentence: `sequential run: stopped after 14
+/// rounds in 4.2 min: every comparison decided`.
+pub fn stop_sentence(reason: &str, rounds: usize, elapsed_sec: f64) -> String {
+    let why = match reason {
+        "decided" => "every comparison decided",
+        "max_rounds" => "max_rounds reached, undecided comparisons remain",
+        "max_time" => "max_time reached, undecided comparisons remain",
+        other => other,
+    };
+    format!(
+        "sequential run: stopped after {rounds} rounds in {}: {why}",
+        minutes(elapsed_sec)
+    )
+}
+
+/// The sensitivity certificate of a verdict: what the experiment could detect, how long
+/// it took, and the error rates `calibrate --validate` measured on this host (or that
+/// none is stored).
+pub fn certificate_line(
+    mde_pct: Option<f64>,
+    rounds: usize,
+    elapsed_sec: Option<f64>,
+    validation: Option<&resplab_results::calibration::Validation>,
+) -> String {
+    let took = elapsed_sec.map_or(String::new(), |s| format!(" in {}", minutes(s)));
+    let detect = match mde_pct {
+        Some(m) => format!("could detect ±{m:.2} % (MDE80) after {rounds} rounds{took}"),
+        None => format!("{rounds} rounds{took} are too few to say what it could detect"),
+    };
+    let rates = match validation {
+        Some(v) => format!(
+            "calibrate --validate on this host measured false positives {}/{} ({:.1} %) and \
+             power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
+            v.false_positives.hits,
+            v.false_positives.k,
+            v.false_positives.rate * 100.0,
+            v.power.hits,
+            v.power.k,
+            v.power.rate * 100.0,
+            v.slowdown_pct,
+            v.rounds,
+            v.trial_sec
+        ),
+        None => "no calibrate --validate result is stored for this host, so its \
+                 false-positive rate and power are not measured here"
+            .to_string(),
+    };
+    format!("sensitivity: {detect}; {rates}")
+}
+
+/// The note on a run until decided's fixed-sample table: its intervals do not allow for
+/// the looks that chose when to stop, the sequential ones do.
+pub const SEQUENTIAL_NOTE: &str = "this experiment ran until decided: the fixed-sample \
+    intervals of the table do not allow for the looks that chose when it stopped; its \
+    verdict is the anytime-valid interval";
+
+/// Seconds as `42 s`, `3.5 min` or `1.2 h`.
+fn minutes(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,6 +469,61 @@ mod tests {
         assert!(
             same.starts_with("get / v2 vs baseline: EQUIVALENT within ±5.0 %: "),
             "{same}"
+        );
+    }
+
+    #[test]
+    fn sequential_words() {
+        let look = |mean: f64, half: f64| Look {
+            n: 14,
+            mean,
+            low: mean - half,
+            high: mean + half,
+            sd: 0.05,
+        };
+        let slow = sequential_line("set", "v1", &look(-0.1, 0.03), Decision::Lower, true, None);
+        assert!(
+            slow.starts_with("set / v1 vs baseline: SLOWER: -9.52 % ["),
+            "{slow}"
+        );
+        assert!(slow.ends_with("anytime-valid 95 %, 14 rounds"), "{slow}");
+        let open = sequential_line("set", "v1", &look(0.0, 0.1), Decision::Continue, true, None);
+        assert!(
+            open.contains("undecided: ") && open.contains("(MDE80)"),
+            "{open}"
+        );
+        let eq = sequential_line(
+            "set",
+            "v1",
+            &look(0.0, 0.01),
+            Decision::Equivalent,
+            true,
+            Some(0.02),
+        );
+        assert!(eq.contains("EQUIVALENT within ±2.0 %"), "{eq}");
+        let p = look_progress_line(
+            "set",
+            "v1",
+            &look(0.0, 0.05),
+            Some(0.08),
+            Some((20, std::time::Duration::from_secs(300))),
+        );
+        assert!(
+            p.contains("was ±8.33 %") && p.ends_with("decision in ~20 rounds (~5.0 min)"),
+            "{p}"
+        );
+        assert_eq!(
+            stop_sentence("max_time", 30, 90.0),
+            "sequential run: stopped after 30 rounds in 90 s: max_time reached, undecided comparisons remain"
+        );
+        let few = certificate_line(None, 2, Some(2.0), None);
+        assert!(few.starts_with("sensitivity: 2 rounds in 2 s are too few to say what it could detect; no calibrate"), "{few}");
+        let c = certificate_line(Some(3.0), 10, Some(60.0), None);
+        assert!(
+            c.starts_with(
+                "sensitivity: could detect ±3.00 % (MDE80) after 10 rounds in 60 s; no calibrate"
+            ),
+            "{c}"
         );
     }
 }

@@ -15,6 +15,8 @@
 //! - [`rank`]: Wilcoxon signed-rank and Hodges–Lehmann shifts with exact intervals.
 //! - [`select`]: k-th pairwise difference / Walsh average without listing them.
 //! - [`verdict`]: the default comparison (effect %, CI, p, MDE, verdict, warnings).
+//! - [`sequential`]: run until decided: Lai's confidence sequence for the mean log
+//!   ratio, its stopping rule, and the simulation of its error rates.
 //! - [`power`]: minimal detectable effect and sample sizes.
 //! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
@@ -35,6 +37,7 @@ pub mod power;
 pub mod quantile_ci;
 pub mod rank;
 pub mod select;
+pub mod sequential;
 pub mod utest;
 pub mod verdict;
 pub mod warning;

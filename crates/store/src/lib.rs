@@ -27,6 +27,7 @@ pub mod calibration;
 pub mod metrics;
 pub mod read;
 pub mod schema;
+pub mod sequential;
 pub mod source;
 pub mod write;
 
@@ -39,6 +40,7 @@ pub use read::{
     not_interleaved, round_states, ExperimentInfo, ExperimentStatus, Observation, PhaseRow,
     RoundState, TrialRow, ALL_COMMANDS,
 };
+pub use sequential::{LookRow, StopRow};
 pub use write::{Check, CommandTrial, MetricRow, NewExperiment, NewTrial, ServerInfo};
 
 /// Default file name of the store, relative to the working directory.

@@ -343,7 +343,14 @@ impl Store {
     pub fn status(&self, name: &str) -> Result<ExperimentStatus, StoreError> {
         let info = self.experiment(name)?;
         let trials = self.trials(info.id)?;
-        let rounds = round_states(&trials, info.rounds, info.cells());
+        let mut rounds = round_states(&trials, info.rounds, info.cells());
+        // A run until decided plans rounds up to its cap; those it never began (it
+        // stopped, or has not reached them) are not rounds of it.
+        if !self.looks(info.id)?.is_empty() {
+            while matches!(rounds.last(), Some(RoundState::NotStarted)) {
+                rounds.pop();
+            }
+        }
         let failures = trials
             .iter()
             .filter(|t| !t.valid)

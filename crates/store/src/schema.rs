@@ -147,6 +147,34 @@ CREATE TABLE phases (
 ALTER TABLE trials ADD COLUMN phase_id INTEGER REFERENCES phases(id);
 "#,
     },
+    Migration {
+        version: 5,
+        description: "runs until decided: each look's anytime-valid interval per comparison, \
+                      and the stopping rule and why the run stopped",
+        sql: r#"
+CREATE TABLE sequential_looks (
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    rounds        INTEGER NOT NULL,
+    workload      TEXT NOT NULL,
+    variant       TEXT NOT NULL,
+    elapsed_sec   REAL NOT NULL,
+    mean_log      REAL NOT NULL,
+    low_log       REAL,
+    high_log      REAL,
+    sd_log        REAL NOT NULL,
+    decision      TEXT NOT NULL,
+    PRIMARY KEY (experiment_id, rounds, workload, variant)
+);
+CREATE TABLE sequential_stops (
+    experiment_id      INTEGER PRIMARY KEY REFERENCES experiments(id),
+    rule               TEXT NOT NULL,
+    reason             TEXT NOT NULL,
+    rounds             INTEGER NOT NULL,
+    elapsed_sec        REAL NOT NULL,
+    stopped_at_unix_ms INTEGER NOT NULL
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

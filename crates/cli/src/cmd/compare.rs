@@ -198,7 +198,11 @@ pub fn execute(args: &CompareArgs) -> anyhow::Result<(String, Gate)> {
         Style::Resplab => {
             let report = report
                 .unwrap_or_else(|| default_style::compare_with(&set, &baseline, &ropts, &sopts));
-            render_resplab(args.format, &report)
+            let mut text = render_resplab(args.format, &report);
+            if args.format == Format::Text {
+                text.push_str(&sensitivity(&report, &specs, &mut store)?);
+            }
+            text
         }
         Style::Ministat => render_ministat(args, &set, &baseline)?,
         Style::Benchstat => render_benchstat(args, &mut loaded, &baseline)?,
@@ -402,6 +406,72 @@ fn render_benchstat(
         Format::Text => benchstat::render_text_owned(obs, baseline, &bopts)?,
         f => bail!("--format: benchstat style prints text or csv, found {f:?}"),
     })
+}
+
+/// The verdict's sensitivity certificate, after the default text report: what the
+/// comparison could detect, how long a stored experiment took, and the error rates
+/// `calibrate --validate` measured on this host; for a run until decided, first its
+/// anytime-valid verdict (the table's fixed-sample intervals do not allow for its looks).
+fn sensitivity(
+    report: &default_style::Report,
+    specs: &[InputSpec],
+    store: &mut LazyStore,
+) -> anyhow::Result<String> {
+    use resplab_experiment::certificate;
+    use resplab_report::verdict::{
+        certificate_line, sequential_line, stop_sentence, SEQUENTIAL_NOTE,
+    };
+    if store.store.is_none() && store.path.is_file() {
+        store.store = resplab_store::Store::open(&store.path).ok();
+    }
+    let stored = match (specs.first().map(|s| &s.location), store.store.as_ref()) {
+        (Some(Location::Stored(name)), Some(st)) => Some((st, name.as_str())),
+        _ => None,
+    };
+    let mut text = String::from("\n");
+    let cert = match stored {
+        Some((st, name)) => certificate::of_stored(st, name)?,
+        None => None,
+    };
+    if let Some((st, name)) = stored {
+        if let Some((stop, a)) = certificate::sequential_of_stored(st, name)? {
+            let higher =
+                resplab_store::metrics::higher_is_better(&st.experiment(name)?.primary_metric);
+            let margin = st.experiment(name)?.margin;
+            text.push_str(&format!("note: {SEQUENTIAL_NOTE}:\n"));
+            if let Some(stop) = stop {
+                text.push_str(&format!(
+                    "  {}\n",
+                    stop_sentence(&stop.reason, stop.rounds as usize, stop.elapsed_sec)
+                ));
+            }
+            for c in &a.comparisons {
+                let line =
+                    sequential_line(&c.workload, &c.variant, &c.look, c.decision, higher, margin);
+                text.push_str(&format!("  {line}\n"));
+            }
+        }
+    }
+    let line = match cert {
+        Some(c) => certificate_line(
+            c.mde_pct,
+            c.rounds,
+            c.elapsed_sec,
+            c.validation.as_ref().map(|(_, v)| v),
+        ),
+        None => {
+            let metric = report.rows.first().map(|r| r.metric.as_str());
+            let (mde, n) = report.sensitivity(metric);
+            let validation = store
+                .store
+                .as_ref()
+                .and_then(certificate::newest_validation_here);
+            certificate_line(mde, n, None, validation.as_ref().map(|(_, v)| v))
+        }
+    };
+    text.push_str(&line);
+    text.push('\n');
+    Ok(text)
 }
 
 /// The inputs' notes: after the default text report, on standard error otherwise.

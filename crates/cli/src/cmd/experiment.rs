@@ -74,6 +74,16 @@ pub struct RunArgs {
     /// Override the number of rounds.
     #[arg(long)]
     pub rounds: Option<u32>,
+    /// Run rounds until every primary comparison is decided by an anytime-valid
+    /// interval, within --max-time and/or --max-rounds (docs/sequential.md).
+    #[arg(long, conflicts_with = "rounds")]
+    pub until_decided: bool,
+    /// Limit of a run until decided: no round begins that would end later (e.g. 30m).
+    #[arg(long)]
+    pub max_time: Option<String>,
+    /// Limit of a run until decided: at most this many rounds.
+    #[arg(long, conflicts_with = "rounds")]
+    pub max_rounds: Option<u32>,
     /// Override the per-trial budget with a request count per phase.
     #[arg(long, conflicts_with = "test_time")]
     pub requests: Option<u64>,
@@ -212,6 +222,15 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     exp.progress_commands = a.metrics_addr.is_some();
+    if let Some(code) = super::experiment_until::apply_until(
+        &mut exp,
+        a.until_decided,
+        a.max_rounds,
+        a.max_time.as_deref(),
+        &a.variants,
+    ) {
+        return Ok(code);
+    }
     if a.dry_run {
         warn_insecure(&exp);
         print_plan(&exp);
@@ -277,6 +296,10 @@ fn warn_insecure(exp: &Experiment) {
 }
 
 fn print_plan(exp: &Experiment) {
+    if let Some(u) = &exp.until_decided {
+        super::experiment_until::print_plan(exp, u);
+        return;
+    }
     out!(
         "experiment {}: {} variant(s) x {} workload(s) x {} rounds, order {}, seed {}",
         exp.name,
@@ -448,13 +471,16 @@ fn summarize_outcome(
     status: &resplab_store::ExperimentStatus,
     started: Instant,
 ) -> anyhow::Result<Option<ExitCode>> {
+    let of = match exp.until_decided {
+        Some(u) if u.max_rounds.is_none() => String::new(),
+        _ => format!(" of {}", exp.rounds),
+    };
     eprintln!(
-        "{} trials run in {} ({} invalid); {} of {} rounds valid",
+        "{} trials run in {} ({} invalid); {}{of} rounds valid",
         outcome.trials_run,
         human(started.elapsed()),
         outcome.invalid,
         status.valid_rounds(),
-        exp.rounds
     );
     if outcome.interrupted {
         eprintln!(
@@ -496,23 +522,17 @@ fn print_verdict(
         .find(|o| o.metric == exp.primary_metric)
         .and_then(|o| o.direction.as_deref())
         .map_or(higher, |d| d == "higher_is_better");
-    out!("verdict ({}, paired by round):", exp.primary_metric);
-    let trials = store.trials(experiment_id)?;
-    for s in final_standing(store, exp)? {
-        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, exp.margin);
-        if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
-            line.push_str(
-                " [NOT INTERLEAVED: run in different phases; drift between them is \
-                 confounded with the change]",
-            );
-        }
-        out!("  {line}");
+    if exp.until_decided.is_some() {
+        super::experiment_until::print_verdict(store, exp, experiment_id, higher)?;
+    } else {
+        print_fixed_verdict(store, exp, experiment_id, higher)?;
     }
+    super::experiment_until::print_certificate(store, exp)?;
     for n in store.phase_notes(&exp.name)? {
         out!("  note: {n}");
     }
     let missing = missing_cells(store, &store.status(&exp.name)?)?;
-    if !missing.is_empty() {
+    if !missing.is_empty() && exp.until_decided.is_none() {
         out!(
             "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
             missing.len(),
@@ -529,6 +549,28 @@ fn print_verdict(
     Ok(())
 }
 
+/// The verdict of every (workload, variant) of a fixed number of rounds.
+fn print_fixed_verdict(
+    store: &Store,
+    exp: &Experiment,
+    experiment_id: i64,
+    higher: bool,
+) -> anyhow::Result<()> {
+    out!("verdict ({}, paired by round):", exp.primary_metric);
+    let trials = store.trials(experiment_id)?;
+    for s in final_standing(store, exp)? {
+        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, exp.margin);
+        if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
+            line.push_str(
+                " [NOT INTERLEAVED: run in different phases; drift between them is \
+                 confounded with the change]",
+            );
+        }
+        out!("  {line}");
+    }
+    Ok(())
+}
+
 /// The progress display on standard error: one method per runner event. Write failures
 /// are ignored, as a closed terminal must not stop the experiment.
 struct Printer<'e> {
@@ -537,6 +579,7 @@ struct Printer<'e> {
     higher: bool,
     last_round_shown: Option<usize>,
     err: std::io::Stderr,
+    looks: super::experiment_until::Looks,
 }
 
 impl<'e> Printer<'e> {
@@ -547,6 +590,7 @@ impl<'e> Printer<'e> {
             higher,
             last_round_shown: None,
             err: std::io::stderr(),
+            looks: Default::default(),
         }
     }
 
@@ -573,7 +617,14 @@ impl<'e> Printer<'e> {
                 primary,
                 ..
             } => self.stored(valid, &failed, primary),
+            // A run until decided shows its looks instead of the fixed verdict.
+            Event::Standing(_) if self.exp.until_decided.is_some() => {}
             Event::Standing(standing) => self.standing(standing),
+            Event::Look {
+                assessment,
+                elapsed,
+                per_round,
+            } => self.looks.show(self.exp, assessment, elapsed, per_round),
             Event::Rerun { round, attempt } => {
                 let _ = writeln!(
                     self.err,
@@ -585,6 +636,15 @@ impl<'e> Printer<'e> {
     }
 
     fn start(&mut self, planned: usize, stored: usize, estimate: Duration) {
+        if let Some(u) = &self.exp.until_decided {
+            let _ = writeln!(
+                self.err,
+                "experiment {}: {}; {stored} trials already stored",
+                self.exp.name,
+                resplab_experiment::sequential::rule_text(self.exp, u)
+            );
+            return;
+        }
         let left = estimate.saturating_sub(estimate.mul_f64(stored as f64 / planned.max(1) as f64));
         let _ = writeln!(
             self.err,
@@ -600,11 +660,14 @@ impl<'e> Printer<'e> {
         } else {
             String::new()
         };
+        let of = match self.exp.until_decided {
+            Some(u) if u.max_rounds.is_none() => " (until decided)".to_string(),
+            _ => format!("/{}", self.exp.rounds),
+        };
         let _ = write!(
             self.err,
-            "round {}/{}{attempt} #{}: {variant} / {workload} ... ",
+            "round {}{of}{attempt} #{}: {variant} / {workload} ... ",
             slot.round + 1,
-            self.exp.rounds,
             slot.position + 1
         );
         let _ = self.err.flush();
@@ -728,7 +791,7 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
             "{:<32} {:<9} {:>6} {:>8} {:>8}",
             e.name,
             e.state,
-            format!("{}/{}", st.valid_rounds(), e.rounds),
+            super::experiment_until::rounds_of(&store, st.valid_rounds(), e.id, e.rounds)?,
             e.variants.len(),
             st.trials_stored
         );
@@ -765,13 +828,22 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
     );
     out!("workloads: {}", i.workloads.join(", "));
     out!(
-        "trials stored: {} ({} valid, {} invalid); rounds valid: {}/{}",
+        "trials stored: {} ({} valid, {} invalid); rounds valid: {}",
         st.trials_stored,
         st.trials_valid,
         st.trials_invalid,
-        st.valid_rounds(),
-        i.rounds
+        super::experiment_until::rounds_of(&store, st.valid_rounds(), i.id, i.rounds)?
     );
+    if let Some(stop) = store.sequential_stop(i.id)? {
+        out!(
+            "{}",
+            resplab_report::verdict::stop_sentence(
+                &stop.reason,
+                stop.rounds as usize,
+                stop.elapsed_sec
+            )
+        );
+    }
     for (r, state) in st.rounds.iter().enumerate() {
         out!(
             "  round {:>3}: {}",

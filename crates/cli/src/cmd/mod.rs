@@ -12,3 +12,4 @@ pub mod shell;
 pub mod bench;
 mod bench_args;
 mod bench_resolve;
+mod experiment_until;

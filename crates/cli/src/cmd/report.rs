@@ -428,9 +428,10 @@ fn stored_notes(
     // A phased experiment's variants were not interleaved: said first, with each
     // phase's run order.
     let mut notes = store.phase_notes(name)?;
+    let sequential = sensitivity_notes(store, name, &mut notes)?;
     let planned = status.info.rounds as usize;
     let valid = status.valid_rounds();
-    if valid < planned {
+    if valid < planned && !sequential {
         notes.push(format!(
             "{valid} of {planned} planned rounds are complete and valid; only those are counted \
              (`resplab experiment status {name}` shows the rest)"
@@ -443,6 +444,48 @@ fn stored_notes(
         ));
     }
     Ok(notes)
+}
+
+/// The sensitivity certificate of a stored experiment and, for a run until decided, its
+/// anytime-valid verdict (the tables' fixed-sample intervals do not allow for its looks);
+/// true for a run until decided.
+fn sensitivity_notes(store: &Store, name: &str, notes: &mut Vec<String>) -> anyhow::Result<bool> {
+    use resplab_experiment::certificate;
+    use resplab_report::verdict::{
+        certificate_line, sequential_line, stop_sentence, SEQUENTIAL_NOTE,
+    };
+    let info = store.experiment(name)?;
+    let sequential = certificate::sequential_of_stored(store, name)?;
+    if let Some((stop, a)) = &sequential {
+        let higher = resplab_store::metrics::higher_is_better(&info.primary_metric);
+        notes.push(SEQUENTIAL_NOTE.to_string());
+        if let Some(stop) = stop {
+            notes.push(stop_sentence(
+                &stop.reason,
+                stop.rounds as usize,
+                stop.elapsed_sec,
+            ));
+        }
+        for c in &a.comparisons {
+            notes.push(sequential_line(
+                &c.workload,
+                &c.variant,
+                &c.look,
+                c.decision,
+                higher,
+                info.margin,
+            ));
+        }
+    }
+    if let Some(c) = certificate::of_stored(store, name)? {
+        notes.push(certificate_line(
+            c.mde_pct,
+            c.rounds,
+            c.elapsed_sec,
+            c.validation.as_ref().map(|(_, v)| v),
+        ));
+    }
+    Ok(sequential.is_some())
 }
 
 /// The facts table of a stored experiment.

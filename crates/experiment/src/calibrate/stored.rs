@@ -68,3 +68,20 @@ pub fn load(store: &Store, db: &Path, which: &str) -> Result<StoredCalibration, 
         checks,
     })
 }
+
+/// The newest `--validate` result of `hostname`, with its id, if one is stored and this
+/// build can read it: what a verdict's sensitivity certificate quotes.
+///
+/// # Errors
+/// A store failure.
+pub fn newest_validation(
+    store: &Store,
+    hostname: &str,
+) -> Result<Option<(i64, Validation)>, CalibrateError> {
+    let row = store.latest_calibration(hostname, VALIDATION_KEY, "ops_per_sec")?;
+    Ok(row.and_then(|r| {
+        serde_json::from_value::<Validation>(r.result)
+            .ok()
+            .map(|v| (r.id, v))
+    }))
+}

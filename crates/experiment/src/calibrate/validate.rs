@@ -414,6 +414,7 @@ fn serve_experiment(
         shared_server: None,
         before_phase: None,
         generators: Vec::new(),
+        until_decided: None,
     };
     (exp, text)
 }

@@ -88,6 +88,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
     exp.shared_server = shared_server;
     exp.workloads = workloads;
     exp.generators = generators(&cx, &spec.generators)?;
+    check_until(&cx, &spec.experiment, &exp)?;
     check_serverless(
         file,
         &exp.variants,
@@ -125,12 +126,13 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
             format!("expected a name of letters, digits, '-', '_' or '.', found \"{name}\""),
         ));
     }
+    let until_decided = until(cx, e)?;
     let rounds = match &e.rounds {
         Some(r) if *r.get_ref() == 0 => {
             return Err(cx.err(r.span(), "expected at least 1 round, found 0"))
         }
         Some(r) => *r.get_ref(),
-        None => 10,
+        None => until_decided.map_or(10, |u| u.rounds()),
     };
     let budget = trial_budget(cx, e)?;
     let warmup = match &e.warmup {
@@ -181,6 +183,7 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),
         shared_server: None,
         generators: Vec::new(),
+        until_decided,
     };
     Ok((exp, budget))
 }
@@ -216,6 +219,71 @@ fn order(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Order, SpecError> {
             }
         },
     )
+}
+
+/// `until`: `"rounds"` (exactly `rounds`, the default) or `"decided"` with `max_rounds`
+/// and/or `max_time`, which apply only then; `rounds` is not given with `"decided"`.
+fn until(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Option<UntilDecided>, SpecError> {
+    let decided = match &e.until {
+        None => false,
+        Some(u) => match u.get_ref().as_str() {
+            "rounds" => false,
+            "decided" => true,
+            other => {
+                return Err(cx.err(
+                    u.span(),
+                    format!("expected \"rounds\" or \"decided\", found \"{other}\""),
+                ))
+            }
+        },
+    };
+    if !decided {
+        if let Some(r) = &e.max_rounds {
+            return Err(cx.err(r.span(), "max_rounds applies only with until = \"decided\""));
+        }
+        if let Some(t) = &e.max_time {
+            return Err(cx.err(t.span(), "max_time applies only with until = \"decided\""));
+        }
+        return Ok(None);
+    }
+    if let Some(r) = &e.rounds {
+        return Err(cx.err(
+            r.span(),
+            "give either rounds (a fixed count) or until = \"decided\" with max_rounds, not both",
+        ));
+    }
+    let max_rounds = e.max_rounds.as_ref().map(|r| *r.get_ref());
+    let max_time_sec = match &e.max_time {
+        Some(t) => Some(nonzero(cx, t)?.as_secs_f64()),
+        None => None,
+    };
+    if max_rounds.is_none() && max_time_sec.is_none() {
+        let span = e.until.as_ref().map_or(0..0, |u| u.span());
+        return Err(cx.err(
+            span,
+            "until = \"decided\" needs a limit: max_rounds, max_time or both",
+        ));
+    }
+    Ok(Some(UntilDecided {
+        max_rounds,
+        max_time_sec,
+    }))
+}
+
+/// The limits of a run until decided leave room for a decision (checked once the
+/// workloads, and so the length of a round, are known).
+fn check_until(cx: &Ctx<'_>, e: &ExperimentSpec, exp: &Experiment) -> Result<(), SpecError> {
+    let Some(until) = &exp.until_decided else {
+        return Ok(());
+    };
+    crate::sequential::check(exp, until).map_err(|err| {
+        let span = match err.limit {
+            crate::sequential::Limit::MaxRounds => e.max_rounds.as_ref().map(|r| r.span()),
+            crate::sequential::Limit::MaxTime => e.max_time.as_ref().map(|t| t.span()),
+            crate::sequential::Limit::Until => e.until.as_ref().map(|u| u.span()),
+        };
+        cx.err(span.unwrap_or(0..0), err.message)
+    })
 }
 
 /// The equivalence margin, a fraction strictly between 0 and 1, if any.

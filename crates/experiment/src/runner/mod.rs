@@ -38,9 +38,11 @@ use std::time::Duration;
 mod command;
 mod engine;
 mod generators;
+mod sequential;
 mod trial;
 use engine::*;
 use generators::*;
+pub use sequential::SequentialEnd;
 use trial::*;
 
 /// Why a run stopped with an error (stored trials are kept in every case).
@@ -105,6 +107,13 @@ pub enum Event<'a> {
     Standing(&'a [Standing]),
     /// A round will be rerun because a trial in it failed a check.
     Rerun { round: u32, attempt: u32 },
+    /// A run until decided looked at a new round: every comparison's anytime-valid
+    /// interval, the wall time used, and how long one more round takes.
+    Look {
+        assessment: &'a crate::sequential::Assessment,
+        elapsed: Duration,
+        per_round: Duration,
+    },
 }
 
 /// How a run ended.
@@ -118,6 +127,8 @@ pub struct Outcome {
     pub given_up: Vec<u32>,
     /// The stop token fired; the trial in progress was discarded.
     pub interrupted: bool,
+    /// A run until decided stopped: why, after how many rounds and how long.
+    pub sequential: Option<SequentialEnd>,
 }
 
 /// Registers the experiment (or finds it, for a resume) and returns its id.
@@ -166,6 +177,8 @@ struct Runner<'a> {
     shared: Option<(u32, u32, ServerProcess)>,
     /// The RESPB port (`{respb_port}`) of the server of the execution in progress.
     respb_port: Option<u16>,
+    /// The looks of a run until decided.
+    seq: Option<sequential::SeqState>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -215,6 +228,13 @@ pub fn run_phase(
         stored,
         estimate: plan::estimate_total(exp),
     });
+    // A resumed run until decided continues the sequence's clock.
+    let seq = match exp.until_decided {
+        Some(_) => Some(sequential::SeqState::new(Duration::from_secs_f64(
+            store.sequential_elapsed(id)?,
+        ))),
+        None => None,
+    };
     let mut r = Runner {
         exp,
         store,
@@ -229,6 +249,7 @@ pub fn run_phase(
         phase,
         shared: None,
         respb_port: None,
+        seq,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -236,6 +257,7 @@ pub fn run_phase(
         invalid: 0,
         given_up: Vec::new(),
         interrupted: false,
+        sequential: None,
     };
     let result = r.run_all(&mut outcome);
     if let Some((_, _, mut p)) = r.shared.take() {
@@ -298,9 +320,12 @@ impl Runner<'_> {
             match plan::next_execution_of(self.exp, &stored, &self.only) {
                 Next::Done { given_up } => {
                     outcome.given_up = given_up;
-                    return Ok(());
+                    return self.sequential_finish(outcome);
                 }
                 Next::Run(exec) => {
+                    if self.sequential_gate(&exec, &stored, outcome)? {
+                        return Ok(());
+                    }
                     if exec.attempt > 0 && announced.insert((exec.round, exec.attempt)) {
                         (self.on_event)(Event::Rerun {
                             round: exec.round,

@@ -201,6 +201,29 @@ pub struct Report {
     pub all_zero: Vec<String>,
 }
 
+impl Report {
+    /// What the comparisons of `metric` (every metric when `None`) could detect: the
+    /// largest MDE of its rows (`None` if any row has none) and the fewest trials per arm.
+    pub fn sensitivity(&self, metric: Option<&str>) -> (Option<f64>, usize) {
+        let rows: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| metric.is_none_or(|m| r.metric == m))
+            .collect();
+        let mde = rows
+            .iter()
+            .map(|r| r.mde_pct)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().reduce(f64::max));
+        let n = rows
+            .iter()
+            .map(|r| r.n_baseline.min(r.n_variant))
+            .min()
+            .unwrap_or(0);
+        (mde, n)
+    }
+}
+
 /// Per-round log-ratios kept for the summary bootstrap.
 struct Paired {
     row: usize,
