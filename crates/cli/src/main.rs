@@ -36,6 +36,8 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
     Serve(Box<cmd::serve::ServeArgs>),
+    /// A memtier_benchmark command line with memtier's meaning (-c per thread, -n per client).
+    Memtier(cmd::memtier::MemtierArgs),
     /// One exact result from the results of N generators (bench --shard I/N).
     Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Memtier(a) => cmd::memtier::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),

@@ -18,6 +18,7 @@ pub mod benchstat;
 pub mod calibration;
 pub mod cfmt;
 pub mod doc;
+pub mod memtier;
 pub mod ministat;
 pub mod plot;
 pub mod resplab;
