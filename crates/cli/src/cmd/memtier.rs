@@ -150,7 +150,7 @@ impl Files {
         if let Some(f) = self.json {
             let config = resplab_engine::memtier::configuration(plan);
             let doc = report::json::document(&shape, config, &sections, runs);
-            let text = serde_json::to_string_pretty(&doc)? + "\n";
+            let text = report::json::to_text(&doc);
             failures.extend(f.finish(text.as_bytes()).err());
         }
         if let Some(prefix) = &plan.output.hdr_file_prefix {

@@ -17,15 +17,15 @@ use super::{ms, Section, Shape, TypeStats};
 use resplab_results::RunRecord;
 use serde_json::{json, Map, Value};
 
-/// The whole document. `configuration` is memtier's echo of its options.
+/// The whole document, its top-level keys in memtier's order (`"resplab"` last, so a
+/// reader that looks at the head of the file meets memtier's keys first).
+/// `configuration` is memtier's echo of its options. [`to_text`] writes it.
 pub fn document(
     shape: &Shape,
     configuration: Value,
     sections: &[Section],
     runs: &[RunRecord],
-) -> Value {
-    let mut root = Map::new();
-    root.insert("configuration".into(), configuration);
+) -> Vec<(String, Value)> {
     let mut info = Map::new();
     info.insert("Threads".into(), json!(shape.threads));
     info.insert(
@@ -37,12 +37,29 @@ pub fn document(
         None => info.insert("Seconds".into(), json!(shape.seconds.unwrap_or(0))),
     };
     info.insert("Format version".into(), json!(2));
-    root.insert("run information".into(), Value::Object(info));
+    let mut out = vec![
+        ("configuration".to_string(), configuration),
+        ("run information".to_string(), Value::Object(info)),
+    ];
     for s in sections {
-        root.insert(s.title.clone(), section(shape, s));
+        out.push((s.title.clone(), section(shape, s)));
     }
-    root.insert("resplab".into(), json!({ "runs": runs }));
-    Value::Object(root)
+    out.push(("resplab".into(), json!({ "runs": runs })));
+    out
+}
+
+/// The document as JSON text, keys in the order given.
+pub fn to_text(parts: &[(String, Value)]) -> String {
+    let mut out = String::from("{\n");
+    for (i, (key, value)) in parts.iter().enumerate() {
+        let body = serde_json::to_string_pretty(value)
+            .unwrap_or_else(|_| "null".into())
+            .replace('\n', "\n  ");
+        let comma = if i + 1 < parts.len() { "," } else { "" };
+        out.push_str(&format!("  {}: {body}{comma}\n", Value::from(key.as_str())));
+    }
+    out.push_str("}\n");
+    out
 }
 
 fn section(shape: &Shape, s: &Section) -> Value {

@@ -111,7 +111,10 @@ fn json_has_memtiers_keys_and_the_importers_values() {
     let sh = shape(&[]);
     let runs = [mix_run(1)];
     let secs = sections(&sh, &runs, false);
-    let doc = json::document(&sh, serde_json::json!({"threads": 4}), &secs, &runs);
+    let parts = json::document(&sh, serde_json::json!({"threads": 4}), &secs, &runs);
+    let text = json::to_text(&parts);
+    assert!(text.starts_with("{\n  \"configuration\": {"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let totals = &doc["ALL STATS"]["Totals"];
     assert_eq!(totals["Ops/sec"], 55.0);
     assert_eq!(totals["Count"], 110);
