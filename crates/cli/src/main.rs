@@ -38,6 +38,8 @@ enum Command {
     Serve(Box<cmd::serve::ServeArgs>),
     /// A memtier_benchmark command line with memtier's meaning (-c per thread, -n per client).
     Memtier(cmd::memtier::MemtierArgs),
+    /// Links named memtier_benchmark to this binary in DIR (they run resplab memtier).
+    InstallLinks(cmd::links::InstallLinksArgs),
     /// One exact result from the results of N generators (bench --shard I/N).
     Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
@@ -49,7 +51,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Called by another tool's name (a link made by install-links): that mode.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let named = argv
+        .first()
+        .and_then(|a| a.to_str())
+        .and_then(cmd::links::subcommand_for);
+    if let Some(sub) = named {
+        argv.insert(1, sub.into());
+    }
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -64,6 +75,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Memtier(a) => cmd::memtier::run(a),
+        Command::InstallLinks(a) => cmd::links::run(&a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),
