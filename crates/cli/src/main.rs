@@ -65,6 +65,9 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
+            if let Some(hint) = memtier_hint(&e) {
+                eprintln!("resplab: {hint}");
+            }
             return ExitCode::from(code);
         }
     };
@@ -89,6 +92,21 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     })
+}
+
+/// An option `resplab bench` does not know but memtier_benchmark does: the advice to
+/// run `resplab memtier`.
+fn memtier_hint(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => {
+            resplab_workload::memtier::hint::unknown_option_hint(arg)
+        }
+        _ => None,
+    }
 }
 
 /// The error and its causes on one line, each cause once: library errors often quote

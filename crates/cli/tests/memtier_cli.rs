@@ -253,3 +253,60 @@ fn a_link_named_memtier_benchmark_runs_the_memtier_mode() {
         "{text}"
     );
 }
+
+#[test]
+fn bench_says_when_its_line_looks_like_memtiers() {
+    let redis = server();
+    let dir = tempfile::tempdir().unwrap();
+    let hint = "memtier counts -c per thread and -n per client; run `resplab memtier …` for memtier's meaning";
+    let port = redis.port().to_string();
+    let (code, _, stderr) = common::run_in(
+        &[
+            "bench",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--threads",
+            "4",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "-t",
+            "set",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("--threads 4 with -c 2") && stderr.contains(hint),
+        "{stderr}"
+    );
+    let (code, _, stderr) = common::run_in(&["bench", "--distinct-client-seed"], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.contains(hint), "{stderr}");
+    // A line that does not look like memtier's gets no hint.
+    let (code, _, stderr) = common::run_in(
+        &[
+            "bench",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--threads",
+            "2",
+            "-c",
+            "8",
+            "-n",
+            "20",
+            "-t",
+            "set",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0);
+    assert!(!stderr.contains(hint), "{stderr}");
+}

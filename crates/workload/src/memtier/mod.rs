@@ -18,6 +18,7 @@
 //! JSON and HDR files (`resplab_report::memtier`), and the CLI only hands argv over.
 
 pub mod args;
+pub mod hint;
 mod plan;
 
 pub use args::is_memtier_option;
