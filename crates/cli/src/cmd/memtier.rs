@@ -46,6 +46,9 @@ pub fn run(args: MemtierArgs) -> anyhow::Result<ExitCode> {
         }
         Invocation::Run(plan) => *plan,
     };
+    if let (true, RunLength::RequestsPerClient(n)) = (plan.all_keys, plan.length) {
+        println!("setting requests to {n}");
+    }
     if plan.randomize {
         plan.workload.seed = clock_seed();
     }

@@ -202,6 +202,9 @@ pub struct MemtierPlan {
     pub clients_per_thread: u32,
     /// `-n` or `--test-time`.
     pub length: RunLength,
+    /// `-n allkeys`: the requests per client were computed from the key range (memtier
+    /// says so: "setting requests to N").
+    pub all_keys: bool,
     /// `--pipeline` (default 1).
     pub pipeline: u32,
     /// `--rate-limiting`: most requests per second of each connection.

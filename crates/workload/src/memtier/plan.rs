@@ -44,6 +44,7 @@ struct Builder {
     threads: Option<u32>,
     clients: Option<u32>,
     requests: Option<u64>,
+    all_keys: bool,
     test_time: Option<u64>,
     pipeline: Option<u32>,
     rate: Option<u64>,
@@ -106,7 +107,14 @@ impl Builder {
         match g.name {
             "threads" => self.threads = Some(number(g, 1, 1024)? as u32),
             "clients" => self.clients = Some(number(g, 1, 100_000)? as u32),
-            "requests" => self.requests = Some(number(g, 1, u64::MAX / 2)?),
+            "requests" if g.text() == "allkeys" => {
+                self.all_keys = true;
+                self.requests = Some(0);
+            }
+            "requests" => {
+                self.all_keys = false;
+                self.requests = Some(number(g, 1, u64::MAX / 2)?);
+            }
             "test-time" => self.test_time = Some(number(g, 1, 365 * 86_400)?),
             "pipeline" => self.pipeline = Some(number(g, 1, 1_000_000)? as u32),
             "rate-limiting" => self.rate = Some(number(g, 1, 1_000_000_000)?),
@@ -176,6 +184,20 @@ impl Builder {
         Ok(())
     }
 
+    /// `-n allkeys`, as memtier counts it: the key range's width per client, or with
+    /// `--key-pattern P:P` the range shared out over every client (plus one).
+    fn all_keys_requests(&self) -> u64 {
+        let width = self.keys.maximum.saturating_sub(self.keys.minimum);
+        let parallel = self.key_pattern == Some((KeyPattern::Parallel, KeyPattern::Parallel));
+        if parallel {
+            let clients =
+                u64::from(self.threads.unwrap_or(4)) * u64::from(self.clients.unwrap_or(50));
+            width / clients.max(1) + 1
+        } else {
+            width.max(1)
+        }
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -194,6 +216,7 @@ impl Builder {
                 ))
             }
             (_, Some(s)) => RunLength::Seconds(s),
+            (_, None) if self.all_keys => RunLength::RequestsPerClient(self.all_keys_requests()),
             (n, None) => RunLength::RequestsPerClient(n.unwrap_or(10_000)),
         };
         let mut conn = self.conn;
@@ -237,6 +260,7 @@ impl Builder {
         }
         .into_spec(CONSTANT_SEED)?;
         Ok(MemtierPlan {
+            all_keys: self.all_keys,
             workload,
             arbitrary_commands,
             distinct_client_seed: self.distinct,
@@ -278,7 +302,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
         "scan-incremental-iteration" | "scan-incremental-max-iterations" => "SCAN cursor following is not implemented",
         "clients-start" | "clients-step" | "step-duration" => "the staircase ramp-up of clients is not implemented",
-        "requests" if v == "allkeys" => "-n allkeys is not implemented; give a number of requests per client",
         _ => return None,
     })
 }

@@ -133,7 +133,6 @@ fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
         ("--wait-ratio 1:1", "WAIT"),
         ("--reconnect-interval 10", "set number of requests"),
         ("-P memcache_text", "RESP only"),
-        ("-n allkeys", "allkeys"),
         ("-4", "address family"),
         ("--monitor-input m.txt", "MONITOR"),
     ] {
@@ -203,4 +202,14 @@ fn sample_value(name: &str) -> &'static str {
         "command" => "PING",
         _ => "1",
     }
+}
+
+#[test]
+fn all_keys_counts_as_memtier() {
+    let p = plan("-n allkeys --key-maximum 1000 --key-minimum 1");
+    assert_eq!(p.length, RunLength::RequestsPerClient(999));
+    assert!(p.all_keys);
+    let p = plan("--key-pattern P:P -n allkeys --key-maximum 9999 -t 2 -c 5");
+    assert_eq!(p.length, RunLength::RequestsPerClient(1000));
+    assert!(!plan("-n allkeys -n 5").all_keys);
 }
