@@ -164,12 +164,27 @@ fn section(shape: &Shape, r: &RunRecord, title: &str) -> Section {
         start_ms,
         finish_ms: start_ms + (secs * 1000.0).round() as u64,
         interrupted: !matches!(r.end, resplab_results::RunEnd::Completed),
-        series: r
-            .series
-            .iter()
-            .map(|s| (s.t_sec.floor() as u64, s.requests))
-            .collect(),
+        series: per_second(r),
     }
+}
+
+/// Requests per whole second of the run (the record's series may be finer: 0.1 s for
+/// short runs). A sample counts in the second its interval began.
+fn per_second(r: &RunRecord) -> Vec<(u64, u64)> {
+    let step = if r.series_interval_sec > 0.0 {
+        r.series_interval_sec
+    } else {
+        1.0
+    };
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for s in &r.series {
+        let sec = ((s.t_sec - step).max(0.0) + 1e-9).floor() as u64;
+        match out.last_mut() {
+            Some((last, n)) if *last == sec => *n += s.requests,
+            _ => out.push((sec, s.requests)),
+        }
+    }
+    out
 }
 
 fn type_stats(name: &str, parts: &[&Summary], secs: f64, hits: bool) -> TypeStats {

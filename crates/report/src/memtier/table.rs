@@ -139,9 +139,10 @@ fn distribution(s: &Section) -> String {
 }
 
 /// The `(value in ms, percent)` steps of a type's distribution (also the JSON arrays).
+/// A type without requests has memtier's one row, `0.000` at `100.000`.
 pub fn percentile_steps(t: &TypeStats) -> Vec<(f64, f64)> {
     if t.hist.is_empty() {
-        return Vec::new();
+        return vec![(0.0, 100.0)];
     }
     t.hist
         .as_hdr()

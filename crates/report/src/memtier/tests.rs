@@ -61,6 +61,10 @@ fn a_mix_has_sets_gets_waits_and_hits() {
     assert!(text.contains("Waits           0.00          ---          ---             ---             ---             ---             ---          --- \n"), "{text}");
     assert!(text.contains("\n\nRequest Latency Distribution\nType     <= msec         Percent\n"));
     assert!(text.contains("GET       0.200      100.000\n"), "{text}");
+    assert!(
+        text.ends_with("---\nWAIT      0.000      100.000\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -153,4 +157,21 @@ fn hdr_files_are_named_as_memtier_names_them() {
     assert_eq!(table::percentile_label(99.9), "p99.9 Latency");
     assert_eq!(table::percentile_label(50.0), "p50 Latency");
     assert_eq!(table::percentile_label(99.99), "p99.990 Latency");
+}
+
+#[test]
+fn the_time_serie_counts_whole_seconds() {
+    let mut r = mix_run(1);
+    r.series_interval_sec = 0.1;
+    r.series = (1..=15)
+        .map(|i| resplab_results::SecondSample {
+            t_sec: f64::from(i) * 0.1,
+            requests: 10,
+            ..Default::default()
+        })
+        .collect();
+    assert_eq!(per_second(&r), vec![(0, 100), (1, 50)]);
+    r.series_interval_sec = 1.0;
+    r.series.truncate(0);
+    assert!(per_second(&r).is_empty());
 }
