@@ -310,3 +310,62 @@ fn bench_says_when_its_line_looks_like_memtiers() {
     assert_eq!(code, 0);
     assert!(!stderr.contains(hint), "{stderr}");
 }
+
+#[test]
+fn unix_socket_password_and_database_are_memtiers() {
+    use resplab_testkit::client::Reply;
+    let redis = RedisServer::start_with(&["--requirepass", "s3cret"], true)
+        .expect("redis-server (installed by scripts/setup.sh)");
+    let socket = redis.socket_path().unwrap().display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = common::run_in(
+        &[
+            "memtier",
+            "-S",
+            &socket,
+            "-a",
+            "s3cret",
+            "--select-db",
+            "3",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "25",
+            "--ratio",
+            "1:0",
+            "--key-pattern",
+            "P:P",
+            "--hide-histogram",
+            "--json-out-file",
+            "a.json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let mut c = redis.client().unwrap();
+    c.cmd(&["AUTH", "s3cret"]).unwrap();
+    c.cmd(&["SELECT", "3"]).unwrap();
+    assert!(matches!(c.cmd(&["DBSIZE"]).unwrap(), Reply::Integer(n) if n > 0));
+    c.cmd(&["SELECT", "0"]).unwrap();
+    assert!(matches!(c.cmd(&["DBSIZE"]).unwrap(), Reply::Integer(0)));
+    // The password is never written.
+    let json = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert!(!json.contains("s3cret"));
+    // A wrong password ends the run with one line and exit 2.
+    let (code, _, stderr) = common::run_in(
+        &["memtier", "-S", &socket, "-a", "wrong", "-n", "5"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr
+            .trim()
+            .lines()
+            .filter(|l| !l.starts_with("resplab memtier: "))
+            .count(),
+        1,
+        "{stderr}"
+    );
+}
