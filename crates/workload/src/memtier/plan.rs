@@ -14,6 +14,9 @@ use crate::keys::{KeyPattern, KeySpace};
 use crate::spec::{CommandSpec, Ratio};
 use crate::values::ValueSize;
 
+/// Most connections of a run (the engine's limit), threads × clients per thread.
+pub const MAX_CONNECTIONS: u64 = 100_000;
+
 /// The seed of every run without `--randomize`: memtier, too, draws from a constant
 /// seed unless told otherwise.
 pub const CONSTANT_SEED: u64 = 0x006d_656d_7469_6572;
@@ -219,6 +222,14 @@ impl Builder {
             (_, None) if self.all_keys => RunLength::RequestsPerClient(self.all_keys_requests()),
             (n, None) => RunLength::RequestsPerClient(n.unwrap_or(10_000)),
         };
+        let threads = self.threads.unwrap_or(4);
+        let clients = self.clients.unwrap_or(50);
+        let connections = u64::from(threads) * u64::from(clients);
+        if connections > MAX_CONNECTIONS {
+            return Err(MemtierError::usage(format!(
+                "-t {threads} × -c {clients} is {connections} connections: expected at most {MAX_CONNECTIONS} (memtier counts -c per thread)"
+            )));
+        }
         let mut conn = self.conn;
         if self.tls {
             conn.tls = Some(self.tls_opts);
@@ -265,8 +276,8 @@ impl Builder {
             arbitrary_commands,
             distinct_client_seed: self.distinct,
             randomize: self.randomize,
-            threads: self.threads.unwrap_or(4),
-            clients_per_thread: self.clients.unwrap_or(50),
+            threads,
+            clients_per_thread: clients,
             length,
             pipeline: self.pipeline.unwrap_or(1),
             rate_limit_per_connection: self.rate,

@@ -153,6 +153,10 @@ fn bad_values_name_the_option() {
     assert!(err("-P http").contains("redis, resp2 or resp3"));
     assert!(err("-n 5 --test-time 5").contains("mutually exclusive"));
     assert!(err("--key-minimum 9 --key-maximum 3").contains("--key-minimum"));
+    assert_eq!(
+        err("-t 1024 -c 100000"),
+        "-t 1024 × -c 100000 is 102400000 connections: expected at most 100000 (memtier counts -c per thread)"
+    );
 }
 
 #[test]
