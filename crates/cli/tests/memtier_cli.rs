@@ -369,3 +369,50 @@ fn unix_socket_password_and_database_are_memtiers() {
         "{stderr}"
     );
 }
+
+#[test]
+fn cluster_mode_runs_against_a_cluster_with_memtiers_columns() {
+    let cluster = resplab_testkit::cluster::RedisCluster::start(3, 0)
+        .expect("a local Redis Cluster (redis-server installed by scripts/setup.sh)");
+    let seed = cluster.seed_addr();
+    let (host, port) = seed.rsplit_once(':').unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = common::run_in(
+        &[
+            "memtier",
+            "--cluster-mode",
+            "-s",
+            host,
+            "-p",
+            port,
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "100",
+            "--ratio",
+            "1:1",
+            "--key-maximum",
+            "1000",
+            "--hide-histogram",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("Misses/sec    MOVED/sec      ASK/sec    Avg. Latency"),
+        "{stdout}"
+    );
+    let totals = stdout.lines().find(|l| l.starts_with("Totals")).unwrap();
+    assert!(!totals.contains("---"), "{totals}");
+    let mut written = 0;
+    for m in 0..cluster.masters() {
+        let mut c = cluster.master(m).client().unwrap();
+        if let Ok(resplab_testkit::client::Reply::Integer(n)) = c.cmd(&["DBSIZE"]) {
+            assert!(n > 0, "master {m} got no key");
+            written += n;
+        }
+    }
+    assert!(written > 0);
+}

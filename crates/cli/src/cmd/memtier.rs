@@ -187,6 +187,7 @@ fn shape(plan: &MemtierPlan) -> Shape {
         commands: plan.command_names(),
         percentiles: plan.output.percentiles.clone(),
         hide_histogram: plan.output.hide_histogram,
+        cluster: plan.connection.cluster,
     }
 }
 

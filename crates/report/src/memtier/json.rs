@@ -118,7 +118,7 @@ fn type_object(shape: &Shape, t: &TypeStats, series: Option<&[(u64, u64)]>) -> V
         time_serie.insert(sec.to_string(), json!({ "Count": count }));
     }
     let kb = t.kb_rx_per_sec + t.kb_tx_per_sec;
-    json!({
+    let mut obj = json!({
         "Count": t.count.round() as u64,
         "Ops/sec": round2(t.ops_per_sec),
         "Hits/sec": round2(t.hits_per_sec),
@@ -136,7 +136,12 @@ fn type_object(shape: &Shape, t: &TypeStats, series: Option<&[(u64, u64)]>) -> V
         "KB/sec TX": round2(t.kb_tx_per_sec),
         "Time-Serie": Value::Object(time_serie),
         "Percentile Latencies": Value::Object(percentiles),
-    })
+    });
+    if shape.cluster && t.name == "Totals" {
+        obj["MOVED/sec"] = json!(round2(t.moved_per_sec.unwrap_or(0.0)));
+        obj["ASK/sec"] = json!(round2(t.ask_per_sec.unwrap_or(0.0)));
+    }
+    obj
 }
 
 fn round2(x: f64) -> f64 {

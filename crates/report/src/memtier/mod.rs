@@ -38,6 +38,8 @@ pub struct Shape {
     pub percentiles: Vec<f64>,
     /// `--hide-histogram`.
     pub hide_histogram: bool,
+    /// `--cluster-mode`: the table and the JSON have MOVED/sec and ASK/sec.
+    pub cluster: bool,
 }
 
 impl Shape {
@@ -61,6 +63,10 @@ pub struct TypeStats {
     pub kb_tx_per_sec: f64,
     /// Requests lost to connection failures.
     pub connection_errors: f64,
+    /// Cluster redirections per second (`MOVED`, `ASK`): counted for the totals only
+    /// (the engine counts them per node, not per command), `None` for a type.
+    pub moved_per_sec: Option<f64>,
+    pub ask_per_sec: Option<f64>,
     /// Every latency, exactly (nanoseconds).
     pub hist: LatencyHistogram,
 }
@@ -152,6 +158,10 @@ fn section(shape: &Shape, r: &RunRecord, title: &str) -> Section {
         ));
     }
     let mut totals = type_stats("Totals", &[&r.totals], secs, false);
+    if let Some(c) = r.cluster.as_ref().filter(|_| secs > 0.0) {
+        totals.moved_per_sec = Some(c.moved as f64 / secs);
+        totals.ask_per_sec = Some(c.ask as f64 / secs);
+    }
     if shape.is_mix() {
         totals.hits_per_sec = types[1].hits_per_sec;
         totals.misses_per_sec = types[1].misses_per_sec;
@@ -215,6 +225,8 @@ fn type_stats(name: &str, parts: &[&Summary], secs: f64, hits: bool) -> TypeStat
         kb_rx_per_sec: per_sec(rx) / 1024.0,
         kb_tx_per_sec: per_sec(tx) / 1024.0,
         connection_errors: lost as f64,
+        moved_per_sec: None,
+        ask_per_sec: None,
         hist,
     }
 }
@@ -234,6 +246,10 @@ fn average(runs: &[Section]) -> Section {
         out.kb_rx_per_sec = sum(|r| r.kb_rx_per_sec);
         out.kb_tx_per_sec = sum(|r| r.kb_tx_per_sec);
         out.connection_errors = sum(|r| r.connection_errors);
+        if rows.iter().all(|r| r.moved_per_sec.is_some()) {
+            out.moved_per_sec = Some(sum(|r| r.moved_per_sec.unwrap_or(0.0)));
+            out.ask_per_sec = Some(sum(|r| r.ask_per_sec.unwrap_or(0.0)));
+        }
         for r in &rows {
             out.hist.merge(&r.hist);
         }

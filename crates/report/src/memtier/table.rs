@@ -65,6 +65,14 @@ fn section(shape: &Shape, s: &Section) -> String {
             hits(|r| r.misses_per_sec),
         ));
     }
+    if shape.cluster {
+        columns.push(Column::numbers(12, "MOVED/sec", s, 2, |r| {
+            r.moved_per_sec.or((r.name == "Totals").then_some(0.0))
+        }));
+        columns.push(Column::numbers(12, "ASK/sec", s, 2, |r| {
+            r.ask_per_sec.or((r.name == "Totals").then_some(0.0))
+        }));
+    }
     let latency = |r: &TypeStats| !r.hist.is_empty() || r.name == "Totals" || !shape.is_mix();
     columns.push(Column::numbers(15, "Avg. Latency", s, 5, |r| {
         latency(r).then(|| ms(r.hist.as_hdr().mean()))

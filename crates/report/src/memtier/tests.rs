@@ -38,6 +38,7 @@ fn shape(commands: &[&str]) -> Shape {
         commands: commands.iter().map(|c| c.to_string()).collect(),
         percentiles: vec![50.0, 99.0, 99.9],
         hide_histogram: false,
+        cluster: false,
     }
 }
 
@@ -174,4 +175,28 @@ fn the_time_serie_counts_whole_seconds() {
     r.series_interval_sec = 1.0;
     r.series.truncate(0);
     assert!(per_second(&r).is_empty());
+}
+
+#[test]
+fn cluster_mode_adds_redirection_columns() {
+    let mut sh = shape(&[]);
+    sh.cluster = true;
+    let mut r = mix_run(1);
+    r.cluster = Some(resplab_results::ClusterSummary {
+        moved: 8,
+        ask: 2,
+        ..Default::default()
+    });
+    let secs = sections(&sh, &[r.clone()], false);
+    assert_eq!(secs[0].totals.moved_per_sec, Some(4.0));
+    let text = table::render(&sh, &secs);
+    assert!(
+        text.contains("Misses/sec    MOVED/sec      ASK/sec    Avg. Latency"),
+        "{text}"
+    );
+    assert!(text.contains("        4.00         1.00 "), "{text}");
+    let doc = json::document(&sh, serde_json::Value::Null, &secs, &[r]);
+    let all = &doc.iter().find(|(k, _)| k == "ALL STATS").unwrap().1;
+    assert_eq!(all["Totals"]["MOVED/sec"], 4.0);
+    assert!(all["Sets"].get("MOVED/sec").is_none());
 }
