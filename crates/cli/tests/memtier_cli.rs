@@ -416,3 +416,40 @@ fn cluster_mode_runs_against_a_cluster_with_memtiers_columns() {
     }
     assert!(written > 0);
 }
+
+#[test]
+fn tls_options_are_memtiers() {
+    let s = resplab_testkit::tls::TlsRedis::start(false)
+        .expect("redis-server with TLS (installed by scripts/setup.sh)");
+    let tls = s.tls_port.to_string();
+    let ca = s.files.ca.display().to_string();
+    let other = s.files.other_ca.display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "memtier",
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &tls,
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--hide-histogram",
+        ];
+        a.extend_from_slice(extra);
+        common::run_in(&a, dir.path())
+    };
+    let (code, stdout, stderr) = run(&["--tls", "--cacert", &ca]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("ALL STATS"));
+    // A certificate from another CA fails, unless --tls-skip-verify.
+    let (code, _, stderr) = run(&["--tls", "--cacert", &other]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(&["--tls", "--cacert", &other, "--tls-skip-verify"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("certificate is not verified"), "{stderr}");
+}

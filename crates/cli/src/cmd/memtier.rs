@@ -88,6 +88,9 @@ pub fn run(args: MemtierArgs) -> anyhow::Result<ExitCode> {
             version: env!("CARGO_PKG_VERSION").into(),
             git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
         };
+        if config.tls.as_ref().is_some_and(|t| t.insecure) {
+            record.warnings.push(resplab_results::Warning::TlsInsecure);
+        }
         let ended = record.end.clone();
         runs.push(record);
         if ended != RunEnd::Completed {
@@ -104,6 +107,9 @@ fn announce(plan: &MemtierPlan, target: &Target) {
         "resplab memtier: {} threads × {} connections per thread against {target}, seed {}",
         plan.threads, plan.clients_per_thread, plan.workload.seed
     );
+    if plan.connection.tls.as_ref().is_some_and(|t| t.skip_verify) {
+        eprintln!("resplab memtier: WARNING: --tls-skip-verify: the server's TLS certificate is not verified");
+    }
     match plan.rate_limit_per_connection {
         Some(r) => eprintln!(
             "resplab memtier: --rate-limiting {r}: open loop at {r} requests/s per connection ({} in all), latency timed from each request's intended send time",
