@@ -36,6 +36,10 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
     Serve(Box<cmd::serve::ServeArgs>),
+    /// A memtier_benchmark command line with memtier's meaning (-c per thread, -n per client).
+    Memtier(cmd::memtier::MemtierArgs),
+    /// Links named memtier_benchmark to this binary in DIR (they run resplab memtier).
+    InstallLinks(cmd::links::InstallLinksArgs),
     /// One exact result from the results of N generators (bench --shard I/N).
     Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
@@ -47,11 +51,23 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // Called by another tool's name (a link made by install-links): that mode.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let named = argv
+        .first()
+        .and_then(|a| a.to_str())
+        .and_then(cmd::links::subcommand_for);
+    if let Some(sub) = named {
+        argv.insert(1, sub.into());
+    }
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
+            if let Some(hint) = memtier_hint(&e) {
+                eprintln!("resplab: {hint}");
+            }
             return ExitCode::from(code);
         }
     };
@@ -61,6 +77,8 @@ fn main() -> ExitCode {
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Memtier(a) => cmd::memtier::run(a),
+        Command::InstallLinks(a) => cmd::links::run(&a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),
@@ -74,6 +92,21 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     })
+}
+
+/// An option `resplab bench` does not know but memtier_benchmark does: the advice to
+/// run `resplab memtier`.
+fn memtier_hint(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => {
+            resplab_workload::memtier::hint::unknown_option_hint(arg)
+        }
+        _ => None,
+    }
 }
 
 /// The error and its causes on one line, each cause once: library errors often quote

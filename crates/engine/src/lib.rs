@@ -54,6 +54,7 @@ pub mod control;
 pub mod error;
 pub mod fdlimit;
 pub mod host;
+pub mod memtier;
 mod run;
 pub mod server;
 pub mod stop;

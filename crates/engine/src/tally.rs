@@ -30,6 +30,8 @@ pub(crate) struct CmdTally {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub error_kinds: BTreeMap<String, u64>,
+    /// Nil replies (`$-1`, `*-1`, `_`): a GET's miss.
+    pub nils: u64,
 }
 
 impl CmdTally {
@@ -52,6 +54,7 @@ impl CmdTally {
         self.error_replies += o.error_replies;
         self.bytes_in += o.bytes_in;
         self.bytes_out += o.bytes_out;
+        self.nils += o.nils;
         for (k, v) in &o.error_kinds {
             *self.error_kinds.entry(k.clone()).or_insert(0) += v;
         }
@@ -124,6 +127,7 @@ pub(crate) fn summarize(t: &CmdTally, duration_sec: f64) -> Summary {
         bytes_out: t.bytes_out,
         histogram: t.hist.to_base64(),
         error_kinds: t.error_kinds.clone(),
+        nil_replies: t.nils,
     }
 }
 

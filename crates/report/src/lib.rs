@@ -19,6 +19,7 @@ pub mod calibration;
 pub mod cfmt;
 pub mod configcheck;
 pub mod doc;
+pub mod memtier;
 pub mod ministat;
 pub mod plot;
 pub mod resplab;

@@ -77,6 +77,7 @@ pub fn summary(
         bytes_out,
         histogram: h.to_base64(),
         error_kinds: BTreeMap::new(),
+        nil_replies: 0,
     }
 }
 

@@ -481,6 +481,7 @@ fn merge_summaries<'a>(parts: impl Iterator<Item = &'a Summary>) -> Result<Summa
         bytes_out: parts.iter().map(|s| s.bytes_out).sum(),
         histogram: hist.to_base64(),
         error_kinds,
+        nil_replies: parts.iter().map(|s| s.nil_replies).sum(),
     })
 }
 

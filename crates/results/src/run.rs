@@ -279,6 +279,14 @@ pub struct Summary {
     /// Error replies by their first word (`"ERR"`, `"WRONGTYPE"`, `"MOVED"`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_kinds: BTreeMap<String, u64>,
+    /// Nil replies (`$-1`, `*-1`, RESP3 `_`) among `requests`: for a GET, a miss
+    /// (memtier's Misses/sec). Absent in records written before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub nil_replies: u64,
+}
+
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Summary {

@@ -155,6 +155,18 @@ impl LatencyHistogram {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
+    /// Encodes as V2-deflate base64 with values in units of `unit_ns` nanoseconds
+    /// (memtier_benchmark's files: microseconds, 1,000), the inverse of
+    /// [`LatencyHistogram::from_base64_in`].
+    pub fn to_base64_in(&self, unit_ns: u64) -> String {
+        let unit = unit_ns.max(1);
+        let mut scaled = LatencyHistogram::new();
+        for v in self.inner.iter_recorded() {
+            scaled.record_n(v.value_iterated_to() / unit, v.count_at_value());
+        }
+        scaled.to_base64()
+    }
+
     /// Decodes a histogram written by [`LatencyHistogram::to_base64`] or by any
     /// HdrHistogram library (V2 or V2-deflate encoding, base64).
     ///

@@ -36,6 +36,7 @@ pub mod catalog;
 pub mod error;
 pub mod flags;
 pub mod keys;
+pub mod memtier;
 pub mod request;
 pub mod schedule;
 pub mod seed;

@@ -53,6 +53,8 @@ pub struct Workload {
     setup: Vec<Request>,
     /// `(index, count)` when this process is one of several generators of the workload.
     shard: Option<(u64, u64)>,
+    /// Every stream draws the same random sequence ([`Workload::with_shared_streams`]).
+    shared_streams: bool,
 }
 
 /// The shared, read-only part of a phase.
@@ -186,6 +188,7 @@ impl Workload {
             compiled,
             setup,
             shard: None,
+            shared_streams: false,
         })
     }
 
@@ -247,6 +250,15 @@ impl Workload {
             self.compiled[i] = Arc::new(phase);
         }
         Ok(self)
+    }
+
+    /// This workload with one random sequence for every stream: each connection draws
+    /// the same keys, sizes and values in the same order (memtier_benchmark's default;
+    /// its `--distinct-client-seed` gives each client its own, as resplab does without
+    /// this). Key cursors of the sequential and parallel patterns stay per stream.
+    pub fn with_shared_streams(mut self) -> Workload {
+        self.shared_streams = true;
+        self
     }
 
     /// `(index, count)` of this generator, when sharded.
@@ -313,7 +325,8 @@ impl Workload {
             })
             .collect();
         let rand_int = phase.rand_range.map(|n| Uniform::new(0, n.max(1)));
-        let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, stream);
+        let rng_stream = if self.shared_streams { 0 } else { stream };
+        let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, rng_stream);
         Generator {
             phase,
             rng,
@@ -701,6 +714,24 @@ mod tests {
         let mut req = Request::new();
         let seq: Vec<usize> = (0..10).map(|_| g.next(&mut req)).collect();
         assert_eq!(seq, [0, 0, 1, 1, 1, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    fn shared_streams_draw_the_same_keys() {
+        let w = Workload::new(&WorkloadSpec::memtier_default()).unwrap();
+        let keys = |w: &Workload, stream: u64| {
+            let mut g = w.generator(0, stream);
+            let mut req = Request::new();
+            (0..20)
+                .map(|_| {
+                    g.next(&mut req);
+                    args(&req)[1].clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(keys(&w, 0), keys(&w, 1));
+        let shared = w.with_shared_streams();
+        assert_eq!(keys(&shared, 0), keys(&shared, 1));
     }
 
     #[test]

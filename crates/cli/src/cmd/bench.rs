@@ -27,6 +27,14 @@ use std::process::ExitCode;
 /// Bad flags, a server that cannot be reached or started, or an output file that cannot
 /// be written (exit code 2).
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let words = resplab_workload::memtier::hint::BenchWords {
+        threads: &args.threads,
+        clients: &args.clients,
+        tests: args.tests.as_deref(),
+    };
+    if let Some(hint) = resplab_workload::memtier::hint::bench_hint(words) {
+        eprintln!("resplab: warning: {hint}");
+    }
     let resolved = resolve_args(&args)?;
     let workload = workload_for(&resolved)?;
     // Every output file is opened now, before the first request: a bad path must not

@@ -3,6 +3,8 @@
 pub mod calibrate;
 pub mod compare;
 pub mod experiment;
+pub mod links;
+pub mod memtier;
 pub mod merge;
 pub mod proto;
 pub mod report;

@@ -329,6 +329,11 @@ fn scan_and_count(
                 }
             }
         }
+        if scanned.class == ReplyClass::Nil && f.measured {
+            if let Some(t) = rec.cmds.get_mut(usize::from(f.cmd)) {
+                t.nils += 1;
+            }
+        }
         let error = match scanned.class {
             ReplyClass::Moved => Some(&b"MOVED"[..]),
             ReplyClass::Ask => Some(&b"ASK"[..]),

@@ -310,6 +310,11 @@ pub fn detect(bytes: &[u8]) -> Format {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(1 << 16)]);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
+        // memtier's JSON as `resplab memtier` writes it carries resplab's records under
+        // one extra key; memtier's own top-level keys decide.
+        if trimmed.contains("\"run information\"") && trimmed.contains("\"configuration\"") {
+            return Format::Memtier;
+        }
         if trimmed.contains("\"schema_version\"") && trimmed.contains("\"commands\"") {
             return Format::Resplab;
         }

@@ -1,0 +1,378 @@
+//! Applies a memtier command line, option by option, to a [`MemtierPlan`].
+//!
+//! Options are applied in command-line order, so a repeated option's last value wins
+//! (memtier's rule) and `--command-ratio`/`--command-key-pattern` change the
+//! `--command` given before them. What resplab cannot do is refused here, by name,
+//! with the reason ([`refusal`]).
+
+use super::args::{self, Given};
+use super::{
+    Connection, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol, RunLength, Tls,
+};
+use crate::flags::{self, WorkloadFlags};
+use crate::keys::{KeyPattern, KeySpace};
+use crate::spec::{CommandSpec, Ratio};
+use crate::values::ValueSize;
+
+/// Most connections of a run (the engine's limit), threads × clients per thread.
+pub const MAX_CONNECTIONS: u64 = 100_000;
+
+/// The seed of every run without `--randomize`: memtier, too, draws from a constant
+/// seed unless told otherwise.
+pub const CONSTANT_SEED: u64 = 0x006d_656d_7469_6572;
+
+/// Reads a memtier command line (without the program name).
+///
+/// # Errors
+/// The first problem: bad syntax, a bad value (naming the option and the form
+/// expected), a contradiction memtier also refuses, or an option resplab refuses.
+pub fn parse(argv: &[String]) -> Result<Invocation, MemtierError> {
+    let given = args::split(argv)?;
+    if given.iter().any(|g| g.name == "help") {
+        return Ok(Invocation::Help);
+    }
+    if given.iter().any(|g| g.name == "version") {
+        return Ok(Invocation::Version);
+    }
+    let mut b = Builder::default();
+    for g in &given {
+        b.apply(g)?;
+    }
+    b.finish().map(|p| Invocation::Run(Box::new(p)))
+}
+
+/// The options seen so far.
+#[derive(Default)]
+struct Builder {
+    threads: Option<u32>,
+    clients: Option<u32>,
+    requests: Option<u64>,
+    all_keys: bool,
+    test_time: Option<u64>,
+    pipeline: Option<u32>,
+    rate: Option<u64>,
+    run_count: Option<u32>,
+    distinct: bool,
+    randomize: bool,
+    conn: Connection,
+    tls: bool,
+    tls_opts: Tls,
+    out: Output,
+    ratio: Option<Ratio>,
+    key_pattern: Option<(KeyPattern, KeyPattern)>,
+    key_pattern_text: Option<String>,
+    keys: KeySpace,
+    data_size: Option<usize>,
+    range: Option<(ValueSize, String)>,
+    list: Option<(ValueSize, String)>,
+    random_data: bool,
+    commands: Vec<CommandSpec>,
+}
+
+impl Builder {
+    /// Applies one option.
+    fn apply(&mut self, g: &Given) -> Result<(), MemtierError> {
+        if let Some(why) = refusal(g) {
+            return Err(MemtierError::refused(g.name, why));
+        }
+        let v = g.text();
+        match g.name {
+            "server" | "host" => self.conn.host = v.to_string(),
+            "port" => self.conn.port = number(g, 1, u64::from(u16::MAX))? as u16,
+            "unix-socket" => self.conn.unix_socket = Some(v.to_string()),
+            "protocol" => self.conn.protocol = protocol(g)?,
+            "uri" => self.conn.uri = Some(v.to_string()),
+            "authenticate" => self.conn.authenticate = Some(v.to_string()),
+            "select-db" => self.conn.select_db = Some(number(g, 0, u64::from(u32::MAX))? as u32),
+            "cluster-mode" => self.conn.cluster = true,
+            "connection-timeout" => {
+                let secs = number(g, 0, 86_400)?;
+                self.conn.connect_timeout_sec = (secs > 0).then_some(secs);
+            }
+            "reconnect-on-error" => self.conn.reconnect_on_error = true,
+            "tls" => self.tls = true,
+            "cert" => self.tls_opts.cert = Some(v.to_string()),
+            "key" => self.tls_opts.key = Some(v.to_string()),
+            "cacert" => self.tls_opts.cacert = Some(v.to_string()),
+            "tls-skip-verify" => self.tls_opts.skip_verify = true,
+            "sni" => self.tls_opts.sni = Some(v.to_string()),
+            "tls-protocols" => {
+                self.tls_opts.protocols = v.split(',').map(|p| p.trim().to_string()).collect()
+            }
+            _ => return self.apply_run(g),
+        }
+        Ok(())
+    }
+
+    /// Options of the run's shape and output.
+    fn apply_run(&mut self, g: &Given) -> Result<(), MemtierError> {
+        let v = g.text();
+        match g.name {
+            "threads" => self.threads = Some(number(g, 1, 1024)? as u32),
+            "clients" => self.clients = Some(number(g, 1, 100_000)? as u32),
+            "requests" if g.text() == "allkeys" => {
+                self.all_keys = true;
+                self.requests = Some(0);
+            }
+            "requests" => {
+                self.all_keys = false;
+                self.requests = Some(number(g, 1, u64::MAX / 2)?);
+            }
+            "test-time" => self.test_time = Some(number(g, 1, 365 * 86_400)?),
+            "pipeline" => self.pipeline = Some(number(g, 1, 1_000_000)? as u32),
+            "rate-limiting" => self.rate = Some(number(g, 1, 1_000_000_000)?),
+            "run-count" => self.run_count = Some(number(g, 1, 10_000)? as u32),
+            "distinct-client-seed" => self.distinct = true,
+            "randomize" => self.randomize = true,
+            "out-file" => self.out.out_file = Some(v.to_string()),
+            "json-out-file" => self.out.json_out_file = Some(v.to_string()),
+            "hdr-file-prefix" => self.out.hdr_file_prefix = Some(v.to_string()),
+            "hide-histogram" => self.out.hide_histogram = true,
+            "print-all-runs" => self.out.print_all_runs = true,
+            "print-percentiles" => self.out.percentiles = percentiles(g)?,
+            _ => return self.apply_workload(g),
+        }
+        Ok(())
+    }
+
+    /// Options of what is sent.
+    fn apply_workload(&mut self, g: &Given) -> Result<(), MemtierError> {
+        let v = g.text();
+        match g.name {
+            "ratio" => self.ratio = Some(flags::parse_ratio(v)?),
+            "key-pattern" => {
+                self.key_pattern = Some(flags::parse_key_pattern(v)?);
+                self.key_pattern_text = Some(v.to_string());
+            }
+            "key-prefix" => self.keys.prefix = v.to_string(),
+            "key-minimum" => self.keys.minimum = number(g, 0, u64::MAX / 2)?,
+            "key-maximum" => self.keys.maximum = number(g, 0, u64::MAX / 2)?,
+            "key-stddev" => self.keys.stddev = Some(real(g)?),
+            "key-median" => self.keys.median = Some(real(g)?),
+            "key-zipf-exp" => self.keys.zipf_exp = real(g)?,
+            "data-size" => self.data_size = Some(number(g, 1, 512 * 1024 * 1024)? as usize),
+            "data-size-range" => {
+                self.range = Some((flags::parse_data_size_range(v)?, v.replace('-', ":")))
+            }
+            "data-size-list" => self.list = Some((flags::parse_data_size_list(v)?, v.to_string())),
+            "random-data" => self.random_data = true,
+            "command" => self.commands.push(flags::parse_command(v)?),
+            "command-ratio" => self.last_command(g)?.ratio = flags::parse_command_ratio(v)?,
+            "command-key-pattern" => {
+                self.last_command(g)?.key_pattern = flags::parse_command_key_pattern(v)?
+            }
+            // Inert unless --wait-ratio asks for WAITs, which is refused.
+            "num-slaves" | "wait-timeout" => {}
+            // Given with the value that asks for memtier's default behaviour (any other
+            // value was refused by `refusal`).
+            "data-offset"
+            | "data-size-pattern"
+            | "expiry-range"
+            | "reconnect-interval"
+            | "max-reconnect-attempts"
+            | "reconnect-backoff-factor"
+            | "thread-conn-start-min-jitter-micros"
+            | "thread-conn-start-max-jitter-micros"
+            | "multi-key-get"
+            | "wait-ratio"
+            | "command-stats-breakdown" => {}
+            // Everything else was refused (or is help/version) before this point; the
+            // option table and this match are kept in step by the tests.
+            other => {
+                return Err(MemtierError::usage(format!(
+                    "option --{other} is not handled"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// `-n allkeys`, as memtier counts it: the key range's width per client, or with
+    /// `--key-pattern P:P` the range shared out over every client (plus one).
+    fn all_keys_requests(&self) -> u64 {
+        let width = self.keys.maximum.saturating_sub(self.keys.minimum);
+        let parallel = self.key_pattern == Some((KeyPattern::Parallel, KeyPattern::Parallel));
+        if parallel {
+            let clients =
+                u64::from(self.threads.unwrap_or(4)) * u64::from(self.clients.unwrap_or(50));
+            width / clients.max(1) + 1
+        } else {
+            width.max(1)
+        }
+    }
+
+    fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
+        self.commands.last_mut().ok_or_else(|| {
+            MemtierError::usage(format!(
+                "{} applies to the --command before it, and none was given",
+                g.flag()
+            ))
+        })
+    }
+
+    /// The plan, after the checks that need every option.
+    fn finish(self) -> Result<MemtierPlan, MemtierError> {
+        let length = match (self.requests, self.test_time) {
+            (Some(_), Some(_)) => {
+                return Err(MemtierError::usage(
+                    "--test-time and --requests are mutually exclusive",
+                ))
+            }
+            (_, Some(s)) => RunLength::Seconds(s),
+            (_, None) if self.all_keys => RunLength::RequestsPerClient(self.all_keys_requests()),
+            (n, None) => RunLength::RequestsPerClient(n.unwrap_or(10_000)),
+        };
+        let threads = self.threads.unwrap_or(4);
+        let clients = self.clients.unwrap_or(50);
+        let connections = u64::from(threads) * u64::from(clients);
+        if connections > MAX_CONNECTIONS {
+            return Err(MemtierError::usage(format!(
+                "-t {threads} × -c {clients} is {connections} connections: expected at most {MAX_CONNECTIONS} (memtier counts -c per thread)"
+            )));
+        }
+        let mut conn = self.conn;
+        if self.tls {
+            conn.tls = Some(self.tls_opts);
+        } else if self.tls_opts != Tls::default() {
+            return Err(MemtierError::usage(
+                "--cert, --key, --cacert, --tls-skip-verify, --sni and --tls-protocols need --tls",
+            ));
+        }
+        let echo = Echo {
+            ratio: self
+                .ratio
+                .map_or("1:10".into(), |r| format!("{}:{}", r.set, r.get)),
+            key_pattern: self.key_pattern_text.unwrap_or_else(|| "R:R".into()),
+            data_size: self.data_size.unwrap_or(32) as u64,
+            data_size_range: self.range.as_ref().map_or("0:0".into(), |(_, t)| t.clone()),
+            data_size_list: self.list.as_ref().map_or(String::new(), |(_, t)| t.clone()),
+            random_data: self.random_data,
+            key_prefix: self.keys.prefix.clone(),
+            key_minimum: self.keys.minimum,
+            key_maximum: self.keys.maximum,
+            key_stddev: self.keys.stddev.unwrap_or(0.0),
+            key_median: self.keys.median.unwrap_or(0.0),
+            key_zipf_exp: self.keys.zipf_exp,
+        };
+        let arbitrary_commands = !self.commands.is_empty();
+        let values = self
+            .range
+            .map(|(v, _)| v)
+            .or(self.list.map(|(v, _)| v))
+            .or(self.data_size.map(|bytes| ValueSize::Fixed { bytes }));
+        let workload = WorkloadFlags {
+            commands: self.commands,
+            mix: true,
+            ratio: self.ratio,
+            key_pattern: self.key_pattern,
+            keys: self.keys,
+            values,
+            ..WorkloadFlags::default()
+        }
+        .into_spec(CONSTANT_SEED)?;
+        Ok(MemtierPlan {
+            all_keys: self.all_keys,
+            workload,
+            arbitrary_commands,
+            distinct_client_seed: self.distinct,
+            randomize: self.randomize,
+            threads,
+            clients_per_thread: clients,
+            length,
+            pipeline: self.pipeline.unwrap_or(1),
+            rate_limit_per_connection: self.rate,
+            run_count: self.run_count.unwrap_or(1),
+            connection: conn,
+            output: self.out,
+            echo,
+        })
+    }
+}
+
+/// Why resplab refuses an option (with this value), if it does.
+fn refusal(g: &Given) -> Option<&'static str> {
+    let v = g.text().trim();
+    let zero = v.parse::<f64>().is_ok_and(|x| x == 0.0);
+    Some(match g.name {
+        "ipv4" | "ipv6" => "resplab cannot force one address family when resolving a name; give an IPv4 or IPv6 address to --server instead",
+        "client-stats" => "per-client CSV files are not written; --json-out-file keeps the per-second series",
+        "debug" => "resplab prints no per-request debug trace",
+        "show-config" => "the configuration dump is not printed; --json-out-file records the configuration",
+        "data-offset" if !zero => "resplab sends no SETRANGE/GETRANGE workload",
+        "data-size-pattern" if !v.eq_ignore_ascii_case("R") => "sizes tied to the key's position (S) are not implemented; R draws each size at random",
+        "expiry-range" if !matches!(v, "0-0" | "0:0") => "SETs with an expiry are not implemented",
+        "data-import" | "data-verify" | "verify-only" | "generate-keys" | "no-expiry" => "resplab has no data import or verification mode",
+        "reconnect-interval" if !zero => "resplab does not reconnect after a set number of requests",
+        "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
+        "reconnect-backoff-factor" if !zero => "resplab's reconnect backoff doubles from 10 ms to 500 ms and cannot be set",
+        "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
+        "multi-key-get" if !zero => "multi-key GETs are not generated; use --command=\"MGET __key__ __key__\"",
+        "wait-ratio" if !v.ends_with(":0") => "WAIT commands are not sent",
+        "monitor-input" | "monitor-pattern" => "MONITOR replay is not implemented",
+        "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
+        "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
+        "scan-incremental-iteration" | "scan-incremental-max-iterations" => "SCAN cursor following is not implemented",
+        "clients-start" | "clients-step" | "step-duration" => "the staircase ramp-up of clients is not implemented",
+        _ => return None,
+    })
+}
+
+fn protocol(g: &Given) -> Result<Protocol, MemtierError> {
+    match g.text() {
+        "redis" | "resp2" => Ok(Protocol::Resp2),
+        "resp3" => Ok(Protocol::Resp3),
+        "memcache_text" | "memcache_binary" => Err(MemtierError::refused(
+            g.name,
+            "resplab speaks RESP only (redis, resp2, resp3)",
+        )),
+        other => Err(crate::WorkloadError::new(
+            g.flag(),
+            other,
+            "redis, resp2 or resp3 (memcache_text and memcache_binary are not supported)",
+        )
+        .into()),
+    }
+}
+
+/// A whole number in `lo..=hi`.
+fn number(g: &Given, lo: u64, hi: u64) -> Result<u64, MemtierError> {
+    let v = g.text().trim();
+    match v.parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            format!("a whole number from {lo} to {hi}"),
+        )
+        .into()),
+    }
+}
+
+fn real(g: &Given) -> Result<f64, MemtierError> {
+    match g.text().trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(crate::WorkloadError::new(g.flag(), g.text(), "a number").into()),
+    }
+}
+
+/// `--print-percentiles 50,99,99.9`.
+fn percentiles(g: &Given) -> Result<Vec<f64>, MemtierError> {
+    let mut out = Vec::new();
+    for item in g.text().split(',') {
+        match item.trim().parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => out.push(p),
+            _ => {
+                return Err(crate::WorkloadError::new(
+                    g.flag(),
+                    g.text(),
+                    "percentiles above 0 and at most 100, separated by commas, like 50,99,99.9",
+                )
+                .into())
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

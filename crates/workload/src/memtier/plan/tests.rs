@@ -1,0 +1,219 @@
+use super::*;
+use crate::spec::{MixSpec, WorkloadKind};
+
+fn plan(line: &str) -> MemtierPlan {
+    match parse(&words(line)).unwrap() {
+        Invocation::Run(p) => *p,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn err(line: &str) -> String {
+    parse(&words(line)).unwrap_err().to_string()
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn defaults_are_memtiers() {
+    let p = plan("");
+    assert_eq!((p.threads, p.clients_per_thread), (4, 50));
+    assert_eq!(p.connections(), 200);
+    assert_eq!(p.length, RunLength::RequestsPerClient(10_000));
+    assert_eq!(p.pipeline, 1);
+    assert_eq!(p.run_count, 1);
+    assert_eq!(p.connection.host, "localhost");
+    assert_eq!(p.connection.port, 6379);
+    assert_eq!(p.output.percentiles, vec![50.0, 99.0, 99.9]);
+    assert_eq!(p.workload.seed, CONSTANT_SEED);
+    assert_eq!(p.workload.kind, WorkloadKind::Mix(MixSpec::default()));
+    assert!(!p.arbitrary_commands);
+}
+
+#[test]
+fn counts_are_per_thread_and_per_client() {
+    // The seed-004 style line: 320 connections of 10,000 requests each.
+    let p = plan("--threads 32 --clients 10 --requests 10000");
+    assert_eq!(p.connections(), 320);
+    assert_eq!(p.length, RunLength::RequestsPerClient(10_000));
+    let p = plan("-t 2 -c 3 --test-time=5");
+    assert_eq!(p.connections(), 6);
+    assert_eq!(p.length, RunLength::Seconds(5));
+}
+
+#[test]
+fn the_last_value_wins() {
+    let p = plan("--key-minimum 5 --key-minimum=7 -t 1 -t 3 --ratio 1:1 --ratio 0:1");
+    match &p.workload.kind {
+        WorkloadKind::Mix(m) => {
+            assert_eq!(m.keys.minimum, 7);
+            assert_eq!(m.ratio, Ratio { set: 0, get: 1 });
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.threads, 3);
+    assert_eq!(p.echo.ratio, "0:1");
+}
+
+#[test]
+fn command_ratio_and_pattern_belong_to_the_command_before() {
+    let p = plan(
+        "--command=SET__key__ --command-ratio 2 --command=GET --command-key-pattern=S --key-prefix k:",
+    );
+    // (templates without spaces keep the test's word split simple)
+    let WorkloadKind::Commands(c) = &p.workload.kind else {
+        panic!("{:?}", p.workload.kind)
+    };
+    assert_eq!(c.commands[0].ratio, 2);
+    assert_eq!(c.commands[0].key_pattern, KeyPattern::Random);
+    assert_eq!(c.commands[1].ratio, 1);
+    assert_eq!(c.commands[1].key_pattern, KeyPattern::Sequential);
+    assert_eq!(c.keys.prefix, "k:");
+    assert!(p.arbitrary_commands);
+    assert!(err("--command-ratio 2").contains("applies to the --command before it"));
+}
+
+#[test]
+fn values_keys_and_outputs() {
+    let p = plan(
+        "-d 100 --data-size-range=10-20 --key-pattern S:G --key-maximum 99 --key-zipf-exp 0.5 \
+         --hide-histogram --print-percentiles 50,90,99.99 --json-out-file j.json -o out.txt \
+         --hdr-file-prefix h -x 3 --print-all-runs --distinct-client-seed --randomize",
+    );
+    let WorkloadKind::Mix(m) = &p.workload.kind else {
+        panic!()
+    };
+    assert_eq!(m.values, ValueSize::Range { min: 10, max: 20 });
+    assert_eq!(
+        (m.set_pattern, m.get_pattern),
+        (KeyPattern::Sequential, KeyPattern::Gaussian)
+    );
+    assert_eq!(m.keys.maximum, 99);
+    assert_eq!(p.echo.data_size_range, "10:20");
+    assert_eq!(p.echo.data_size, 100);
+    assert!(p.output.hide_histogram && p.output.print_all_runs);
+    assert_eq!(p.output.percentiles, vec![50.0, 90.0, 99.99]);
+    assert_eq!(p.output.out_file.as_deref(), Some("out.txt"));
+    assert_eq!(p.run_count, 3);
+    assert!(p.distinct_client_seed && p.randomize);
+}
+
+#[test]
+fn connection_options() {
+    let p = plan(
+        "-s 127.0.0.1 -p 7000 -a user:pw --select-db 3 --tls --cacert ca.pem --tls-skip-verify \
+         --sni example --cluster-mode -P resp3 --connection-timeout 2 --reconnect-on-error \
+         --rate-limiting 100 --pipeline 8",
+    );
+    let c = &p.connection;
+    assert_eq!((c.host.as_str(), c.port), ("127.0.0.1", 7000));
+    assert_eq!(c.authenticate.as_deref(), Some("user:pw"));
+    assert_eq!(c.select_db, Some(3));
+    let tls = c.tls.as_ref().unwrap();
+    assert_eq!(tls.cacert.as_deref(), Some("ca.pem"));
+    assert!(tls.skip_verify);
+    assert!(c.cluster && c.reconnect_on_error);
+    assert_eq!(c.protocol, Protocol::Resp3);
+    assert_eq!(c.connect_timeout_sec, Some(2));
+    assert_eq!(p.rate_limit_per_connection, Some(100));
+    assert_eq!(p.pipeline, 8);
+    assert!(err("--cacert x").contains("need --tls"));
+}
+
+#[test]
+fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
+    plan("--data-offset 0 --wait-ratio 1:0 --expiry-range 0-0 --multi-key-get 0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
+    for (line, why) in [
+        ("--expiry-range 10-100", "expiry"),
+        ("--data-import f", "import"),
+        ("--statsd-host h", "StatsD"),
+        ("--clients-start 1", "staircase"),
+        ("--wait-ratio 1:1", "WAIT"),
+        ("--reconnect-interval 10", "set number of requests"),
+        ("-P memcache_text", "RESP only"),
+        ("-4", "address family"),
+        ("--monitor-input m.txt", "MONITOR"),
+    ] {
+        let e = err(line);
+        assert!(e.contains("is not supported by resplab memtier"), "{e}");
+        assert!(e.contains(why), "{line}: {e}");
+    }
+}
+
+#[test]
+fn bad_values_name_the_option() {
+    assert_eq!(
+        err("--threads 0"),
+        "invalid --threads '0': expected a whole number from 1 to 1024"
+    );
+    assert!(err("--ratio 1-2").starts_with("invalid --ratio '1-2'"));
+    assert!(err("--print-percentiles 50,x").starts_with("invalid --print-percentiles"));
+    assert!(err("-P http").contains("redis, resp2 or resp3"));
+    assert!(err("-n 5 --test-time 5").contains("mutually exclusive"));
+    assert!(err("--key-minimum 9 --key-maximum 3").contains("--key-minimum"));
+    assert_eq!(
+        err("-t 1024 -c 100000"),
+        "-t 1024 × -c 100000 is 102400000 connections: expected at most 100000 (memtier counts -c per thread)"
+    );
+}
+
+#[test]
+fn help_and_version() {
+    assert_eq!(parse(&words("-t 2 --help")).unwrap(), Invocation::Help);
+    assert_eq!(parse(&words("-v")).unwrap(), Invocation::Version);
+}
+
+#[test]
+fn every_option_of_the_table_is_handled_or_refused() {
+    // Each option with a plausible value either parses or is refused by name: none
+    // falls through to "not handled".
+    for name in args::names() {
+        let line = format!("--{name}={}", sample_value(name));
+        let line = if args::takes_value(name) {
+            line
+        } else {
+            format!("--{name}")
+        };
+        let extra = if name.starts_with("command-") {
+            vec!["--command=PING".to_string(), line]
+        } else if matches!(
+            name,
+            "cert" | "key" | "cacert" | "sni" | "tls-protocols" | "tls-skip-verify"
+        ) {
+            vec!["--tls".to_string(), line]
+        } else {
+            vec![line]
+        };
+        if let Err(e) = parse(&extra) {
+            assert!(!e.to_string().contains("not handled"), "{name}: {e}");
+        }
+    }
+}
+
+fn sample_value(name: &str) -> &'static str {
+    match name {
+        "ratio" | "wait-ratio" => "1:1",
+        "key-pattern" => "R:R",
+        "command-key-pattern" | "data-size-pattern" | "monitor-pattern" => "R",
+        "data-size-range" | "expiry-range" | "num-slaves" | "wait-timeout" => "1-2",
+        "data-size-list" => "10:1",
+        "protocol" => "redis",
+        "command-stats-breakdown" => "command",
+        "print-percentiles" | "key-stddev" | "key-median" => "1",
+        "key-zipf-exp" => "0.5",
+        "command" => "PING",
+        _ => "1",
+    }
+}
+
+#[test]
+fn all_keys_counts_as_memtier() {
+    let p = plan("-n allkeys --key-maximum 1000 --key-minimum 1");
+    assert_eq!(p.length, RunLength::RequestsPerClient(999));
+    assert!(p.all_keys);
+    let p = plan("--key-pattern P:P -n allkeys --key-maximum 9999 -t 2 -c 5");
+    assert_eq!(p.length, RunLength::RequestsPerClient(1000));
+    assert!(!plan("-n allkeys -n 5").all_keys);
+}
