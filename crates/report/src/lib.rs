@@ -19,6 +19,7 @@ pub mod calibration;
 pub mod cfmt;
 pub mod doc;
 pub mod ministat;
+pub mod outfile;
 pub mod plot;
 pub mod resplab;
 pub mod run;

@@ -11,7 +11,7 @@
 pub use super::bench_args::{workload_from_flags, BenchArgs};
 pub use super::bench_resolve::resolve_args;
 use super::bench_resolve::{OutputOptions, Resolved};
-use crate::output::{outfile::OutFile, progress::ProgressLine};
+use crate::output::{self, progress::ProgressLine, OutFile};
 use anyhow::Context as _;
 use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
 use resplab_report::run::{hdr, rbcompat, table};
@@ -308,7 +308,7 @@ fn write_outputs(
         let text = serde_json::to_string_pretty(record)?;
         match json {
             Some(file) => {
-                if let Err(e) = file.finish((text + "\n").as_bytes()) {
+                if let Err(e) = output::finish(file, (text + "\n").as_bytes()) {
                     failures.push(e);
                 }
             }
@@ -324,7 +324,7 @@ fn write_outputs(
         // A command that never ran leaves no file (the prepared one is removed).
         if let Some(encoded) = encoded {
             let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
-            if let Err(e) = file.finish(hdr::percentile_distribution(&h).as_bytes()) {
+            if let Err(e) = output::finish(file, hdr::percentile_distribution(&h).as_bytes()) {
                 failures.push(e);
             }
         }

@@ -768,7 +768,7 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let file = match &a.output {
-        Some(p) => Some(crate::output::outfile::OutFile::prepare("-o", p)?),
+        Some(p) => Some(crate::output::OutFile::prepare("-o", p)?),
         None => None,
     };
     let text = match a.format {
@@ -776,7 +776,7 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         Format::Csv => store.export_csv(&a.name)?,
     };
     match file {
-        Some(f) => f.finish(text.as_bytes())?,
+        Some(f) => crate::output::finish(f, text.as_bytes())?,
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(text.as_bytes()) {

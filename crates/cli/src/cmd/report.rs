@@ -104,7 +104,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     match format {
         ReportFormat::Html => {
             let html = doc::html::render(&document);
-            file.finish(html.as_bytes())?;
+            crate::output::finish(file, html.as_bytes())?;
             println!("wrote {}", output.display());
         }
         ReportFormat::Md => {
@@ -120,7 +120,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(&p, svg)
                     .with_context(|| format!("cannot write plot {}", p.display()))?;
             }
-            file.finish(md.text.as_bytes())?;
+            crate::output::finish(file, md.text.as_bytes())?;
             println!(
                 "wrote {} and {} plots in {}",
                 output.display(),
@@ -173,11 +173,11 @@ fn calibration(
                 wrote.push(plot.display().to_string());
             }
             let md = resplab_report::calibration::markdown(&page, &plot_dir);
-            file.finish(md.as_bytes())?;
+            crate::output::finish(file, md.as_bytes())?;
             println!("wrote {}", wrote.join(" and "));
         }
         ReportFormat::Html => {
-            file.finish(resplab_report::calibration::html(&page).as_bytes())?;
+            crate::output::finish(file, resplab_report::calibration::html(&page).as_bytes())?;
             println!("wrote {}", output.display());
         }
     }
@@ -195,7 +195,7 @@ fn report_target(
     asked: Option<ReportFormat>,
     output: Option<&Path>,
     default_stem: &str,
-) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::outfile::OutFile)> {
+) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
     let format = asked.unwrap_or(
         match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
             Some("md" | "markdown") => ReportFormat::Md,
@@ -220,7 +220,7 @@ fn report_target(
             })?;
         }
     }
-    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    let file = crate::output::OutFile::prepare("-o", &output)?;
     Ok((format, output, file))
 }
 
