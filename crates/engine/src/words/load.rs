@@ -4,7 +4,7 @@
 
 use super::bench::BenchWords;
 use super::{conflict, flag_error, integer, number, shard, wall_time, WordsError};
-use crate::{Arrivals, Budget, OpenLoop};
+use crate::{Budget, OpenLoop};
 use resplab_results::ShardInfo;
 use resplab_workload::flags;
 use std::time::Duration;
@@ -41,10 +41,7 @@ pub fn resolve_load(a: &BenchWords) -> Result<Load> {
     let clients = integer("-c/--clients", &a.clients, 1u32, 100_000)?;
     let pipeline = integer("-P/--pipeline", &a.pipeline, 1u32, 1_000_000)?;
     let threads = integer("--threads", &a.threads, 1u32, 1024)?;
-    let arrivals = match flags::parse_arrivals(&a.arrivals)? {
-        resplab_workload::Arrivals::Constant => Arrivals::Constant,
-        resplab_workload::Arrivals::Poisson => Arrivals::Poisson,
-    };
+    let arrivals = flags::parse_arrivals(&a.arrivals)?;
     let open_loop = match &a.rate {
         Some(r) => Some(OpenLoop {
             rate_per_sec: number("--rate", r, 1e-6, 1e9)?,

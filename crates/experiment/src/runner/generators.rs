@@ -151,7 +151,7 @@ fn shard_args(spec: &resplab_workload::WorkloadSpec, cfg: &RunConfig) -> Vec<Str
             "--rate".into(),
             format!("{}", ol.rate_per_sec),
             "--arrivals".into(),
-            ol.arrivals.name().into(),
+            ol.arrivals.as_str().into(),
         ]);
     }
     args
