@@ -392,7 +392,7 @@ fn serve_experiment(
         variants: vec![variant("a", &a), variant("b", &b)],
         workloads: vec![Workload {
             name: "set".into(),
-            tests: vec!["set".into()],
+            tests: resplab_workload::flags::TestList::of(vec![resplab_workload::TestName::Set]),
             commands: Vec::new(),
             ratio: None,
             key_pattern: None,

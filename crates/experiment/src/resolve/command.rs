@@ -46,7 +46,7 @@ pub(super) fn resolve_command_workload(
     let format = output_format(cx, w, &key)?;
     Ok(Workload {
         name,
-        tests: Vec::new(),
+        tests: resplab_workload::flags::TestList::default(),
         commands: Vec::new(),
         ratio: None,
         key_pattern: None,
