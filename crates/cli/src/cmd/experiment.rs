@@ -372,7 +372,7 @@ fn summarize_outcome(
             outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
         );
     }
-    if status.valid_rounds() == 0 && missing_cells(store, status)?.is_empty() {
+    if status.valid_rounds() == 0 && store.missing_cells(status)?.is_empty() {
         eprintln!(
             "resplab: no round of `{}` was valid, so there is nothing to compare: see the \
              INVALID reasons above (`resplab experiment status {}` lists every check)",
@@ -413,7 +413,7 @@ fn print_verdict(
     for n in store.phase_notes(&exp.name)? {
         out!("  note: {n}");
     }
-    let missing = missing_cells(store, &store.status(&exp.name)?)?;
+    let missing = store.missing_cells(&store.status(&exp.name)?)?;
     if !missing.is_empty() {
         out!(
             "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
@@ -560,23 +560,7 @@ impl<'e> Printer<'e> {
 /// declare (METHOD: "A and B configs must match apart from the declared difference"),
 /// from the `CONFIG GET *` stored with each variant's first trial.
 fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
-    let Ok(trials) = store.trials(experiment_id) else {
-        return;
-    };
-    let mut configs: std::collections::BTreeMap<
-        String,
-        std::collections::BTreeMap<String, String>,
-    > = std::collections::BTreeMap::new();
-    for t in &trials {
-        if configs.contains_key(&t.variant) {
-            continue;
-        }
-        if let Ok(mut info) = store.server_info(t.id) {
-            if let Some(c) = info.remove("config") {
-                configs.insert(t.variant.clone(), c);
-            }
-        }
-    }
+    let configs = store.first_configs(experiment_id);
     if configs.len() < 2 {
         return;
     }
@@ -613,37 +597,6 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
             show(&d.baseline_value)
         );
     }
-}
-
-/// The (round, variant, workload) cells of each round's current attempt not yet stored:
-/// what later phases still have to run.
-fn missing_cells(
-    store: &Store,
-    st: &resplab_store::ExperimentStatus,
-) -> anyhow::Result<Vec<(u32, String, String)>> {
-    let trials = store.trials(st.info.id)?;
-    let mut out = Vec::new();
-    for (round, state) in st.rounds.iter().enumerate() {
-        let attempt = match state {
-            resplab_store::RoundState::NotStarted => 0,
-            resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
-            _ => continue,
-        };
-        for v in &st.info.variants {
-            for w in &st.info.workloads {
-                let stored = trials.iter().any(|t| {
-                    t.round == round as u32
-                        && t.attempt == attempt
-                        && &t.variant == v
-                        && &t.workload == w
-                });
-                if !stored {
-                    out.push((round as u32, v.clone(), w.clone()));
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
@@ -740,7 +693,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
     }
     let exp_name = st.info.name.clone();
     let mut missing: Vec<(u32, String)> = Vec::new();
-    for (round, v, _) in missing_cells(&store, &st)? {
+    for (round, v, _) in store.missing_cells(&st)? {
         if !missing.contains(&(round, v.clone())) {
             missing.push((round, v));
         }
