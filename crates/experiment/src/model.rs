@@ -214,6 +214,33 @@ pub struct Workload {
     pub run: Option<CommandRun>,
 }
 
+impl Workload {
+    /// A workload named `name` running `budget` per phase, with nothing else set: no
+    /// tests, templates or memtier words, one connection of one request on one thread,
+    /// closed loop (Poisson arrivals should a rate be set), no preload, not a command.
+    pub fn plain(name: &str, budget: TrialBudget) -> Workload {
+        Workload {
+            name: name.to_string(),
+            tests: TestList::default(),
+            commands: Vec::new(),
+            ratio: None,
+            key_pattern: None,
+            keyspace: None,
+            data_size: None,
+            data_size_range: None,
+            data_size_list: None,
+            pipeline: 1,
+            clients: 1,
+            threads: 1,
+            rate: None,
+            arrivals: Arrivals::Poisson,
+            budget,
+            preload: None,
+            run: None,
+        }
+    }
+}
+
 /// A command workload: any benchmark program, its output read by `compare`'s importers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommandRun {

@@ -11,7 +11,6 @@ use super::{CalibrateError, Step, MIN_ROUNDS, VARIANTS};
 use crate::model::Connect;
 use crate::{Experiment, Order, Overrides, ServerSource, TrialBudget, Variant, Workload};
 use resplab_workload::flags::{self, Given, TestList};
-use resplab_workload::Arrivals;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -295,23 +294,17 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
         TestList::parse(tests).map_err(|e| invalid(format!("-t/--tests: {e}")))?
     };
     Ok(Workload {
-        name: "calibrate".into(),
         tests,
         commands,
         ratio,
         key_pattern,
         keyspace: f.keyspace,
         data_size: f.data_size,
-        data_size_range: None,
-        data_size_list: None,
         pipeline: f.pipeline.unwrap_or(1),
         clients: f.clients.unwrap_or(50),
         threads: f.threads.unwrap_or(1),
         rate: f.rate,
-        arrivals: Arrivals::Poisson,
-        budget: TrialBudget::TestTime(Duration::from_secs(1)),
-        preload: None,
-        run: None,
+        ..Workload::plain("calibrate", TrialBudget::TestTime(Duration::from_secs(1)))
     })
 }
 
