@@ -39,14 +39,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let _ = crate::signal::set_handler(move || stop.stop());
     }
 
-    let mut config = resolved.config.clone();
+    let mut config = resolved.plan.config.clone();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,
         config.effective_threads(),
     ))
     .with_context(|| format!("-c/--clients {}", config.clients))?;
-    let _server = match &resolved.target {
+    let _server = match &resolved.plan.target {
         Some(t) => {
             config.target = t.clone();
             None
@@ -56,8 +56,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     announce(&config, &resolved.output);
     let result = run_with_progress(&config, &workload, &stop, resolved.output.progress);
     let mut record = result.context(format!("run against {}", config.target))?;
-    complete_record(&mut record, &config, &resolved.spec);
-    if let Some(plan) = &resolved.shard {
+    complete_record(&mut record, &config, &resolved.plan.spec);
+    if let Some(plan) = &resolved.plan.shard {
         apply_shard_plan(&mut record, plan);
     }
 
@@ -67,8 +67,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
 
 /// The workload of the resolved flags, restricted to this process's shard if any.
 fn workload_for(resolved: &Resolved) -> anyhow::Result<Workload> {
-    let mut workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(s) = &resolved.shard {
+    let mut workload = Workload::new(&resolved.plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(s) = &resolved.plan.shard {
         workload = workload
             .with_shard(u64::from(s.index), u64::from(s.count))
             .map_err(|e| anyhow::anyhow!("{e}"))?;

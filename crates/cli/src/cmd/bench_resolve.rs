@@ -1,25 +1,18 @@
 //! `resplab bench`'s flags handed, once, to the engine's one conversion of a run's words
-//! ([`resplab_engine::words`]): the [`RunConfig`] and [`WorkloadSpec`] come from there;
+//! ([`resplab_engine::words`]): the run's configuration and workload come from there;
 //! what to print and write stays here.
 
 use super::bench::BenchArgs;
-use resplab_engine::words::bench::BenchWords;
-use resplab_engine::{RunConfig, Target};
-use resplab_results::ShardInfo;
-use resplab_workload::WorkloadSpec;
+use resplab_engine::words::bench::{BenchPlan, BenchWords};
 use std::path::PathBuf;
 
 /// Everything a bench run needs, validated.
 #[derive(Debug)]
 pub struct Resolved {
-    /// `None`: start a throwaway server.
-    pub target: Option<Target>,
-    pub config: RunConfig,
-    pub spec: WorkloadSpec,
+    /// The run's configuration and workload; no target: start a throwaway server.
+    pub plan: BenchPlan,
     pub server_bin: Option<PathBuf>,
     pub output: OutputOptions,
-    /// `--shard`: this generator's place among N, and the flags as given.
-    pub shard: Option<ShardInfo>,
 }
 
 /// What to print and write after the run.
@@ -39,11 +32,8 @@ pub struct OutputOptions {
 /// A [`resplab_engine::words::WordsError`] naming the flag, the value and what was
 /// expected.
 pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
-    let plan = words(a).resolve()?;
     Ok(Resolved {
-        target: plan.target,
-        config: plan.config,
-        spec: plan.spec,
+        plan: words(a).resolve()?,
         server_bin: a.server_bin.clone(),
         output: OutputOptions {
             json: a.json.clone(),
@@ -53,7 +43,6 @@ pub fn resolve_args(a: &BenchArgs) -> anyhow::Result<Resolved> {
             progress: !a.no_progress,
             per_node: a.per_node,
         },
-        shard: plan.shard,
     })
 }
 
