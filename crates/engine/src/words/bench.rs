@@ -13,59 +13,109 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The words of one load run as the user gave them: each field is the flag of the same
-/// name, its text unparsed (`None`, `false` or empty: not given).
-#[derive(Debug, Clone)]
+/// name, its text unparsed (`None`, `false` or empty: not given). The default gives
+/// none of them, not the command line's defaults.
+#[derive(Debug, Clone, Default)]
 pub struct BenchWords {
+    /// `-h/--host`.
     pub host: Option<String>,
+    /// `-p/--port`.
     pub port: Option<String>,
+    /// `-s/--socket`.
     pub socket: Option<PathBuf>,
+    /// `-u/--uri`.
     pub uri: Option<String>,
+    /// `-a/--password`.
     pub password: Option<String>,
+    /// `--user`.
     pub user: Option<String>,
+    /// `--select`.
     pub select: Option<String>,
+    /// `--resp`.
     pub resp: String,
+    /// `--protocol`.
     pub protocol: String,
+    /// `--tls`.
     pub tls: bool,
+    /// `--cacert`.
     pub cacert: Option<PathBuf>,
+    /// `--cacertdir`.
     pub cacertdir: Option<PathBuf>,
+    /// `--cert`.
     pub cert: Option<PathBuf>,
+    /// `--key`.
     pub key: Option<PathBuf>,
+    /// `--sni`.
     pub sni: Option<String>,
+    /// `--insecure`.
     pub insecure: bool,
+    /// `--tls-protocols`.
     pub tls_protocols: Option<String>,
+    /// `--tls-ciphersuites`.
     pub tls_ciphersuites: Option<String>,
+    /// `--cluster`.
     pub cluster: bool,
+    /// `--read-from-replicas`.
     pub read_from_replicas: bool,
     /// `--server-bin`: only checked here (it cannot go with a target).
     pub server_bin: Option<PathBuf>,
+    /// `-n/--requests`.
     pub requests: Option<String>,
+    /// `--test-time`.
     pub test_time: Option<String>,
+    /// `--warmup`.
     pub warmup: String,
+    /// `-c/--clients`.
     pub clients: String,
+    /// `-P/--pipeline`.
     pub pipeline: String,
+    /// `--threads`.
     pub threads: String,
+    /// `--rate`.
     pub rate: Option<String>,
+    /// `--arrivals`.
     pub arrivals: String,
+    /// `--seed`.
     pub seed: Option<String>,
+    /// `-t/--tests`.
     pub tests: Option<String>,
+    /// `-r/--random-keys`.
     pub random_keys: Option<String>,
+    /// `-d/--data-size`.
     pub data_size: Option<String>,
+    /// `--ratio`.
     pub ratio: Option<String>,
+    /// `--key-pattern`.
     pub key_pattern: Option<String>,
+    /// `--key-minimum`.
     pub key_minimum: Option<String>,
+    /// `--key-maximum`.
     pub key_maximum: Option<String>,
+    /// `--key-prefix`.
     pub key_prefix: Option<String>,
+    /// `--key-median`.
     pub key_median: Option<String>,
+    /// `--key-stddev`.
     pub key_stddev: Option<String>,
+    /// `--key-zipf-exp`.
     pub key_zipf_exp: Option<String>,
+    /// `--data-size-range`.
     pub data_size_range: Option<String>,
+    /// `--data-size-list`.
     pub data_size_list: Option<String>,
+    /// `--command (each)`.
     pub commands: Vec<String>,
+    /// `--command-ratio (each)`.
     pub command_ratios: Vec<String>,
+    /// `--command-key-pattern (each)`.
     pub command_key_patterns: Vec<String>,
+    /// `--shard`.
     pub shard: Option<String>,
+    /// `--per-shard`.
     pub per_shard: bool,
+    /// `--start-at`.
     pub start_at: Option<String>,
+    /// `--workload-spec`.
     pub workload_spec: Option<String>,
 }
 

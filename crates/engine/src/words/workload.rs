@@ -88,21 +88,14 @@ pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
             )
             .into());
         }
-        if a.command_ratios.len() > a.commands.len() {
-            return Err(flag_error(
-                "--command-ratio",
-                &a.command_ratios.join(","),
-                format!("at most one per --command ({} given)", a.commands.len()),
-            )
-            .into());
-        }
-        if a.command_key_patterns.len() > a.commands.len() {
-            return Err(flag_error(
-                "--command-key-pattern",
-                &a.command_key_patterns.join(","),
-                format!("at most one per --command ({} given)", a.commands.len()),
-            )
-            .into());
+        for (flag, list) in [
+            ("--command-ratio", &a.command_ratios),
+            ("--command-key-pattern", &a.command_key_patterns),
+        ] {
+            if list.len() > a.commands.len() {
+                let expected = format!("at most one per --command ({} given)", a.commands.len());
+                return Err(flag_error(flag, &list.join(","), expected).into());
+            }
         }
         let mut commands = Vec::new();
         for (i, c) in a.commands.iter().enumerate() {
@@ -210,4 +203,37 @@ fn key_space(a: &BenchWords) -> Result<KeySpace> {
     }
     k.validate()?;
     Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `--command-ratio` or `--command-key-pattern` more than there are `--command`s
+    /// is refused, naming the flag and its values.
+    #[test]
+    fn per_command_flags_need_a_command_each() {
+        for (ratios, patterns, flag, value) in [
+            (vec!["1", "2"], vec![], "--command-ratio", "1,2"),
+            (vec![], vec!["R", "G"], "--command-key-pattern", "R,G"),
+        ] {
+            let a = BenchWords {
+                commands: vec!["GET __key__".into()],
+                command_ratios: ratios.into_iter().map(String::from).collect(),
+                command_key_patterns: patterns.into_iter().map(String::from).collect(),
+                ..BenchWords::default()
+            };
+            let e = resolve_workload(&a, 1).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("invalid value '{value}' for {flag}: expected at most one per --command (1 given)")
+            );
+        }
+        let one = BenchWords {
+            commands: vec!["GET __key__".into()],
+            command_ratios: vec!["3".into()],
+            ..BenchWords::default()
+        };
+        assert!(resolve_workload(&one, 1).is_ok());
+    }
 }
