@@ -7,7 +7,6 @@
 mod args;
 mod cmd;
 mod output;
-mod resolve;
 mod signal;
 
 use clap::{CommandFactory as _, Parser, Subcommand};

@@ -113,24 +113,9 @@ pub enum Budget {
     Duration(Duration),
 }
 
-/// Arrival process of an open-loop schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arrivals {
-    /// Equal gaps of 1/rate.
-    Constant,
-    /// Exponential gaps with mean 1/rate, drawn from the run's seed.
-    Poisson,
-}
-
-impl Arrivals {
-    /// `"constant"` or `"poisson"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrivals::Constant => "constant",
-            Arrivals::Poisson => "poisson",
-        }
-    }
-}
+/// Arrival process of an open-loop schedule: the workload crate's, the one type for
+/// bench flags, experiment files and the engine's schedules.
+pub use resplab_workload::Arrivals;
 
 /// Open-loop load: a global schedule of intended send times.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -354,7 +339,7 @@ impl RunConfig {
             Some(ol) => json!({
                 "kind": "open_loop",
                 "rate_per_sec": ol.rate_per_sec,
-                "arrivals": ol.arrivals.name(),
+                "arrivals": ol.arrivals.as_str(),
             }),
         };
         let mut out = json!({

@@ -31,6 +31,9 @@
 //!   started, watched and reaped by `resplab-sys`).
 //! - [`host`]: host facts and the process's CPU time.
 //! - [`fdlimit`]: the open-file limit, raised when a run needs more connections.
+//! - [`words`]: a run's words as the user gives them (`resplab bench`'s flags) turned,
+//!   once, into a [`RunConfig`] and a workload specification, with errors that name the
+//!   flag.
 //!
 //! Load models (see the `worker` module for the details):
 //!
@@ -61,6 +64,7 @@ pub mod stop;
 mod tally;
 pub mod tls;
 pub mod uri;
+pub mod words;
 mod worker;
 
 pub use config::{

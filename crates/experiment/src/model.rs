@@ -2,7 +2,8 @@
 //! planner and runner consume. Nothing here is optional "because the file may not say":
 //! defaults are applied during resolution, so the runner never guesses.
 
-use resplab_workload::flags::{Given, KeyPatterns};
+use resplab_workload::flags::{Given, KeyPatterns, TestList};
+use resplab_workload::CommandSpec;
 use resplab_workload::{Arrivals, Ratio, ValueSize};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -206,8 +207,8 @@ pub struct Preload {
     pub key_prefix: String,
 }
 
-/// One workload, in `resplab bench` vocabulary. The memtier words (`ratio`,
-/// `key_pattern`, data sizes) are parsed once, when the file is read, by the workload
+/// One workload, in `resplab bench` vocabulary. The tests, command templates and the
+/// memtier words (`ratio`, `key_pattern`, data sizes) are parsed once, when the file is read, by the workload
 /// crate's flag parsers; each keeps the words as written ([`Given`]), so the stored
 /// definition serializes exactly as the file said it, and the runner reads only the
 /// typed values.
@@ -215,9 +216,10 @@ pub struct Preload {
 pub struct Workload {
     pub name: String,
     /// redis-benchmark test names (`-t`), empty when `commands` is used.
-    pub tests: Vec<String>,
+    pub tests: TestList,
     /// `--command` templates, empty when `tests` is used.
-    pub commands: Vec<String>,
+    #[serde(deserialize_with = "words::commands")]
+    pub commands: Vec<Given<CommandSpec>>,
     /// `--ratio` of a mix.
     #[serde(default, deserialize_with = "words::ratio")]
     pub ratio: Option<Given<Ratio>>,
@@ -245,6 +247,33 @@ pub struct Workload {
     /// resplab's own load; the bench fields above are then unused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<CommandRun>,
+}
+
+impl Workload {
+    /// A workload named `name` running `budget` per phase, with nothing else set: no
+    /// tests, templates or memtier words, one connection of one request on one thread,
+    /// closed loop (Poisson arrivals should a rate be set), no preload, not a command.
+    pub fn plain(name: &str, budget: TrialBudget) -> Workload {
+        Workload {
+            name: name.to_string(),
+            tests: TestList::default(),
+            commands: Vec::new(),
+            ratio: None,
+            key_pattern: None,
+            keyspace: None,
+            data_size: None,
+            data_size_range: None,
+            data_size_list: None,
+            pipeline: 1,
+            clients: 1,
+            threads: 1,
+            rate: None,
+            arrivals: Arrivals::Poisson,
+            budget,
+            preload: None,
+            run: None,
+        }
+    }
 }
 
 /// A command workload: any benchmark program, its output read by `compare`'s importers.
@@ -477,9 +506,14 @@ mod secs {
 /// Stored workload words read back through the parsers of their flags.
 mod words {
     use resplab_workload::flags::{self, Given, KeyPatterns};
-    use resplab_workload::{Ratio, ValueSize};
+    use resplab_workload::{CommandSpec, Ratio, ValueSize};
     use serde::Deserializer;
 
+    pub(super) fn commands<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<Given<CommandSpec>>, D::Error> {
+        Given::deserialize_list_with(d, flags::parse_command)
+    }
     pub(super) fn ratio<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Given<Ratio>>, D::Error> {
         Given::deserialize_with(d, flags::parse_ratio)
     }

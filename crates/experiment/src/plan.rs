@@ -230,13 +230,8 @@ pub const ASSUMED_OPS_PER_SEC: f64 = 50_000.0;
 /// server start.
 pub fn estimate_trial(exp: &Experiment, workload: usize) -> Duration {
     let w = &exp.workloads[workload];
-    let phases = if w.tests.is_empty() {
-        1.0
-    } else {
-        // aliases such as `ping` and `lrange` stand for several phases
-        resplab_workload::flags::parse_tests(&w.tests.join(",")).map_or(w.tests.len(), |t| t.len())
-            as f64
-    };
+    // aliases such as `ping` and `lrange` stand for several phases
+    let phases = w.tests.names().len().max(1) as f64;
     let per_phase = match w.budget {
         TrialBudget::TestTime(d) => d.as_secs_f64(),
         TrialBudget::Requests(n) => n as f64 / w.rate.unwrap_or(ASSUMED_OPS_PER_SEC),

@@ -12,6 +12,13 @@ use std::time::Duration;
 /// blanks separate words, `'…'` is literal, `"…"` allows `\"` and `\\`, a backslash
 /// outside quotes escapes the next character. `''` is an empty word.
 ///
+/// The two other quote-aware splitters keep rules of their own on purpose: command
+/// templates follow redis-cli (`resplab_workload::template::split_args`: `\n` and
+/// `\xHH` inside double quotes are bytes), and the protocol lab's command files follow
+/// theirs (`resplab_proto::lab::text::split_line`). This line is run as a program, so it
+/// follows the shell: inside double quotes `\n` stays two characters, and a backslash
+/// outside quotes escapes.
+///
 /// # Errors
 /// A message naming the unclosed quote or trailing backslash.
 pub fn split_words(line: &str) -> Result<Vec<String>, String> {

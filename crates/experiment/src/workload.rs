@@ -18,11 +18,6 @@ use resplab_workload::{KeySpace, ValueSize, WorkloadSpec};
 pub(crate) fn check_tests(v: &str) -> Result<(), String> {
     flags::parse_tests(v).map(|_| ()).map_err(|e| e.to_string())
 }
-pub(crate) fn check_command(v: &str) -> Result<(), String> {
-    flags::parse_command(v)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
 /// True when the workload is a memtier-style mix (no `tests`, no `command`).
 pub fn is_mix(w: &Workload) -> bool {
     w.tests.is_empty() && w.commands.is_empty()
@@ -30,9 +25,8 @@ pub fn is_mix(w: &Workload) -> bool {
 
 /// Builds the workload crate's spec for one trial.
 ///
-/// The memtier words were parsed when the file was read; only the tests and command
-/// templates are looked up again here. The spec itself comes from the one conversion
-/// bench uses too, [`WorkloadFlags::into_spec`].
+/// Every word was parsed when the file was read; nothing is parsed again here. The spec
+/// itself comes from the one conversion bench uses too, [`WorkloadFlags::into_spec`].
 ///
 /// # Errors
 /// A key pattern of the wrong form for the workload's kind (`S:G` for templates, one
@@ -40,14 +34,10 @@ pub fn is_mix(w: &Workload) -> bool {
 pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
     let e = |x: resplab_workload::WorkloadError| format!("workload \"{}\": {x}", w.name);
     let mix = is_mix(w);
-    let tests = if w.tests.is_empty() {
-        Vec::new()
-    } else {
-        flags::parse_tests(&w.tests.join(",")).map_err(e)?
-    };
+    let tests = w.tests.names().to_vec();
     let mut commands = Vec::new();
     for c in &w.commands {
-        let mut spec = flags::parse_command(c).map_err(e)?;
+        let mut spec = c.value().clone();
         if let Some(p) = &w.key_pattern {
             spec.key_pattern = p.value().one(p.text()).map_err(e)?;
         }

@@ -129,7 +129,7 @@ name = "w"
         ServerSource::Spawn { command } => assert_eq!(command.last().unwrap(), "0"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(e.workloads[0].tests, ["set", "get"]);
+    assert_eq!(e.workloads[0].tests.words(), ["set", "get"]);
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub mod configcheck;
 pub mod doc;
 pub mod memtier;
 pub mod ministat;
+pub mod outfile;
 pub mod plot;
 pub mod resplab;
 pub mod run;

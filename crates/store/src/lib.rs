@@ -24,6 +24,7 @@
 //! export` read them.
 
 pub mod calibration;
+pub mod cells;
 pub mod metrics;
 pub mod read;
 pub mod schema;

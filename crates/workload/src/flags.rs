@@ -199,6 +199,86 @@ impl<T> Serialize for Given<T> {
     }
 }
 
+impl<T> Given<T> {
+    /// Reads a stored list of texts back through `parse`, each as [`Given::parse`] (for
+    /// serde's `deserialize_with`).
+    ///
+    /// # Errors
+    /// A stored text the parser refuses.
+    pub fn deserialize_list_with<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        parse: fn(&str) -> Result<T, WorkloadError>,
+    ) -> Result<Vec<Self>, D::Error> {
+        let texts: Vec<String> = serde::Deserialize::deserialize(d)?;
+        texts
+            .iter()
+            .map(|t| Given::parse(t, parse).map_err(serde::de::Error::custom))
+            .collect()
+    }
+}
+
+/// redis-benchmark test words as written (one name or alias a word, as an experiment
+/// file lists them) with the tests they select, parsed once by [`parse_tests`] over the
+/// whole list. Serializes as the list of words; deserializing parses them again, so a
+/// stored list is checked as `-t` is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TestList {
+    words: Vec<String>,
+    names: Vec<TestName>,
+}
+
+impl TestList {
+    /// The tests of `words` (at least one; [`TestList::default`] is the empty list).
+    ///
+    /// # Errors
+    /// An unknown test name or no name at all, as [`parse_tests`] says it.
+    pub fn parse(words: Vec<String>) -> Result<TestList, WorkloadError> {
+        let names = parse_tests(&words.join(","))?;
+        Ok(TestList { words, names })
+    }
+
+    /// The list of `names`, each written as its `-t` name (the tests run in catalog
+    /// order, as [`parse_tests`] gives them).
+    pub fn of(names: Vec<TestName>) -> TestList {
+        let words = names.iter().map(|n| n.flag_name().to_string()).collect();
+        let mut names = names;
+        names.sort();
+        names.dedup();
+        TestList { words, names }
+    }
+
+    /// The words as written.
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// The tests they select, in catalog order (an alias such as `ping` selects several).
+    pub fn names(&self) -> &[TestName] {
+        &self.names
+    }
+
+    /// No tests given.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+}
+
+impl Serialize for TestList {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.words.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TestList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let words: Vec<String> = serde::Deserialize::deserialize(d)?;
+        if words.is_empty() {
+            return Ok(TestList::default());
+        }
+        TestList::parse(words).map_err(serde::de::Error::custom)
+    }
+}
+
 /// A key pattern word of an experiment file or calibrate: `SET:GET` for a mix (as
 /// `--key-pattern`), one letter for command templates (as `--command-key-pattern`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,6 +497,34 @@ fn parse_usize(s: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Test words keep their spelling in storage and their meaning in memory: an alias
+    /// selects several tests, in catalog order, and a stored list is checked again.
+    #[test]
+    fn test_lists_store_the_words_and_hold_the_tests() {
+        let words = vec!["get".to_string(), "ping".to_string()];
+        let list = TestList::parse(words.clone()).unwrap();
+        assert_eq!(
+            list.names(),
+            [TestName::PingInline, TestName::PingMbulk, TestName::Get]
+        );
+        let json = serde_json::to_string(&list).unwrap();
+        assert_eq!(json, r#"["get","ping"]"#);
+        let back: TestList = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, list);
+        let empty: TestList = serde_json::from_str("[]").unwrap();
+        assert!(empty.is_empty() && empty.names().is_empty());
+        assert!(serde_json::from_str::<TestList>(r#"["nope"]"#).is_err());
+        assert_eq!(
+            TestList::of(vec![TestName::Get, TestName::Set]).words(),
+            ["get", "set"]
+        );
+        assert_eq!(
+            TestList::of(vec![TestName::Get, TestName::Set]).names(),
+            [TestName::Set, TestName::Get]
+        );
+    }
+
     use super::*;
 
     fn msg<T: std::fmt::Debug>(r: Result<T, WorkloadError>) -> String {

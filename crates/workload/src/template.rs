@@ -20,7 +20,11 @@
 //! [`split_args`] tokenizes a line the way `redis-cli` and redis-benchmark split a
 //! quoted command line: whitespace separates arguments; `"…"` quotes with the escapes
 //! `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\a` and `\xHH`; `'…'` quotes with only `\'`;
-//! a closing quote must be followed by whitespace or the end of the line.
+//! a closing quote must be followed by whitespace or the end of the line. (Command
+//! workloads of experiments split their lines as a shell does, and the protocol lab's
+//! command files have their own older rules; see `resplab_proto::lab::text`: the three
+//! disagree on escapes and on what may follow a quote, and each keeps what its users
+//! wrote for it.)
 //!
 //! Compiling turns each argument into a list of pieces once, so that
 //! [`crate::Generator`] only copies literal bytes and writes numbers per request.

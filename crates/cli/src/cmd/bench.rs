@@ -11,7 +11,7 @@
 pub use super::bench_args::{workload_from_flags, BenchArgs};
 pub use super::bench_resolve::resolve_args;
 use super::bench_resolve::{OutputOptions, Resolved};
-use crate::output::{outfile::OutFile, progress::ProgressLine};
+use crate::output::{self, progress::ProgressLine, OutFile};
 use anyhow::Context as _;
 use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
 use resplab_report::run::{hdr, rbcompat, table};
@@ -52,7 +52,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let _ = crate::signal::set_handler(move || stop.stop());
     }
 
-    let mut config = resolved.config.clone();
+    let mut config = resolved.plan.config.clone();
     config.progress_commands = args.metrics_addr.is_some();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
@@ -60,7 +60,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         config.effective_threads(),
     ))
     .with_context(|| format!("-c/--clients {}", config.clients))?;
-    let _server = match &resolved.target {
+    let _server = match &resolved.plan.target {
         Some(t) => {
             config.target = t.clone();
             None
@@ -70,8 +70,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     announce(&config, &resolved.output);
     let result = run_with_progress(&config, &workload, &stop, resolved.output.progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
-    complete_record(&mut record, &config, &resolved.spec);
-    if let Some(plan) = &resolved.shard {
+    complete_record(&mut record, &config, &resolved.plan.spec);
+    if let Some(plan) = &resolved.plan.shard {
         apply_shard_plan(&mut record, plan);
     }
 
@@ -101,8 +101,8 @@ fn error_gate(record: &RunRecord, max_pct: f64) -> ExitCode {
 
 /// The workload of the resolved flags, restricted to this process's shard if any.
 fn workload_for(resolved: &Resolved) -> anyhow::Result<Workload> {
-    let mut workload = Workload::new(&resolved.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(s) = &resolved.shard {
+    let mut workload = Workload::new(&resolved.plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(s) = &resolved.plan.shard {
         workload = workload
             .with_shard(u64::from(s.index), u64::from(s.count))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -347,7 +347,7 @@ fn write_outputs(
         let text = serde_json::to_string_pretty(record)?;
         match json {
             Some(file) => {
-                if let Err(e) = file.finish((text + "\n").as_bytes()) {
+                if let Err(e) = output::finish(file, (text + "\n").as_bytes()) {
                     failures.push(e);
                 }
             }
@@ -363,7 +363,7 @@ fn write_outputs(
         // A command that never ran leaves no file (the prepared one is removed).
         if let Some(encoded) = encoded {
             let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
-            if let Err(e) = file.finish(hdr::percentile_distribution(&h).as_bytes()) {
+            if let Err(e) = output::finish(file, hdr::percentile_distribution(&h).as_bytes()) {
                 failures.push(e);
             }
         }

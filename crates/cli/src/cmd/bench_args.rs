@@ -271,5 +271,5 @@ pub fn workload_from_flags(argv: Vec<String>) -> anyhow::Result<resplab_workload
     }
     let argv = std::iter::once("bench".to_string()).chain(argv);
     let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(super::bench::resolve_args(&wrap.bench)?.spec)
+    Ok(super::bench::resolve_args(&wrap.bench)?.plan.spec)
 }

@@ -240,7 +240,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let max_error_pct = a
         .max_error_rate
         .as_deref()
-        .map(|v| crate::resolve::number("--max-error-rate", v, 0.0, 100.0))
+        .map(|v| resplab_engine::words::number("--max-error-rate", v, 0.0, 100.0))
         .transpose()?;
     let live = resplab_metrics::Live::new();
     let _endpoint = match &a.metrics_addr {
@@ -496,7 +496,7 @@ fn summarize_outcome(
             outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
         );
     }
-    if status.valid_rounds() == 0 && missing_cells(store, status)?.is_empty() {
+    if status.valid_rounds() == 0 && store.missing_cells(status)?.is_empty() {
         eprintln!(
             "resplab: no round of `{}` was valid, so there is nothing to compare: see the \
              INVALID reasons above (`resplab experiment status {}` lists every check)",
@@ -531,7 +531,7 @@ fn print_verdict(
     for n in store.phase_notes(&exp.name)? {
         out!("  note: {n}");
     }
-    let missing = missing_cells(store, &store.status(&exp.name)?)?;
+    let missing = store.missing_cells(&store.status(&exp.name)?)?;
     if !missing.is_empty() && exp.until_decided.is_none() {
         out!(
             "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
@@ -729,37 +729,6 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
     }
 }
 
-/// The (round, variant, workload) cells of each round's current attempt not yet stored:
-/// what later phases still have to run.
-fn missing_cells(
-    store: &Store,
-    st: &resplab_store::ExperimentStatus,
-) -> anyhow::Result<Vec<(u32, String, String)>> {
-    let trials = store.trials(st.info.id)?;
-    let mut out = Vec::new();
-    for (round, state) in st.rounds.iter().enumerate() {
-        let attempt = match state {
-            resplab_store::RoundState::NotStarted => 0,
-            resplab_store::RoundState::Incomplete { attempt, .. } => *attempt,
-            _ => continue,
-        };
-        for v in &st.info.variants {
-            for w in &st.info.workloads {
-                let stored = trials.iter().any(|t| {
-                    t.round == round as u32
-                        && t.attempt == attempt
-                        && &t.variant == v
-                        && &t.workload == w
-                });
-                if !stored {
-                    out.push((round as u32, v.clone(), w.clone()));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
 fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
     let obs = store.observations(&exp.name)?;
     Ok(resplab_experiment::runner::standings(exp, &obs))
@@ -863,7 +832,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
     }
     let exp_name = st.info.name.clone();
     let mut missing: Vec<(u32, String)> = Vec::new();
-    for (round, v, _) in missing_cells(&store, &st)? {
+    for (round, v, _) in store.missing_cells(&st)? {
         if !missing.contains(&(round, v.clone())) {
             missing.push((round, v));
         }
@@ -891,7 +860,7 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let file = match &a.output {
-        Some(p) => Some(crate::output::outfile::OutFile::prepare("-o", p)?),
+        Some(p) => Some(crate::output::OutFile::prepare("-o", p)?),
         None => None,
     };
     let text = match a.format {
@@ -899,7 +868,7 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         Format::Csv => store.export_csv(&a.name)?,
     };
     match file {
-        Some(f) => f.finish(text.as_bytes())?,
+        Some(f) => crate::output::finish(f, text.as_bytes())?,
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(text.as_bytes()) {

@@ -7,7 +7,7 @@
 //! (standard output or `-o`), `--json-out-file`, `--hdr-file-prefix` files. Every file is
 //! opened before the first request, so a bad path costs no run.
 
-use crate::output::{outfile::OutFile, progress::ProgressLine};
+use crate::output::{progress::ProgressLine, OutFile};
 use anyhow::Context as _;
 use clap::Args;
 use resplab_engine::{StopToken, Target};
@@ -149,7 +149,7 @@ impl Files {
         let text = report::table::render(&shape, &sections);
         let mut failures = Vec::new();
         match self.out {
-            Some(f) => failures.extend(f.finish(text.as_bytes()).err()),
+            Some(f) => failures.extend(crate::output::finish(f, text.as_bytes()).err()),
             None => {
                 let mut stdout = std::io::stdout().lock();
                 let _ = stdout.write_all(text.as_bytes());
@@ -160,7 +160,7 @@ impl Files {
             let config = resplab_engine::memtier::configuration(plan);
             let doc = report::json::document(&shape, config, &sections, runs);
             let text = report::json::to_text(&doc);
-            failures.extend(f.finish(text.as_bytes()).err());
+            failures.extend(crate::output::finish(f, text.as_bytes()).err());
         }
         if let Some(prefix) = &plan.output.hdr_file_prefix {
             let each = report::sections(&shape, runs, true);
@@ -172,7 +172,11 @@ impl Files {
             for (i, s) in per_run.iter().enumerate() {
                 for (path, body) in report::hdr::files(prefix, i + 1, s) {
                     let file = OutFile::prepare("--hdr-file-prefix", &path);
-                    failures.extend(file.and_then(|f| f.finish(body.as_bytes())).err());
+                    failures.extend(
+                        file.map_err(anyhow::Error::from)
+                            .and_then(|f| crate::output::finish(f, body.as_bytes()))
+                            .err(),
+                    );
                 }
             }
         }

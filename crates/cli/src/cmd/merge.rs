@@ -5,7 +5,7 @@
 //! merged record (the output file is opened before anything else, so a bad path fails
 //! first) and prints the table with one line per shard.
 
-use crate::output::outfile::OutFile;
+use crate::output::OutFile;
 use anyhow::Context as _;
 use clap::Args;
 use resplab_report::run::table;
@@ -68,7 +68,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let merged = resplab_results::merge::merge(&inputs, args.partial)?;
     let json = serde_json::to_string_pretty(&merged)? + "\n";
     match out {
-        Some(file) => file.finish(json.as_bytes())?,
+        Some(file) => crate::output::finish(file, json.as_bytes())?,
         None if to_stdout => print!("{json}"),
         None => {}
     }

@@ -19,25 +19,20 @@
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
 
-mod harness;
-
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use harness::{bench_jobs, bench_rows, bench_table, run_jobs};
-use resplab_proto::lab::pass::pass;
-use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of, resp_len};
-use resplab_proto::lab::{self, DecoderKind, LabWorkload};
-use resplab_proto::resp::encode::{write_command, write_inline};
-use resplab_proto::resp::request::parse_request;
-use resplab_proto::resp::Limits;
-use resplab_proto::respb::codec::{
-    encode_command, frame_to_args, Decoder, Encoding, Frame, FrameKind,
+use resplab_proto::lab::bench::{
+    bench_jobs, bench_rows, bench_table, measure, BenchJob, BenchSamples, Clocks, Sample,
 };
+use resplab_proto::lab::size::{size_rows, size_table, SizedCommand};
+use resplab_proto::lab::stream::RequestStream;
+use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of};
+use resplab_proto::lab::{self, DecoderKind, LabWorkload, Wire};
+use resplab_proto::resp::encode::write_command;
+use resplab_proto::respb::codec::encode_command;
 use resplab_workload::{Request, Workload, WorkloadSpec};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -62,6 +57,15 @@ enum ProtoCommand {
 enum Format {
     Resp,
     Respb,
+}
+
+impl Format {
+    fn wire(self) -> Wire {
+        match self {
+            Format::Resp => Wire::Resp,
+            Format::Respb => Wire::Respb,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -244,6 +248,15 @@ enum DecoderName {
 }
 
 impl DecoderName {
+    /// The name of a lab decoder (its `Debug` form is what errors show).
+    fn of(d: DecoderKind) -> DecoderName {
+        match d {
+            DecoderKind::Respb => DecoderName::Respb,
+            DecoderKind::RespZeroCopy => DecoderName::RespZeroCopy,
+            DecoderKind::RespAllocating => DecoderName::RespAllocating,
+        }
+    }
+
     fn lab(self) -> DecoderKind {
         match self {
             DecoderName::Respb => DecoderKind::Respb,
@@ -326,79 +339,22 @@ fn read_some(input: &mut dyn Read, tmp: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-/// Calls `each(args, mux)` for every request of a RESP or RESPB stream, reading it
-/// incrementally: the buffer holds at most the unfinished request plus one read of
-/// [`CHUNK`] bytes, and byte offsets in errors count from the start of the stream.
+/// Calls `each(args, mux)` for every request of a RESP or RESPB stream, read
+/// [`CHUNK`] bytes at a time into the lab's [`RequestStream`].
 fn for_each_command(
     input: &mut dyn Read,
     format: Format,
     name: &str,
     mut each: impl FnMut(&[&[u8]], u16) -> Result<()>,
 ) -> Result<usize> {
-    let limits = Limits::default();
-    let dec = Decoder::new(limits);
+    let mut stream = RequestStream::new(format.wire(), name);
     let mut tmp = vec![0u8; CHUNK];
-    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
-    // Stream offset of buf[0].
-    let mut base = 0usize;
-    let mut count = 0usize;
-    let mut owned = Vec::new();
     loop {
         let n = read_some(input, &mut tmp).with_context(|| format!("cannot read {name}"))?;
-        let eof = n == 0;
-        buf.extend_from_slice(tmp.get(..n).unwrap_or(&[]));
-        let mut pos = 0usize;
-        match format {
-            Format::Resp => {
-                let mut args = Vec::new();
-                while let Some(rest) = buf.get(pos..).filter(|r| !r.is_empty()) {
-                    match parse_request(rest, &limits, &mut args) {
-                        Ok(Some(k)) => {
-                            if !args.is_empty() {
-                                each(&args, 0)?;
-                                count += 1;
-                            }
-                            pos += k;
-                        }
-                        Ok(None) => break,
-                        Err(e) => bail!("{name}: malformed RESP: {}", e.shifted(base + pos)),
-                    }
-                }
-            }
-            Format::Respb => {
-                let mut frame = Frame::default();
-                while let Some(rest) = buf.get(pos..).filter(|r| !r.is_empty()) {
-                    match dec.decode(rest, &mut frame) {
-                        Ok(Some(k)) => {
-                            if matches!(frame.kind, FrameKind::Command(_) | FrameKind::Passthrough)
-                            {
-                                let at = base + pos;
-                                frame_to_args(&frame, &limits, &mut owned).map_err(|e| {
-                                    anyhow!("{name}: bad passthrough payload in the frame at byte {at}: {}", e.shifted(at + 8))
-                                })?;
-                                let refs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-                                each(&refs, frame.mux)?;
-                                count += 1;
-                            }
-                            pos += k;
-                        }
-                        Ok(None) => break,
-                        Err(e) => bail!("{name}: malformed RESPB: {}", e.shifted(base + pos)),
-                    }
-                }
-            }
+        if n == 0 {
+            return Ok(stream.finish()?);
         }
-        buf.drain(..pos);
-        base += pos;
-        if eof {
-            if buf.is_empty() {
-                return Ok(count);
-            }
-            match format {
-                Format::Resp => bail!("{name}: truncated RESP request at byte {base}"),
-                Format::Respb => bail!("{name}: truncated RESPB frame at byte {base}"),
-            }
-        }
+        stream.feed(tmp.get(..n).unwrap_or(&[]), &mut each)?;
     }
 }
 
@@ -498,20 +454,6 @@ fn read_command_file(path: &PathBuf) -> Result<Vec<Vec<Vec<u8>>>> {
     Ok(lab::text::commands(&text, &path.display().to_string())?)
 }
 
-#[derive(Debug, Default, Serialize)]
-struct SizeRow {
-    command: String,
-    count: u64,
-    resp_bytes: u64,
-    respb_bytes: u64,
-    respb_passthrough: u64,
-    saving_percent: f64,
-}
-
-/// A command to measure: its row label, its arguments, and whether RESP2 writes it
-/// inline.
-type SizedCommand = (String, Vec<Vec<u8>>, bool);
-
 fn size(a: SizeArgs, resolve: BenchWorkload<'_>) -> Result<ExitCode> {
     let bench_flags = a.bench.to_bench_argv();
     let cmds = match size_commands(&a, &bench_flags, resolve) {
@@ -575,123 +517,12 @@ fn size_commands(
     }
 }
 
-/// One row per label (in first-seen order, or by name when `sort`), then the total,
-/// each with its saving.
-fn size_rows(cmds: &[SizedCommand], sort: bool) -> Vec<SizeRow> {
-    let mut rows: BTreeMap<String, SizeRow> = BTreeMap::new();
-    let mut total = SizeRow {
-        command: "TOTAL".into(),
-        ..SizeRow::default()
-    };
-    let mut buf = Vec::new();
-    let mut order: Vec<String> = Vec::new();
-    for (key, c, inline) in cmds {
-        if c.is_empty() {
-            continue;
-        }
-        let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();
-        buf.clear();
-        let enc = encode_command(&mut buf, 0, &refs);
-        let row = rows.entry(key.clone()).or_insert_with(|| {
-            order.push(key.clone());
-            SizeRow {
-                command: key.clone(),
-                ..SizeRow::default()
-            }
-        });
-        let r = if *inline {
-            let mut text = Vec::new();
-            write_inline(&mut text, &refs);
-            text.len() as u64
-        } else {
-            resp_len(c) as u64
-        };
-        let p = u64::from(enc == Encoding::Passthrough);
-        for row in [&mut *row, &mut total] {
-            row.count += 1;
-            row.resp_bytes += r;
-            row.respb_bytes += buf.len() as u64;
-            row.respb_passthrough += p;
-        }
-    }
-    if sort {
-        order.sort();
-    }
-    let mut all: Vec<SizeRow> = order.iter().filter_map(|k| rows.remove(k)).collect();
-    all.push(total);
-    for r in &mut all {
-        r.saving_percent = if r.resp_bytes > 0 {
-            100.0 * (r.resp_bytes as f64 - r.respb_bytes as f64) / r.resp_bytes as f64
-        } else {
-            0.0
-        };
-    }
-    all
-}
-
-/// The text table of `proto size`.
-fn size_table(all: &[SizeRow]) -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
-        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-        "command", "count", "RESP2 B", "RESPB B", "saving", "B/cmd", "B/cmd"
-    ));
-    out.push_str(&format!(
-        "{:<16} {:>9} {:>12} {:>12} {:>9} {:>8} {:>8}\n",
-        "", "", "", "", "", "RESP2", "RESPB"
-    ));
-    for r in all {
-        let n = r.count.max(1) as f64;
-        out.push_str(&format!(
-            "{:<16} {:>9} {:>12} {:>12} {:>8.1}% {:>8.1} {:>8.1}{}\n",
-            r.command,
-            r.count,
-            r.resp_bytes,
-            r.respb_bytes,
-            r.saving_percent,
-            r.resp_bytes as f64 / n,
-            r.respb_bytes as f64 / n,
-            if r.respb_passthrough > 0 {
-                format!("  ({} via passthrough)", r.respb_passthrough)
-            } else {
-                String::new()
-            }
-        ));
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------
 // bench
 // ---------------------------------------------------------------------------------------
 
-/// One child measurement.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Sample {
-    workload: String,
-    /// The decoder's name ([`DecoderKind::name`]).
-    decoder: String,
-    commands: u64,
-    input_bytes: u64,
-    iterations: u32,
-    wall_ns: u64,
-    cpu_ns: u64,
-    allocations: u64,
-    peak_memory_bytes: u64,
-    checksum: u64,
-}
-
-fn thread_cpu_ns() -> Option<u64> {
-    resplab_sys::proc::thread_cpu_ns()
-}
-
-fn peak_rss_bytes() -> u64 {
-    resplab_sys::proc::peak_rss_bytes().unwrap_or(0)
-}
-
-/// The shortest measured stretch of one child.
-const MIN_MEASURE: std::time::Duration = std::time::Duration::from_millis(300);
-
+/// The measuring child: one decoder on one workload or input file, its sample as one
+/// JSON line on standard output.
 fn child(a: &BenchArgs) -> Result<ExitCode> {
     let decoder = a
         .decoder
@@ -715,48 +546,13 @@ fn child(a: &BenchArgs) -> Result<ExitCode> {
         }
         (None, None) => bail!("--child needs --workload or --input"),
     };
-    let limits = Limits::default();
-    let dec = Decoder::new(limits);
-    // Warm-up pass (not measured): page in the input, size the reusable buffers.
-    let (n, _, _) = pass(decoder, &data, &dec, &limits)?;
-    if let Some(e) = expected {
-        if n != e {
-            bail!("decoded {n} commands, expected {e}: the workload was not consumed completely");
-        }
-    }
-    let cpu0 = thread_cpu_ns();
     let t0 = Instant::now();
-    let mut checksum = 0u64;
-    let mut allocs = 0u64;
-    // At least `iterations` passes and at least MIN_MEASURE, so that a run of a few
-    // milliseconds (RESPB skipping 1 KB values) is not measured on a handful of passes.
-    let mut passes = 0u32;
-    while passes < a.iterations || t0.elapsed() < MIN_MEASURE {
-        let (k, s, al) = pass(decoder, std::hint::black_box(&data), &dec, &limits)?;
-        if k != n {
-            bail!("pass decoded {k} commands, the warm-up {n}");
-        }
-        checksum = checksum.wrapping_add(s);
-        allocs += al;
-        passes = passes.saturating_add(1);
-    }
-    let wall_ns = t0.elapsed().as_nanos() as u64;
-    let cpu_ns = match (cpu0, thread_cpu_ns()) {
-        (Some(a0), Some(a1)) => a1.saturating_sub(a0),
-        _ => wall_ns,
+    let clocks = Clocks {
+        elapsed: &|| t0.elapsed(),
+        thread_cpu_ns: &resplab_sys::proc::thread_cpu_ns,
     };
-    let s = Sample {
-        workload: label,
-        decoder: decoder.name().to_string(),
-        commands: n,
-        input_bytes: data.len() as u64,
-        iterations: passes,
-        wall_ns,
-        cpu_ns,
-        allocations: allocs,
-        peak_memory_bytes: peak_rss_bytes(),
-        checksum,
-    };
+    let mut s = measure(decoder, &label, &data, expected, a.iterations, &clocks)?;
+    s.peak_memory_bytes = resplab_sys::proc::peak_rss_bytes().unwrap_or(0);
     println!("{}", serde_json::to_string(&s)?);
     Ok(ExitCode::SUCCESS)
 }
@@ -769,7 +565,13 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
         eprintln!("resplab: --iterations and --repetitions must be at least 1");
         return Ok(ExitCode::from(2));
     }
-    let jobs = bench_jobs(&a)?;
+    let input = match (&a.input, a.input_format) {
+        (Some(p), Some(f)) => Some((p.display().to_string(), f.wire())),
+        (Some(_), None) => bail!("--input needs --input-format resp|respb"),
+        (None, _) => None,
+    };
+    let workloads: Vec<LabWorkload> = a.workload.iter().map(|w| w.lab()).collect();
+    let jobs = bench_jobs(input.as_ref().map(|(n, w)| (n.as_str(), *w)), &workloads);
     let exe = std::env::current_exe().context("cannot find the resplab executable")?;
     let Some(samples) = run_jobs(&a, &exe, &jobs)? else {
         return Ok(ExitCode::from(2));
@@ -787,8 +589,86 @@ fn bench(a: BenchArgs) -> Result<ExitCode> {
         out.push('\n');
         out
     } else {
-        bench_table(&a, &rows)
+        bench_table(&rows, a.repetitions, a.iterations, a.cpu)
     };
     write_output(None, out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs every job's decoders in a child process per repetition, with the decoder order
+/// rotated each repetition so drift hits all alike; `None` when a child failed (said on
+/// standard error).
+fn run_jobs(a: &BenchArgs, exe: &Path, jobs: &[BenchJob]) -> Result<Option<BenchSamples>> {
+    let mut samples = BenchSamples::new();
+    for rep in 0..a.repetitions {
+        for (label, w, decs) in jobs {
+            let k = decs.len();
+            for j in 0..k {
+                let d = decs[(j + rep as usize) % k];
+                let out = child_command(a, exe, *w, d).output().with_context(|| {
+                    if a.cpu.is_some() {
+                        "cannot run `taskset` (util-linux) for --cpu".to_string()
+                    } else {
+                        "cannot run the benchmark child process".to_string()
+                    }
+                })?;
+                if !out.status.success() {
+                    eprintln!(
+                        "resplab: {} / {:?}: {}",
+                        label,
+                        DecoderName::of(d),
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                    return Ok(None);
+                }
+                let s: Sample = serde_json::from_slice(&out.stdout)
+                    .context("cannot read the benchmark child's result")?;
+                if !a.json {
+                    eprint!(".");
+                }
+                samples.entry((label.clone(), d)).or_default().push(s);
+            }
+        }
+    }
+    if !a.json {
+        eprintln!();
+    }
+    Ok(Some(samples))
+}
+
+/// The `proto bench --child` process that measures decoder `d` on one job, pinned with
+/// `taskset` when `--cpu` is given.
+fn child_command(
+    a: &BenchArgs,
+    exe: &Path,
+    w: Option<LabWorkload>,
+    d: DecoderKind,
+) -> std::process::Command {
+    let mut cmd = match a.cpu {
+        Some(cpu) => {
+            let mut c = std::process::Command::new("taskset");
+            c.arg("-c").arg(cpu.to_string()).arg(exe);
+            c
+        }
+        None => std::process::Command::new(exe),
+    };
+    cmd.args(["proto", "bench", "--child", "--decoder", d.name()])
+        .arg("--iterations")
+        .arg(a.iterations.to_string())
+        .arg("--size-mb")
+        .arg(a.size_mb.to_string());
+    match (w, &a.input) {
+        (Some(w), _) => {
+            cmd.arg("--workload").arg(w.name());
+        }
+        (None, Some(p)) => {
+            let format = match d.wire() {
+                Wire::Respb => "respb",
+                Wire::Resp => "resp",
+            };
+            cmd.arg("--input").arg(p).arg("--input-format").arg(format);
+        }
+        (None, None) => {}
+    }
+    cmd
 }

@@ -104,7 +104,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     match format {
         ReportFormat::Html => {
             let html = doc::html::render(&document);
-            file.finish(html.as_bytes())?;
+            crate::output::finish(file, html.as_bytes())?;
             println!("wrote {}", output.display());
         }
         ReportFormat::Md => {
@@ -120,7 +120,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 std::fs::write(&p, svg)
                     .with_context(|| format!("cannot write plot {}", p.display()))?;
             }
-            file.finish(md.text.as_bytes())?;
+            crate::output::finish(file, md.text.as_bytes())?;
             println!(
                 "wrote {} and {} plots in {}",
                 output.display(),
@@ -173,11 +173,11 @@ fn calibration(
                 wrote.push(plot.display().to_string());
             }
             let md = resplab_report::calibration::markdown(&page, &plot_dir);
-            file.finish(md.as_bytes())?;
+            crate::output::finish(file, md.as_bytes())?;
             println!("wrote {}", wrote.join(" and "));
         }
         ReportFormat::Html => {
-            file.finish(resplab_report::calibration::html(&page).as_bytes())?;
+            crate::output::finish(file, resplab_report::calibration::html(&page).as_bytes())?;
             println!("wrote {}", output.display());
         }
     }
@@ -195,7 +195,7 @@ fn report_target(
     asked: Option<ReportFormat>,
     output: Option<&Path>,
     default_stem: &str,
-) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::outfile::OutFile)> {
+) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
     let format = asked.unwrap_or(
         match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
             Some("md" | "markdown") => ReportFormat::Md,
@@ -220,7 +220,7 @@ fn report_target(
             })?;
         }
     }
-    let file = crate::output::outfile::OutFile::prepare("-o", &output)?;
+    let file = crate::output::OutFile::prepare("-o", &output)?;
     Ok((format, output, file))
 }
 
@@ -296,7 +296,7 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         .unwrap_or_else(|| info.primary_metric.clone());
     let observations: Vec<Observation> = StoredSource::load(&mut store, name, None)?;
     let (workloads, counted_trials) = stored_workloads(&store, name, &info, &metric)?;
-    let variant_definitions = variant_definitions(&info, &spec_json);
+    let variant_definitions = doc::input::variant_definitions(&info.variants, &spec_json);
     let config_check = resplab_experiment::Experiment::from_json(&spec_json)
         .ok()
         .and_then(|exp| resplab_experiment::configcheck::gather(&store, &exp, info.id));
@@ -398,24 +398,6 @@ fn stored_workloads(
         }
     }
     Ok((workloads, trials.len()))
-}
-
-/// Each variant's definition as stored with the experiment, as pretty JSON.
-fn variant_definitions(
-    info: &resplab_store::ExperimentInfo,
-    spec_json: &serde_json::Value,
-) -> Vec<(String, String)> {
-    info.variants
-        .iter()
-        .filter_map(|v| {
-            let def = spec_json
-                .get("variants")?
-                .as_array()?
-                .iter()
-                .find(|d| d.get("name").and_then(|n| n.as_str()) == Some(v.as_str()))?;
-            Some((v.clone(), serde_json::to_string_pretty(def).ok()?))
-        })
-        .collect()
 }
 
 /// The notes of a stored experiment: its phases, the rounds not counted and every
@@ -545,55 +527,8 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
             }
         }
     }
-    let metrics: Vec<String> = {
-        let mut m: Vec<String> = Vec::new();
-        for o in loaded.observations.iter() {
-            if !m.iter().any(|x: &String| *x == o.metric.name) {
-                m.push(o.metric.name.clone());
-            }
-        }
-        m
-    };
-    let metric = match &args.metric {
-        Some(m) => m.clone(),
-        None if metrics.iter().any(|m| m == "ops_per_sec") => "ops_per_sec".to_string(),
-        None => metrics.first().map(|s| s.to_string()).unwrap_or_default(),
-    };
-    // Workloads in first-seen order; one trial per (label, workload, file, trial index).
-    let mut names: Vec<String> = Vec::new();
-    let mut trials: BTreeMap<String, Vec<TrialInput>> = BTreeMap::new();
-    for o in loaded
-        .observations
-        .iter()
-        .filter(|o| o.metric.name == metric)
-    {
-        let w = o.workload.to_string();
-        if !names.contains(&w) {
-            names.push(w.clone());
-        }
-        let file = o.origin.file.to_string();
-        let run = records.get(&file).cloned();
-        let command = match (&run, &*o.workload) {
-            (Some(_), "ALL") | (None, _) => None,
-            (Some(_), c) => Some(c.to_string()),
-        };
-        trials.entry(w).or_default().push(TrialInput {
-            variant: o.label.to_string(),
-            round: o.round,
-            value: o.flag.is_none().then_some(o.value),
-            run,
-            command,
-        });
-    }
-    let has_all = names.iter().any(|n| n == "ALL");
-    let workloads = names
-        .iter()
-        .map(|n| WorkloadInput {
-            name: n.clone(),
-            in_geomean: !has_all || n == "ALL",
-            trials: trials.remove(n).unwrap_or_default(),
-        })
-        .collect();
+    let (metric, workloads) =
+        doc::input::from_observations(&loaded.observations, &records, args.metric.as_deref());
     let shown: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
     Ok(ReportInput {
         title: "resplab report".into(),

@@ -1,7 +1,31 @@
-//! Where the output of a command goes: output files opened before anything is measured,
-//! the live progress line on a terminal, and the live metrics endpoint's announcement. The exporters themselves (table, CSV, HDR
-//! files) are `resplab_report::run`.
+//! Where the output of a command goes: output files opened before anything is measured
+//! (`resplab_report::outfile`, with [`finish`] saying where a copy went when the file
+//! could not be written), the live progress line on a terminal, and the live metrics
+//! endpoint's announcement. The exporters themselves (table, CSV, HDR files) are
+//! `resplab_report::run`.
 
 pub mod metrics;
-pub mod outfile;
 pub mod progress;
+
+pub use resplab_report::outfile::OutFile;
+use resplab_report::outfile::OutFileError;
+
+/// Writes `bytes` as the whole of `file`; when that failed and a copy was saved in the
+/// temporary folder, says where on standard error.
+///
+/// # Errors
+/// The file could not be written.
+pub fn finish(file: OutFile, bytes: &[u8]) -> anyhow::Result<()> {
+    file.finish(bytes).map_err(|e| {
+        if let OutFileError::SavedElsewhere { saved, first } = &e {
+            eprintln!(
+                "resplab: {} {} could not be written ({}); saved to {} instead",
+                first.flag,
+                first.path.display(),
+                first.error,
+                saved.display()
+            );
+        }
+        e.into()
+    })
+}

@@ -190,7 +190,7 @@ fn load_model(cfg: &RunConfig) -> LoadModel {
         },
         Some(ol) => LoadModel::OpenLoop {
             rate_per_sec: ol.rate_per_sec,
-            arrivals: ol.arrivals.name().to_string(),
+            arrivals: ol.arrivals.as_str().to_string(),
             clients: cfg.clients,
             pipeline: cfg.pipeline,
         },

@@ -556,13 +556,9 @@ fn open_clients(
     let mut conns = Vec::with_capacity(a.nconns);
     let mut gens = Vec::with_capacity(a.nconns);
     let mut scheds = Vec::new();
-    let schedule = cfg.open_loop.map(|ol| {
-        let arrivals = match ol.arrivals {
-            crate::config::Arrivals::Constant => resplab_workload::Arrivals::Constant,
-            crate::config::Arrivals::Poisson => resplab_workload::Arrivals::Poisson,
-        };
-        Schedule::new(ol.rate_per_sec, arrivals, cfg.seed ^ (a.phase as u64))
-    });
+    let schedule = cfg
+        .open_loop
+        .map(|ol| Schedule::new(ol.rate_per_sec, ol.arrivals, cfg.seed ^ (a.phase as u64)));
     let masters = cl.as_ref().map(|c| c.topo.masters()).unwrap_or_default();
     for k in 0..a.nconns {
         let global = (a.first_conn + k) as u64;

@@ -10,8 +10,7 @@
 use super::{CalibrateError, Step, MIN_ROUNDS, VARIANTS};
 use crate::model::Connect;
 use crate::{Experiment, Order, Overrides, ServerSource, TrialBudget, Variant, Workload};
-use resplab_workload::flags::{self, Given};
-use resplab_workload::Arrivals;
+use resplab_workload::flags::{self, Given, TestList};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -271,9 +270,12 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
             .filter(|x| !x.is_empty())
             .collect();
     }
-    for c in &f.commands {
-        check("--command", crate::workload::check_command(c))?;
-    }
+    let commands = f
+        .commands
+        .iter()
+        .map(|c| Given::parse(c, flags::parse_command))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(format!("--command: {e}")))?;
     let ratio = given("--ratio", &f.ratio, flags::parse_ratio)?;
     let key_pattern = given("--key-pattern", &f.key_pattern, flags::parse_key_patterns)?;
     for (flag, v) in [("-c/--clients", f.clients), ("-P/--pipeline", f.pipeline)] {
@@ -306,24 +308,23 @@ fn flags_workload(f: &WorkloadFlags) -> Result<Workload, CalibrateError> {
     } else {
         tests
     };
+    let tests = if tests.is_empty() {
+        TestList::default()
+    } else {
+        TestList::parse(tests).map_err(|e| invalid(format!("-t/--tests: {e}")))?
+    };
     Ok(Workload {
-        name: "calibrate".into(),
         tests,
-        commands: f.commands.clone(),
+        commands,
         ratio,
         key_pattern,
         keyspace: f.keyspace,
         data_size: f.data_size,
-        data_size_range: None,
-        data_size_list: None,
         pipeline: f.pipeline.unwrap_or(1),
         clients: f.clients.unwrap_or(50),
         threads: f.threads.unwrap_or_else(default_threads),
         rate: f.rate,
-        arrivals: Arrivals::Poisson,
-        budget: TrialBudget::TestTime(Duration::from_secs(1)),
-        preload: None,
-        run: None,
+        ..Workload::plain("calibrate", TrialBudget::TestTime(Duration::from_secs(1)))
     })
 }
 

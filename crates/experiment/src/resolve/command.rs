@@ -45,22 +45,6 @@ pub(super) fn resolve_command_workload(
     };
     let format = output_format(cx, w, &key)?;
     Ok(Workload {
-        name,
-        tests: Vec::new(),
-        commands: Vec::new(),
-        ratio: None,
-        key_pattern: None,
-        keyspace: None,
-        data_size: None,
-        data_size_range: None,
-        data_size_list: None,
-        pipeline: 1,
-        clients: 1,
-        threads: 1,
-        rate: None,
-        arrivals: resplab_workload::Arrivals::Poisson,
-        budget: default_budget,
-        preload: None,
         run: Some(CommandRun {
             line,
             shell,
@@ -68,6 +52,7 @@ pub(super) fn resolve_command_workload(
             cwd: w.cwd.as_ref().map(|c| c.get_ref().clone()),
             format,
         }),
+        ..Workload::plain(&name, default_budget)
     })
 }
 

@@ -2,8 +2,9 @@
 //! preload), resolved and checked into the experiment model.
 
 use super::*;
-use resplab_workload::flags::{self, Given};
+use resplab_workload::flags::{self, Given, TestList};
 use resplab_workload::Arrivals;
+use resplab_workload::{CommandSpec, TestName};
 
 pub(super) fn resolve_workload(
     cx: &Ctx<'_>,
@@ -73,7 +74,7 @@ pub(super) fn resolve_workload(
         || data_size_range.is_some()
         || data_size_list.is_some();
     let tests = if tests.is_empty() && commands.is_empty() && !mix_keys {
-        vec!["set".to_string(), "get".to_string()]
+        TestList::of(vec![TestName::Set, TestName::Get])
     } else {
         tests
     };
@@ -128,7 +129,7 @@ fn tests_and_commands(
     cx: &Ctx<'_>,
     index: usize,
     w: &WorkloadSpecToml,
-) -> Result<(Vec<String>, Vec<String>), SpecError> {
+) -> Result<(TestList, Vec<Given<CommandSpec>>), SpecError> {
     let key = |k: &str| format!("workload[{index}].{k}");
     let tests: Vec<String> = w
         .tests
@@ -158,16 +159,20 @@ fn tests_and_commands(
             "give either tests or command, not both",
         ));
     }
-    if let Some(t) = &w.tests {
-        crate::workload::check_tests(&tests.join(","))
-            .map_err(|m| cx.err_key(t.span(), key("tests"), m))?;
-    }
-    if let Some(c) = &w.command {
-        for cmd in &commands {
-            crate::workload::check_command(cmd)
-                .map_err(|m| cx.err_key(c.span(), key("command"), m))?;
+    let tests = match &w.tests {
+        Some(t) => {
+            TestList::parse(tests).map_err(|e| cx.err_key(t.span(), key("tests"), e.to_string()))?
         }
-    }
+        None => TestList::default(),
+    };
+    let commands = match &w.command {
+        Some(c) => commands
+            .iter()
+            .map(|cmd| Given::parse(cmd, flags::parse_command))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| cx.err_key(c.span(), key("command"), e.to_string()))?,
+        None => Vec::new(),
+    };
     Ok((tests, commands))
 }
 

@@ -281,10 +281,7 @@ fn trial_config(
     cfg.seed = seed;
     cfg.open_loop = workload.rate.map(|rate| OpenLoop {
         rate_per_sec: rate,
-        arrivals: match workload.arrivals {
-            resplab_workload::Arrivals::Constant => resplab_engine::Arrivals::Constant,
-            resplab_workload::Arrivals::Poisson => resplab_engine::Arrivals::Poisson,
-        },
+        arrivals: workload.arrivals,
     });
     Ok(cfg)
 }

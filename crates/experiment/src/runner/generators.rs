@@ -154,7 +154,7 @@ fn shard_args(spec: &resplab_workload::WorkloadSpec, cfg: &RunConfig) -> Vec<Str
             "--rate".into(),
             format!("{}", ol.rate_per_sec),
             "--arrivals".into(),
-            ol.arrivals.name().into(),
+            ol.arrivals.as_str().into(),
         ]);
     }
     args
@@ -173,7 +173,7 @@ fn expected_duration(
         .map(|g| g.start_lead)
         .max()
         .unwrap_or_default();
-    let phases = workload.tests.len().max(1) as u32;
+    let phases = workload.tests.words().len().max(1) as u32;
     match cfg.budget {
         Budget::Requests(_) => expected += Duration::from_secs(3600),
         Budget::Duration(d) => expected += (d + cfg.warmup) * phases,

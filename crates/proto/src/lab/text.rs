@@ -1,6 +1,13 @@
 //! Commands as text, one per line, as `proto size --file` and `proto convert` read them:
 //! arguments split with shell-like quoting (`"…"` with `\\n`, `\\r`, `\\t`, `\\xHH` and
 //! `\\` escapes, `'…'` taken literally); blank lines and `#` comments are skipped.
+//!
+//! These are not redis-cli's rules, which command templates follow
+//! (`resplab_workload::template::split_args`, in a crate this one does not depend on):
+//! here `'…'` has no `\'`, `\a` and `\b` are plain letters, and a quoted section may run
+//! on into the rest of the argument (`"a"b` is `ab`, an error for a template). Folding
+//! the two would change what `proto size --file` and `proto convert` read from files
+//! written for them.
 
 use super::LabError;
 

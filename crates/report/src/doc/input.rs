@@ -1,9 +1,11 @@
 //! What a report is made from. The CLI fills these from a stored experiment or from
-//! result files; tests fill them by hand.
+//! result files (with [`from_observations`] and [`variant_definitions`] doing what needs
+//! no disk); tests fill them by hand.
 
 use crate::resplab::ResplabOptions;
-use resplab_results::sample::Observation;
+use resplab_results::sample::{Observation, Observations};
 use resplab_results::RunRecord;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Everything a report shows.
@@ -78,4 +80,78 @@ impl TrialInput {
             Some(c) => run.commands.get(c),
         }
     }
+}
+
+/// The metric and workloads of a report on result files: `metric` if given, else
+/// `ops_per_sec` where the files have it, else the first metric read; one workload per
+/// workload name in first-seen order, with one trial per observation of the metric.
+/// `records` are the run records of resplab run files, by the file name observations
+/// cite: a trial of one of them keeps its record, and its workload other than `ALL` is a
+/// command of that run. When an `ALL` workload is present only it enters the summary's
+/// geometric mean.
+pub fn from_observations(
+    observations: &Observations,
+    records: &HashMap<String, Arc<RunRecord>>,
+    metric: Option<&str>,
+) -> (String, Vec<WorkloadInput>) {
+    let mut metrics: Vec<String> = Vec::new();
+    for o in observations.iter() {
+        if !metrics.contains(&o.metric.name) {
+            metrics.push(o.metric.name.clone());
+        }
+    }
+    let metric = match metric {
+        Some(m) => m.to_string(),
+        None if metrics.iter().any(|m| m == "ops_per_sec") => "ops_per_sec".to_string(),
+        None => metrics.first().cloned().unwrap_or_default(),
+    };
+    let mut names: Vec<String> = Vec::new();
+    let mut trials: BTreeMap<String, Vec<TrialInput>> = BTreeMap::new();
+    for o in observations.iter().filter(|o| o.metric.name == metric) {
+        let w = o.workload.to_string();
+        if !names.contains(&w) {
+            names.push(w.clone());
+        }
+        let run = records.get(&*o.origin.file).cloned();
+        let command = match (&run, &*o.workload) {
+            (Some(_), "ALL") | (None, _) => None,
+            (Some(_), c) => Some(c.to_string()),
+        };
+        trials.entry(w).or_default().push(TrialInput {
+            variant: o.label.to_string(),
+            round: o.round,
+            value: o.flag.is_none().then_some(o.value),
+            run,
+            command,
+        });
+    }
+    let has_all = names.iter().any(|n| n == "ALL");
+    let workloads = names
+        .iter()
+        .map(|n| WorkloadInput {
+            name: n.clone(),
+            in_geomean: !has_all || n == "ALL",
+            trials: trials.remove(n).unwrap_or_default(),
+        })
+        .collect();
+    (metric, workloads)
+}
+
+/// Each variant's definition in a stored experiment's JSON (`variants[].name`), as
+/// pretty JSON; variants without one are left out.
+pub fn variant_definitions(
+    variants: &[String],
+    spec_json: &serde_json::Value,
+) -> Vec<(String, String)> {
+    variants
+        .iter()
+        .filter_map(|v| {
+            let def = spec_json
+                .get("variants")?
+                .as_array()?
+                .iter()
+                .find(|d| d.get("name").and_then(|n| n.as_str()) == Some(v.as_str()))?;
+            Some((v.clone(), serde_json::to_string_pretty(def).ok()?))
+        })
+        .collect()
 }

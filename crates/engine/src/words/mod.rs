@@ -1,7 +1,16 @@
-//! Turning raw flag values into typed, validated values, with errors that name the flag,
-//! the value and what was expected.
+//! The words of a run as a user writes them (`resplab bench`'s flags) turned into typed,
+//! validated values, with errors that name the flag, the value and what was expected:
+//! the value parsers here, the connection words in [`connect`], the load, start and
+//! shard words in [`load`], the workload words (through `resplab_workload::flags`) in
+//! [`workload`], and all of them together into a [`RunConfig`](crate::RunConfig) and a
+//! workload in [`bench`].
 //!
-//! Every function here is the edge of the program: below it, nothing handles raw strings.
+//! This is the edge of the program: below it, nothing handles raw strings.
+
+pub mod bench;
+pub mod connect;
+pub mod load;
+pub mod workload;
 
 use std::fmt;
 use std::str::FromStr;
@@ -26,6 +35,51 @@ impl fmt::Display for FlagError {
 }
 
 impl std::error::Error for FlagError {}
+
+/// Two flags that cannot be used together.
+#[derive(Debug)]
+pub struct ConflictError {
+    pub flag: String,
+    pub other: String,
+}
+
+impl fmt::Display for ConflictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} cannot be used together with {}",
+            self.flag, self.other
+        )
+    }
+}
+
+impl std::error::Error for ConflictError {}
+
+/// Builds a [`ConflictError`].
+pub fn conflict(a: &str, b: &str) -> ConflictError {
+    ConflictError {
+        flag: a.to_string(),
+        other: b.to_string(),
+    }
+}
+
+/// Why the words of a run do not make one: a flag's value, two flags together, the
+/// workload they describe, or the configuration they add up to. Each prints as its
+/// cause does.
+#[derive(Debug, thiserror::Error)]
+pub enum WordsError {
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    #[error(transparent)]
+    Conflict(#[from] ConflictError),
+    #[error(transparent)]
+    Workload(#[from] resplab_workload::WorkloadError),
+    #[error(transparent)]
+    Config(#[from] crate::EngineError),
+    /// Flags that make sense only together, or a TLS setting the TLS library refuses.
+    #[error("{0}")]
+    Other(String),
+}
 
 /// Builds a [`FlagError`].
 pub fn flag_error(flag: &str, value: &str, expected: impl Into<String>) -> FlagError {
@@ -170,16 +224,16 @@ fn rfc3339_ms(v: &str) -> Option<f64> {
 /// Reads `--uri` with the one URI parser (`engine::uri`): a lone word before the `@` is
 /// the password, as redis-cli reads it; every error shows the URI with its userinfo masked.
 pub fn redis_uri(value: &str) -> Result<RedisUri, FlagError> {
-    resplab_engine::uri::parse(value).map_err(|e| {
+    crate::uri::parse(value).map_err(|e| {
         flag_error(
             "--uri",
             &e.shown,
-            format!("{} ({})", resplab_engine::uri::URI_FORM, e.why),
+            format!("{} ({})", crate::uri::URI_FORM, e.why),
         )
     })
 }
 
-pub use resplab_engine::uri::RedisUri;
+pub use crate::uri::RedisUri;
 
 #[cfg(test)]
 mod tests {

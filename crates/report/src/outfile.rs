@@ -4,9 +4,9 @@
 //! (created) before the first request, so a missing folder or a read-only path fails in
 //! the first second with the flag named, not after the whole run. If writing still fails
 //! at the end (the disk filled up, the folder was removed), the bytes go to a file in the
-//! temporary folder instead, and its path is printed.
+//! temporary folder instead, and the error says where ([`OutFileError::SavedElsewhere`]:
+//! the caller tells the user).
 
-use anyhow::Context as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,42 +21,86 @@ pub struct OutFile {
     created: bool,
 }
 
+/// Why an output file cannot be used. Each message starts with the flag that named it.
+#[derive(Debug, thiserror::Error)]
+pub enum OutFileError {
+    #[error("{flag}: expected a file path, found an empty value")]
+    Empty { flag: String },
+    #[error("{flag} {}: expected a file path, found a folder", path.display())]
+    Folder { flag: String, path: PathBuf },
+    /// The file cannot be created (said before anything is measured).
+    #[error("{flag} {}: cannot write there{hint}: {error}; nothing was measured", path.display())]
+    Open {
+        flag: String,
+        path: PathBuf,
+        /// A missing folder, named.
+        hint: String,
+        error: std::io::Error,
+    },
+    /// Writing failed at the end; the bytes were saved to `saved` instead.
+    #[error("saved to {} instead", saved.display())]
+    SavedElsewhere {
+        saved: PathBuf,
+        #[source]
+        first: WriteFailed,
+    },
+    /// Writing failed at the end, and so did saving a copy.
+    #[error("and no copy could be saved: {why}")]
+    NotSaved {
+        why: String,
+        #[source]
+        first: WriteFailed,
+    },
+}
+
+/// The first failure to write an output file at the end of a run.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag} {}: cannot write the file: {error}", path.display())]
+pub struct WriteFailed {
+    pub flag: String,
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
 impl OutFile {
     /// Opens `path` for writing (creating it) on behalf of `flag`.
     ///
     /// # Errors
     /// The path cannot be created or written, with the flag, the path and the reason.
-    pub fn prepare(flag: &str, path: impl AsRef<Path>) -> anyhow::Result<Self> {
+    pub fn prepare(flag: &str, path: impl AsRef<Path>) -> Result<Self, OutFileError> {
         let path = path.as_ref().to_path_buf();
+        let flag = flag.to_string();
         if path.as_os_str().is_empty() {
-            anyhow::bail!("{flag}: expected a file path, found an empty value");
+            return Err(OutFileError::Empty { flag });
         }
         if path.is_dir() {
-            anyhow::bail!(
-                "{flag} {}: expected a file path, found a folder",
-                path.display()
-            );
+            return Err(OutFileError::Folder { flag, path });
         }
         let existed = path.exists();
-        let file = std::fs::OpenOptions::new()
+        let opened = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
-            .map_err(|e| {
+            .open(&path);
+        let file = match opened {
+            Ok(f) => f,
+            Err(error) => {
                 let hint = match path.parent() {
                     Some(p) if !p.as_os_str().is_empty() && !p.exists() => {
                         format!(" (the folder {} does not exist)", p.display())
                     }
                     _ => String::new(),
                 };
-                anyhow::anyhow!(
-                    "{flag} {}: cannot write there{hint}: {e}; nothing was measured",
-                    path.display()
-                )
-            })?;
+                return Err(OutFileError::Open {
+                    flag,
+                    path,
+                    hint,
+                    error,
+                });
+            }
+        };
         Ok(OutFile {
-            flag: flag.to_string(),
+            flag,
             path,
             file: Some(file),
             created: !existed,
@@ -64,11 +108,12 @@ impl OutFile {
     }
 
     /// Writes `bytes` as the whole content of the file. If that fails, writes them to a
-    /// file in the temporary folder, prints where, and still returns the first error.
+    /// file in the temporary folder and says where in the error.
     ///
     /// # Errors
-    /// The file could not be written (the bytes are then saved elsewhere if possible).
-    pub fn finish(mut self, bytes: &[u8]) -> anyhow::Result<()> {
+    /// The file could not be written: [`OutFileError::SavedElsewhere`] with the copy's
+    /// path, or [`OutFileError::NotSaved`].
+    pub fn finish(mut self, bytes: &[u8]) -> Result<(), OutFileError> {
         let file = self.file.take();
         let result = (|| -> std::io::Result<()> {
             let mut f = match file {
@@ -88,28 +133,16 @@ impl OutFile {
             })
         })();
         self.created = false;
-        match result {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let first = anyhow::anyhow!(
-                    "{} {}: cannot write the file: {e}",
-                    self.flag,
-                    self.path.display()
-                );
-                match save_elsewhere(&self.path, bytes) {
-                    Ok(saved) => {
-                        eprintln!(
-                            "resplab: {} {} could not be written ({e}); saved to {} instead",
-                            self.flag,
-                            self.path.display(),
-                            saved.display()
-                        );
-                        Err(first.context(format!("saved to {} instead", saved.display())))
-                    }
-                    Err(e2) => Err(first.context(format!("and no copy could be saved: {e2}"))),
-                }
-            }
-        }
+        let Err(error) = result else { return Ok(()) };
+        let first = WriteFailed {
+            flag: self.flag.clone(),
+            path: self.path.clone(),
+            error,
+        };
+        Err(match save_elsewhere(&self.path, bytes) {
+            Ok(saved) => OutFileError::SavedElsewhere { saved, first },
+            Err(why) => OutFileError::NotSaved { why, first },
+        })
     }
 }
 
@@ -123,8 +156,9 @@ impl Drop for OutFile {
     }
 }
 
-/// Writes `bytes` to a new file in the temporary folder named after `original`.
-fn save_elsewhere(original: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+/// Writes `bytes` to a new file in the temporary folder named after `original`; the
+/// error says which step failed.
+fn save_elsewhere(original: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
     let name = original
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -139,14 +173,14 @@ fn save_elsewhere(original: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
         {
             Ok(mut f) => {
                 f.write_all(bytes)
-                    .with_context(|| format!("writing {}", candidate.display()))?;
+                    .map_err(|_| format!("writing {}", candidate.display()))?;
                 return Ok(candidate);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", candidate.display())),
+            Err(_) => return Err(format!("creating {}", candidate.display())),
         }
     }
-    anyhow::bail!("no free file name in {}", dir.display())
+    Err(format!("no free file name in {}", dir.display()))
 }
 
 #[cfg(test)]
@@ -194,7 +228,13 @@ mod tests {
         out.file = None;
         std::fs::remove_file(&p).unwrap();
         std::fs::remove_dir(&sub).unwrap();
-        let e = format!("{:#}", out.finish(b"measured").unwrap_err());
+        let err = out.finish(b"measured").unwrap_err();
+        let e = format!(
+            "{err}: {}",
+            std::error::Error::source(&err)
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
         let saved = e
             .split("saved to ")
             .nth(1)

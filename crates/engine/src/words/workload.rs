@@ -1,0 +1,239 @@
+//! The workload words of a run: redis-benchmark tests (`-t`, `-r`, `-d`), a memtier-style
+//! mix (`--ratio`, `--key-pattern`, the key and value-size flags), command templates
+//! (`--command` with its ratio and key pattern), or a whole specification
+//! (`--workload-spec`). The flags are checked against each other here, where they can be
+//! named; the spec comes from `resplab_workload::flags`, the conversion experiments use
+//! too.
+
+use super::bench::BenchWords;
+use super::{conflict, flag_error, integer, number, WordsError};
+use resplab_workload::flags::{self, WorkloadFlags};
+use resplab_workload::{CommandSpec, KeySpace, ValueSize, WorkloadSpec};
+
+type Result<T> = std::result::Result<T, WordsError>;
+
+/// The workload of `--workload-spec` (base64 JSON), with `seed` as its seed. It replaces
+/// the workload flags, so none of them may be given.
+pub fn spec_from_base64(a: &BenchWords, encoded: &str, seed: u64) -> Result<WorkloadSpec> {
+    use base64::Engine as _;
+    let given = [
+        a.tests.is_some(),
+        a.random_keys.is_some(),
+        a.data_size.is_some(),
+        a.ratio.is_some(),
+        a.key_pattern.is_some(),
+        a.key_minimum.is_some(),
+        a.key_maximum.is_some(),
+        a.key_prefix.is_some(),
+        !a.commands.is_empty(),
+        a.data_size_range.is_some(),
+        a.data_size_list.is_some(),
+    ];
+    if given.iter().any(|g| *g) {
+        return Err(conflict("--workload-spec", "the workload flags").into());
+    }
+    let expected = "base64 of a workload specification in JSON (as resplab experiment writes it)";
+    let shown = if encoded.len() > 40 {
+        format!("{}...", &encoded[..40])
+    } else {
+        encoded.to_string()
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| flag_error("--workload-spec", &shown, expected))?;
+    let mut spec: WorkloadSpec = serde_json::from_slice(&bytes)
+        .map_err(|e| flag_error("--workload-spec", &shown, format!("{expected} ({e})")))?;
+    spec.seed = seed;
+    spec.validate()?;
+    Ok(spec)
+}
+
+pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
+    let memtier_flags: Vec<&str> = [
+        ("--ratio", a.ratio.is_some()),
+        ("--key-pattern", a.key_pattern.is_some()),
+        ("--key-minimum", a.key_minimum.is_some()),
+        ("--key-maximum", a.key_maximum.is_some()),
+        ("--key-prefix", a.key_prefix.is_some()),
+        ("--key-median", a.key_median.is_some()),
+        ("--key-stddev", a.key_stddev.is_some()),
+        ("--key-zipf-exp", a.key_zipf_exp.is_some()),
+        ("--data-size-range", a.data_size_range.is_some()),
+        ("--data-size-list", a.data_size_list.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(f, set)| set.then_some(f))
+    .collect();
+    if a.data_size.is_some() && (a.data_size_range.is_some() || a.data_size_list.is_some()) {
+        return Err(conflict("-d/--data-size", "--data-size-range/--data-size-list").into());
+    }
+    if a.data_size_range.is_some() && a.data_size_list.is_some() {
+        return Err(conflict("--data-size-range", "--data-size-list").into());
+    }
+    let random_keyspace = match &a.random_keys {
+        Some(r) => Some(integer("-r/--random-keys", r, 1u64, u64::MAX / 2)?),
+        None => None,
+    };
+
+    // The flags are checked against each other here, where they can be named; the spec
+    // comes from the conversion experiments use too.
+    let words = if !a.commands.is_empty() {
+        if a.tests.is_some() {
+            return Err(conflict("--command", "-t/--tests").into());
+        }
+        if a.ratio.is_some() || a.key_pattern.is_some() {
+            return Err(conflict(
+                "--command",
+                "--ratio/--key-pattern (use --command-ratio and --command-key-pattern)",
+            )
+            .into());
+        }
+        for (flag, list) in [
+            ("--command-ratio", &a.command_ratios),
+            ("--command-key-pattern", &a.command_key_patterns),
+        ] {
+            if list.len() > a.commands.len() {
+                let expected = format!("at most one per --command ({} given)", a.commands.len());
+                return Err(flag_error(flag, &list.join(","), expected).into());
+            }
+        }
+        let mut commands = Vec::new();
+        for (i, c) in a.commands.iter().enumerate() {
+            let mut spec: CommandSpec = flags::parse_command(c)?;
+            if let Some(r) = a.command_ratios.get(i) {
+                spec.ratio = flags::parse_command_ratio(r)?;
+            }
+            if let Some(p) = a.command_key_patterns.get(i) {
+                spec.key_pattern = flags::parse_command_key_pattern(p)?;
+            }
+            commands.push(spec);
+        }
+        WorkloadFlags {
+            commands,
+            keys: key_space(a)?,
+            values: value_sizes(a)?,
+            random_keyspace,
+            ..WorkloadFlags::default()
+        }
+    } else if !memtier_flags.is_empty() {
+        if a.tests.is_some() {
+            return Err(conflict(memtier_flags[0], "-t/--tests").into());
+        }
+        if a.random_keys.is_some() {
+            return Err(flag_error(
+                "-r/--random-keys",
+                a.random_keys.as_deref().unwrap_or(""),
+                "no -r with a SET:GET mix: the key range is --key-minimum/--key-maximum",
+            )
+            .into());
+        }
+        WorkloadFlags {
+            mix: true,
+            ratio: a.ratio.as_deref().map(flags::parse_ratio).transpose()?,
+            key_pattern: a
+                .key_pattern
+                .as_deref()
+                .map(flags::parse_key_pattern)
+                .transpose()?,
+            keys: key_space(a)?,
+            values: value_sizes(a)?,
+            ..WorkloadFlags::default()
+        }
+    } else {
+        if !a.command_ratios.is_empty() || !a.command_key_patterns.is_empty() {
+            return Err(WordsError::Other(
+                "--command-ratio and --command-key-pattern need --command: they apply to the --command at the same position".into(),
+            ));
+        }
+        WorkloadFlags {
+            tests: a
+                .tests
+                .as_deref()
+                .map(flags::parse_tests)
+                .transpose()?
+                .unwrap_or_default(),
+            random_keyspace,
+            data_size: a
+                .data_size
+                .as_deref()
+                .map(|d| integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024))
+                .transpose()?,
+            ..WorkloadFlags::default()
+        }
+    };
+    Ok(words.into_spec(seed)?)
+}
+
+/// `-d`, `--data-size-range` or `--data-size-list` (checked not to come together).
+fn value_sizes(a: &BenchWords) -> Result<Option<ValueSize>> {
+    Ok(if let Some(d) = &a.data_size {
+        Some(ValueSize::Fixed {
+            bytes: integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?,
+        })
+    } else if let Some(r) = &a.data_size_range {
+        Some(flags::parse_data_size_range(r)?)
+    } else if let Some(l) = &a.data_size_list {
+        Some(flags::parse_data_size_list(l)?)
+    } else {
+        None
+    })
+}
+
+/// The key space of a mix or of command templates (`--key-prefix`, `--key-minimum`,
+/// `--key-maximum`, `--key-median`, `--key-stddev`, `--key-zipf-exp`).
+fn key_space(a: &BenchWords) -> Result<KeySpace> {
+    let mut k = KeySpace::default();
+    if let Some(v) = &a.key_prefix {
+        k.prefix = v.clone();
+    }
+    if let Some(v) = &a.key_minimum {
+        k.minimum = integer("--key-minimum", v, 0u64, u64::MAX / 2)?;
+    }
+    if let Some(v) = &a.key_maximum {
+        k.maximum = integer("--key-maximum", v, 0u64, u64::MAX / 2)?;
+    }
+    if let Some(v) = &a.key_median {
+        k.median = Some(number("--key-median", v, 0.0, f64::MAX)?);
+    }
+    if let Some(v) = &a.key_stddev {
+        k.stddev = Some(number("--key-stddev", v, f64::MIN_POSITIVE, f64::MAX)?);
+    }
+    if let Some(v) = &a.key_zipf_exp {
+        k.zipf_exp = number("--key-zipf-exp", v, 0.0, 5.0)?;
+    }
+    k.validate()?;
+    Ok(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `--command-ratio` or `--command-key-pattern` more than there are `--command`s
+    /// is refused, naming the flag and its values.
+    #[test]
+    fn per_command_flags_need_a_command_each() {
+        for (ratios, patterns, flag, value) in [
+            (vec!["1", "2"], vec![], "--command-ratio", "1,2"),
+            (vec![], vec!["R", "G"], "--command-key-pattern", "R,G"),
+        ] {
+            let a = BenchWords {
+                commands: vec!["GET __key__".into()],
+                command_ratios: ratios.into_iter().map(String::from).collect(),
+                command_key_patterns: patterns.into_iter().map(String::from).collect(),
+                ..BenchWords::default()
+            };
+            let e = resolve_workload(&a, 1).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("invalid value '{value}' for {flag}: expected at most one per --command (1 given)")
+            );
+        }
+        let one = BenchWords {
+            commands: vec!["GET __key__".into()],
+            command_ratios: vec!["3".into()],
+            ..BenchWords::default()
+        };
+        assert!(resolve_workload(&one, 1).is_ok());
+    }
+}
