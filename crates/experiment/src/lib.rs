@@ -29,6 +29,7 @@ pub mod cluster;
 pub mod command;
 pub mod configcheck;
 pub mod error;
+pub mod evidence;
 pub mod generators;
 pub mod launch;
 pub mod model;

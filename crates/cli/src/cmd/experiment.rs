@@ -476,6 +476,9 @@ impl<'e> Printer<'e> {
                 ..
             } => self.stored(valid, &failed, primary),
             Event::Standing(standing) => self.standing(standing),
+            Event::Notice(note) => {
+                let _ = writeln!(self.err, "note: {note}");
+            }
             Event::Rerun { round, attempt } => {
                 let _ = writeln!(
                     self.err,

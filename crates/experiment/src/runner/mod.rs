@@ -37,6 +37,7 @@ use std::time::Duration;
 
 mod command;
 mod engine;
+mod evidence;
 mod generators;
 mod trial;
 use engine::*;
@@ -105,6 +106,9 @@ pub enum Event<'a> {
     Standing(&'a [Standing]),
     /// A round will be rerun because a trial in it failed a check.
     Rerun { round: u32, attempt: u32 },
+    /// Something the target cannot tell (a section it does not answer, counters this
+    /// machine lacks): said once per run, never a failure.
+    Notice(&'a str),
 }
 
 /// How a run ended.
@@ -164,6 +168,10 @@ struct Runner<'a> {
     phase: Option<i64>,
     /// The `[server]` of this round (round, attempt, process) when it runs per round.
     shared: Option<(u32, u32, ServerProcess)>,
+    /// The nodes of this execution's local cluster (empty for a single server).
+    cluster_nodes: Vec<crate::evidence::Node>,
+    /// Notices already given in this run.
+    noticed: BTreeSet<String>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -226,6 +234,8 @@ pub fn run_phase(
         only: selected,
         phase,
         shared: None,
+        cluster_nodes: Vec::new(),
+        noticed: BTreeSet::new(),
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -327,6 +337,10 @@ impl Runner<'_> {
             process,
             cluster,
         } = self.start_server(exec, base)?;
+        self.cluster_nodes = cluster
+            .as_ref()
+            .map(|c| c.evidence_nodes())
+            .unwrap_or_default();
         let mut ctl = match &base.server {
             ServerSource::None if port == 0 => None,
             _ => Some(self.control(base, &host, port)?),
@@ -490,7 +504,16 @@ impl Runner<'_> {
                 .iter()
                 .find(|m| m.name == exp.primary_metric)
                 .map(|m| m.value),
-            None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
+            None => {
+                primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec).or_else(|| {
+                    // A metric of the server's evidence, for the whole trial.
+                    trial
+                        .evidence
+                        .iter()
+                        .find(|m| m.name == exp.primary_metric && m.command == ALL_COMMANDS)
+                        .map(|m| m.value)
+                })
+            }
         };
         let trial_id = self.store.insert_trial(trial)?;
         outcome.trials_run += 1;
