@@ -2,7 +2,8 @@
 # Installs what resplab's demo and test suite need on a fresh Debian machine, and nothing
 # when it is already there: redis-server and redis-tools (the server under test and
 # redis-benchmark), go (the client-library example), openssh (the scale-out test's ssh
-# generators), ministat and benchstat
+# generators), linux-perf (the hardware counters of a trial's server), ministat and
+# benchstat
 # (the tools `compare` is cross-checked against), Debian's chromium (the headless
 # browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0 skips it), and a Rust
 # toolchain check. Safe to run again.
@@ -16,6 +17,8 @@ command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # go: examples/client-library.toml builds a Go benchmark (and benchstat, below, is one)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+# perf: the experiment counts a started server's instructions and cycles with perf stat
+command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 # sshd and ssh: the scale-out test runs generators through ssh to this machine.
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)

@@ -63,8 +63,10 @@ clients = 2
     let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
-    // Redis 7 answers every section and the run started it: nothing to note.
-    assert!(!out.contains("note:"), "{out}");
+    // Redis 7 answers every section and the run started it: nothing to note but,
+    // on a machine without a PMU, the hardware counters.
+    assert!(!out.contains("does not answer"), "{out}");
+    assert!(!out.contains("not started by this run"), "{out}");
     let obs = observations(&db, "evidence");
     for command in ["SET", "GET"] {
         let requests: Vec<_> = values(&obs, command, "requests").collect();
@@ -219,4 +221,90 @@ clients = 2
     let all = resplab_store::ALL_COMMANDS;
     assert_eq!(values(&obs, all, "server_cpu_us_per_op").count(), 4);
     assert_eq!(values(&obs, all, "server_minor_faults_per_op").count(), 4);
+}
+
+/// A two-round A/A experiment of redis-server, with `env` for resplab: its output and
+/// observations.
+fn two_rounds(
+    dir: &std::path::Path,
+    name: &str,
+    env: &[(&str, &str)],
+) -> (String, Vec<Observation>) {
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "{name}"
+rounds = 2
+requests = 2000
+seed = 4
+client_cpu_limit = 1.0
+
+[[variant]]
+name = "a"
+server = "{0}"
+
+[[variant]]
+name = "b"
+server = "{0}"
+
+[[workload]]
+name = "w"
+tests = "set"
+clients = 2
+"#,
+            redis("")
+        ),
+    )
+    .unwrap();
+    let db = dir.join(format!("{name}.db"));
+    let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, env);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    (out, observations(&db, name))
+}
+
+#[test]
+fn missing_hardware_counters_are_said_once_and_never_fail_a_trial() {
+    assert!(
+        std::process::Command::new("perf")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "perf is missing: scripts/setup.sh installs it (Debian: linux-perf)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let all = resplab_store::ALL_COMMANDS;
+    // perf pointed at a missing program: one line naming it, every trial stored.
+    let (out, obs) = two_rounds(
+        dir.path(),
+        "no-perf",
+        &[("RESPLAB_PERF", "/nonexistent/perf")],
+    );
+    assert_eq!(
+        out.matches("hardware counters unavailable").count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains("`/nonexistent/perf` is not installed"),
+        "{out}"
+    );
+    assert_eq!(values(&obs, "SET", "requests").count(), 4);
+    assert_eq!(values(&obs, all, "server_instructions_per_op").count(), 0);
+    // The real perf: on a machine with a PMU the counts are stored; without one (a
+    // virtual machine) the unsupported events are named, once.
+    let (out, obs) = two_rounds(dir.path(), "perf", &[]);
+    let counted = values(&obs, all, "server_instructions_per_op").count();
+    let noted = out.matches("hardware counters unavailable").count();
+    if counted == 0 {
+        assert_eq!(noted, 1, "{out}");
+        assert!(out.contains("<not supported>"), "{out}");
+    } else {
+        assert_eq!((counted, noted), (4, 0), "{out}");
+        assert_eq!(values(&obs, all, "server_ipc").count(), 4);
+    }
+    assert_eq!(values(&obs, "SET", "requests").count(), 4);
 }

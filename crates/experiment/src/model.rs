@@ -306,6 +306,10 @@ pub struct Experiment {
     /// Load generators (`[[generator]]`); empty: the runner generates the load itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generators: Vec<Generator>,
+    /// The `perf` program that counts a started server's hardware events (`None`: `perf`
+    /// on the PATH). A property of this machine, not of the definition: not stored.
+    #[serde(skip)]
+    pub perf: Option<String>,
 }
 
 /// `[server]`: a server started for the variants with `server = "none"`, which every

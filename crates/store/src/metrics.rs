@@ -75,6 +75,10 @@ pub const EVIDENCE_METRICS: &[(&str, &str)] = &[
     ("server_migrations_per_op", "CPU migrations of the server's threads per op"),
     ("server_minor_faults_per_op", "minor page faults of the server per op"),
     ("server_major_faults_per_op", "major page faults of the server per op"),
+    ("server_instructions_per_op", "instructions the server executed per op (perf stat; where the machine has a PMU)"),
+    ("server_cycles_per_op", "CPU cycles of the server per op (perf stat; where the machine has a PMU)"),
+    ("server_ipc", "instructions per cycle of the server (higher is better)"),
+    ("server_cache_misses_per_op", "cache misses of the server per op (perf stat; where the machine has a PMU)"),
 ];
 
 /// True when `name` is a metric the store records.

@@ -290,6 +290,10 @@ fn execute(
     only: &[String],
 ) -> anyhow::Result<ExitCode> {
     warn_insecure(exp);
+    let mut exp = exp.clone();
+    // The perf program that counts a started server's hardware events.
+    exp.perf = std::env::var("RESPLAB_PERF").ok();
+    let exp = &exp;
     let stop = StopToken::new();
     {
         let stop = stop.clone();

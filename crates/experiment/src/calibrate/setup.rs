@@ -235,6 +235,7 @@ pub fn from_flags(f: &WorkloadFlags, seed: u64) -> Result<Experiment, CalibrateE
         shared_server: None,
         before_phase: None,
         generators: Vec::new(),
+        perf: None,
     })
 }
 

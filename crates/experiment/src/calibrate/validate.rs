@@ -412,6 +412,7 @@ fn serve_experiment(
         shared_server: None,
         before_phase: None,
         generators: Vec::new(),
+        perf: None,
     };
     (exp, text)
 }

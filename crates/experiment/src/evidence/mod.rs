@@ -42,6 +42,31 @@ pub struct Node {
     pub master: bool,
 }
 
+/// The hardware counters of a trial, counted by `perf stat` on the server's pids
+/// ([`resplab_sys::perf`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Hardware {
+    /// Not counted (no pid known, or already found unavailable in this run).
+    #[default]
+    NotCounted,
+    /// Each event's count, `None` where the machine does not support it.
+    Counts(resplab_sys::perf::Counts),
+    /// perf could not count: why, in one line.
+    Unavailable(String),
+}
+
+impl Hardware {
+    /// True when counting again in this run would give nothing: perf cannot run, or
+    /// every event is unsupported.
+    pub fn is_useless(&self) -> bool {
+        match self {
+            Hardware::NotCounted => false,
+            Hardware::Unavailable(_) => true,
+            Hardware::Counts(c) => c.iter().all(|(_, v)| v.is_none()),
+        }
+    }
+}
+
 /// What the evidence of one trial came to.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evidence {
@@ -79,13 +104,15 @@ pub fn read_all(
         .collect()
 }
 
-/// The evidence of a trial from the readings before and after it; `requests` is what
-/// the load generator counted (the denominator when the server keeps no commandstats).
+/// The evidence of a trial from the readings before and after it and its hardware
+/// counters; `requests` is what the load generator counted (the denominator when the
+/// server keeps no commandstats).
 pub fn derive(
     nodes: &[Node],
     before: &[NodeReading],
     after: &[NodeReading],
     requests: u64,
+    hardware: &Hardware,
 ) -> Evidence {
     let mut ev = Evidence::default();
     if nodes.is_empty() || before.len() != nodes.len() || after.len() != nodes.len() {
@@ -98,7 +125,8 @@ pub fn derive(
         .map(|((n, b), a)| (n, b, a))
         .collect();
     let masters: Vec<_> = pairs.iter().copied().filter(|(n, _, _)| n.master).collect();
-    rows::all_rows(&mut ev, "", &masters, &pairs, requests);
+    let ops = rows::all_rows(&mut ev, "", &masters, &pairs, requests);
+    rows::hardware_rows(&mut ev, hardware, ops);
     if nodes.len() > 1 {
         for (i, p) in pairs.iter().enumerate() {
             let mut node = Evidence::default();
@@ -107,6 +135,7 @@ pub fn derive(
         }
     }
     ev.notes = rows::notes(&pairs);
+    ev.notes.extend(rows::hardware_note(hardware));
     ev
 }
 
@@ -184,7 +213,7 @@ mod tests {
             // The replica's calls restate its masters' writes: not summed.
             reading(1000, 500, 100_000_000, true),
         ];
-        let ev = derive(&nodes, &before, &after, 1000);
+        let ev = derive(&nodes, &before, &after, 1000, &Hardware::NotCounted);
         assert_eq!(value(&ev, "SET", "server_calls"), Some(1000.0));
         assert_eq!(value(&ev, "SET", "server_usec_per_call"), Some(1.6));
         assert_eq!(value(&ev, "SET", "node0_server_calls"), Some(600.0));
@@ -227,12 +256,14 @@ mod tests {
         before.fields.insert("used_cpu_user".into(), 0.25);
         after.fields.insert("used_cpu_sys".into(), 0.5);
         before.fields.insert("used_cpu_sys".into(), 0.5);
-        let ev = derive(&nodes, &[before], &[after], 50);
+        let ev = derive(&nodes, &[before], &[after], 50, &Hardware::NotCounted);
         assert_eq!(ev.cpu_sec, Some(0.25));
         // Per op falls back to the load generator's requests.
         assert_eq!(value(&ev, ALL, "server_net_in_bytes_per_op"), Some(80.0));
         assert!(ev.rows.iter().all(|r| r.command == ALL));
         assert_eq!(ev.notes.len(), 3, "{:?}", ev.notes);
-        assert!(derive(&nodes, &[], &[], 1).rows.is_empty());
+        assert!(derive(&nodes, &[], &[], 1, &Hardware::NotCounted)
+            .rows
+            .is_empty());
     }
 }

@@ -2,7 +2,7 @@
 //! per trial, each with its unit and direction.
 
 use super::read::{Buckets, CommandStat, NodeReading};
-use super::{Evidence, Node, MIN_COMMAND_SHARE};
+use super::{Evidence, Hardware, Node, MIN_COMMAND_SHARE};
 use resplab_store::{MetricRow, ALL_COMMANDS};
 use std::collections::BTreeMap;
 
@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 pub type Pair<'a> = (&'a Node, &'a NodeReading, &'a NodeReading);
 
 const LOWER: &str = "lower_is_better";
+const HIGHER: &str = "higher_is_better";
 const UNKNOWN: &str = "unknown";
 
 fn row(
@@ -31,13 +32,14 @@ fn row(
 
 /// Every row of one group of nodes (the whole target, or one node): commands summed over
 /// `masters`, CPU and process counters over `every`; the CPU seconds go to `ev.cpu_sec`.
+/// Returns the number of ops the per-op figures are divided by.
 pub fn all_rows(
     ev: &mut Evidence,
     prefix: &str,
     masters: &[Pair<'_>],
     every: &[Pair<'_>],
     requests: u64,
-) {
+) -> f64 {
     let commands = command_deltas(masters);
     let calls: u64 = commands.values().map(|c| c.calls).sum();
     let ops = if calls > 0 { calls } else { requests } as f64;
@@ -47,6 +49,67 @@ pub fn all_rows(
         let process = process_rows(ev, prefix, every, ops);
         stats_rows(ev, prefix, masters, every, ops, process.is_some());
         ev.cpu_sec = process.or_else(|| info_cpu_sec(every));
+    }
+    ops
+}
+
+/// Instructions, cycles, IPC and cache misses per op, for the events counted.
+pub fn hardware_rows(ev: &mut Evidence, hardware: &Hardware, ops: f64) {
+    let Hardware::Counts(counts) = hardware else {
+        return;
+    };
+    let get = |name: &str| counts.iter().find(|(n, _)| n == name).and_then(|(_, v)| *v);
+    let all = ALL_COMMANDS;
+    if ops > 0.0 {
+        let per_op = [
+            (
+                "instructions",
+                "server_instructions_per_op",
+                "instructions/op",
+            ),
+            ("cycles", "server_cycles_per_op", "cycles/op"),
+            ("cache-misses", "server_cache_misses_per_op", "misses/op"),
+        ];
+        for (event, name, unit) in per_op {
+            if let Some(v) = get(event) {
+                ev.rows.push(row("", all, name, unit, LOWER, v / ops));
+            }
+        }
+    }
+    if let (Some(i), Some(c)) = (get("instructions"), get("cycles")) {
+        if c > 0.0 {
+            ev.rows.push(row(
+                "",
+                all,
+                "server_ipc",
+                "instructions/cycle",
+                HIGHER,
+                i / c,
+            ));
+        }
+    }
+}
+
+/// The one line saying which hardware counters are missing and why, if any are.
+pub fn hardware_note(hardware: &Hardware) -> Option<String> {
+    const WHAT: &str = "no instructions, cycles, IPC or cache misses per op";
+    match hardware {
+        Hardware::NotCounted => None,
+        Hardware::Unavailable(why) => Some(format!("hardware counters unavailable: {why}: {WHAT}")),
+        Hardware::Counts(c) => {
+            let missing: Vec<&str> = c
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(n, _)| n.as_str())
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "hardware counters unavailable: perf stat reports {} <not supported> \
+                     (this machine exposes no PMU to the kernel, as in most virtual machines)",
+                    missing.join(", ")
+                )
+            })
+        }
     }
 }
 

@@ -174,6 +174,7 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         before_phase: e.before_phase.clone().filter(|c| !c.trim().is_empty()),
         shared_server: None,
         generators: Vec::new(),
+        perf: None,
     };
     Ok((exp, budget))
 }

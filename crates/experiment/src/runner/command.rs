@@ -28,11 +28,13 @@ impl Runner<'_> {
         let before = ctl
             .as_deref_mut()
             .map(|c| self.read_evidence(variant, &nodes, c));
+        let counting = self.start_counting(&nodes);
         let started = resplab_store::write::now_unix_ms();
         let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
         if finished.interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
+        let hardware = self.finish_counting(counting);
         let after = ctl
             .as_deref_mut()
             .map(|c| self.read_evidence(variant, &nodes, c));
@@ -41,7 +43,7 @@ impl Runner<'_> {
             .map(|c| server_facts(c, process))
             .unwrap_or_default();
         let (evidence, server_cpu_sec) = match (&before, &after) {
-            (Some(b), Some(a)) => self.finish_evidence(&nodes, b, a, 0, &mut info),
+            (Some(b), Some(a)) => self.finish_evidence(&nodes, (b, a), &hardware, 0, &mut info),
             _ => (Vec::new(), None),
         };
         info.entry("resplab".into())

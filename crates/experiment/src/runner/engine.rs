@@ -68,6 +68,7 @@ impl Runner<'_> {
         let ctl = ctl.ok_or_else(|| no_server(variant, workload))?;
         let nodes = self.evidence_nodes(port, process);
         let before = self.read_evidence(base, &nodes, ctl);
+        let counting = self.start_counting(&nodes);
         let spec = crate::workload::to_spec(
             workload,
             resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
@@ -99,10 +100,16 @@ impl Runner<'_> {
         if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
+        let hardware = self.finish_counting(counting);
         let after = self.read_evidence(base, &nodes, ctl);
         let mut info = server_facts(ctl, process);
-        let (evidence, server_cpu_sec) =
-            self.finish_evidence(&nodes, &before, &after, run.totals.requests, &mut info);
+        let (evidence, server_cpu_sec) = self.finish_evidence(
+            &nodes,
+            (&before, &after),
+            &hardware,
+            run.totals.requests,
+            &mut info,
+        );
         after_trial(variant, Some(ctl), env, restore)?;
         run.config = serde_json::json!({
             "engine": run.config,

@@ -3,7 +3,8 @@
 //! the target could not tell.
 
 use super::*;
-use crate::evidence::{self, Node, NodeReading};
+use crate::evidence::{self, Hardware, Node, NodeReading};
+use resplab_sys::perf::Counting;
 
 impl Runner<'_> {
     /// The nodes of this execution's target: a local cluster's every node, or the one
@@ -36,17 +37,50 @@ impl Runner<'_> {
         evidence::read_all(nodes, ctl, &connect)
     }
 
+    /// Starts counting the hardware events of every node's process, when every pid is
+    /// known and counting has not already proved useless in this run.
+    pub(super) fn start_counting(&self, nodes: &[Node]) -> Option<Result<Counting, String>> {
+        let pids: Vec<u32> = nodes.iter().filter_map(|n| n.pid).collect();
+        if self.hardware_off || pids.is_empty() || pids.len() != nodes.len() {
+            return None;
+        }
+        Some(Counting::start(
+            self.exp.perf.as_deref().unwrap_or("perf"),
+            &pids,
+        ))
+    }
+
+    /// Stops counting; once counting proves useless (perf cannot run, or the machine
+    /// supports none of the events), the rest of the run does not try again.
+    pub(super) fn finish_counting(
+        &mut self,
+        counting: Option<Result<Counting, String>>,
+    ) -> Hardware {
+        let hardware = match counting {
+            None => Hardware::NotCounted,
+            Some(Err(why)) => Hardware::Unavailable(why),
+            Some(Ok(c)) => match c.finish() {
+                Ok(counts) => Hardware::Counts(counts),
+                Err(why) => Hardware::Unavailable(why),
+            },
+        };
+        self.hardware_off |= hardware.is_useless();
+        hardware
+    }
+
     /// The trial's evidence rows and server CPU seconds; what the target did not tell is
-    /// kept with the trial's server facts and announced the first time in this run.
+    /// kept with the trial's server facts and, the first time in this run, announced
+    /// once the trial is stored ([`Runner::give_notices`]).
     pub(super) fn finish_evidence(
         &mut self,
         nodes: &[Node],
-        before: &[NodeReading],
-        after: &[NodeReading],
+        readings: (&[NodeReading], &[NodeReading]),
+        hardware: &Hardware,
         requests: u64,
         info: &mut ServerInfo,
     ) -> (Vec<resplab_store::MetricRow>, Option<f64>) {
-        let ev = evidence::derive(nodes, before, after, requests);
+        let (before, after) = readings;
+        let ev = evidence::derive(nodes, before, after, requests, hardware);
         if !ev.notes.is_empty() {
             info.entry("resplab".into())
                 .or_default()
@@ -54,9 +88,16 @@ impl Runner<'_> {
         }
         for note in &ev.notes {
             if self.noticed.insert(note.clone()) {
-                (self.on_event)(Event::Notice(note));
+                self.pending_notices.push(note.clone());
             }
         }
         (ev.rows, ev.cpu_sec)
+    }
+
+    /// Announces the notices of the trial just stored.
+    pub(super) fn give_notices(&mut self) {
+        for note in std::mem::take(&mut self.pending_notices) {
+            (self.on_event)(Event::Notice(&note));
+        }
     }
 }

@@ -170,8 +170,11 @@ struct Runner<'a> {
     shared: Option<(u32, u32, ServerProcess)>,
     /// The nodes of this execution's local cluster (empty for a single server).
     cluster_nodes: Vec<crate::evidence::Node>,
-    /// Notices already given in this run.
+    /// Notices already given in this run, and those to give after the trial is stored.
     noticed: BTreeSet<String>,
+    pending_notices: Vec<String>,
+    /// Hardware counting proved useless in this run (no perf, no PMU): not tried again.
+    hardware_off: bool,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -236,6 +239,8 @@ pub fn run_phase(
         shared: None,
         cluster_nodes: Vec::new(),
         noticed: BTreeSet::new(),
+        pending_notices: Vec::new(),
+        hardware_off: false,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -529,6 +534,7 @@ impl Runner<'_> {
             failed,
             primary,
         });
+        self.give_notices();
         Ok(())
     }
 
