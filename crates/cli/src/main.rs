@@ -36,6 +36,8 @@ enum Command {
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
     Serve(Box<cmd::serve::ServeArgs>),
+    /// Compare sampled profiles: changed functions and a differential flame graph.
+    Profile(cmd::profile::ProfileArgs),
     /// One exact result from the results of N generators (bench --shard I/N).
     Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::Profile(a) => cmd::profile::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),
         Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),

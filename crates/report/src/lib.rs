@@ -20,6 +20,7 @@ pub mod cfmt;
 pub mod doc;
 pub mod ministat;
 pub mod plot;
+pub mod profile;
 pub mod resplab;
 pub mod run;
 pub mod texttab;

@@ -4,6 +4,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod experiment;
 pub mod merge;
+pub mod profile;
 pub mod proto;
 pub mod report;
 pub mod serve;
