@@ -308,3 +308,60 @@ fn missing_hardware_counters_are_said_once_and_never_fail_a_trial() {
     }
     assert_eq!(values(&obs, "SET", "requests").count(), 4);
 }
+
+#[test]
+fn a_tls_server_at_an_address_gives_commandstats_and_says_its_pid_is_unknown() {
+    let s = resplab_testkit::tls::TlsRedis::start(false).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tls.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[experiment]
+name = "evidence-tls"
+rounds = 2
+requests = 2000
+seed = 6
+client_cpu_limit = 1.0
+
+[[variant]]
+name = "a"
+address = "127.0.0.1:{tls}"
+tls = true
+cacert = "{ca}"
+
+[[variant]]
+name = "b"
+address = "127.0.0.1:{tls}"
+tls = true
+cacert = "{ca}"
+
+[[workload]]
+name = "w"
+tests = "set"
+clients = 2
+"#,
+            tls = s.tls_port,
+            ca = s.files.ca.display()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert_eq!(out.matches("not started by this run").count(), 1, "{out}");
+    let obs = observations(&db, "evidence-tls");
+    assert_eq!(values(&obs, "SET", "server_usec_per_call").count(), 4);
+    let all = resplab_store::ALL_COMMANDS;
+    // No pid: the server's CPU comes from INFO cpu, and no process counters.
+    assert_eq!(
+        values(&obs, all, "server_info_cpu_sys_us_per_op").count(),
+        4
+    );
+    assert_eq!(
+        values(&obs, all, "server_voluntary_switches_per_op").count(),
+        0
+    );
+}
