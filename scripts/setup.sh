@@ -3,7 +3,8 @@
 # when it is already there: redis-server and redis-tools (the server under test and
 # redis-benchmark), go (the client-library example), openssh (the scale-out test's ssh
 # generators), prometheus (promtool checks the live metrics text, and a real prometheus
-# scrapes a running bench), ministat and benchstat
+# scrapes a running bench), linux-perf (the hardware counters of a trial's server),
+# ministat and benchstat
 # (the tools `compare` is cross-checked against), Debian's chromium (the headless
 # browser the HTML report test opens; RESPLAB_SETUP_BROWSER=0 skips it), and a Rust
 # toolchain check. Safe to run again.
@@ -19,6 +20,8 @@ command -v ministat >/dev/null 2>&1 || need_apt+=(ministat)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # go: examples/client-library.toml builds a Go benchmark (and benchstat, below, is one)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+# perf: the experiment counts a started server's instructions and cycles with perf stat
+command -v perf >/dev/null 2>&1 || need_apt+=(linux-perf)
 # sshd and ssh: the scale-out test runs generators through ssh to this machine.
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)

@@ -39,6 +39,8 @@ enum Command {
     Memtier(cmd::memtier::MemtierArgs),
     /// Links named memtier_benchmark to this binary in DIR (they run resplab memtier).
     InstallLinks(cmd::links::InstallLinksArgs),
+    /// Compare sampled profiles: changed functions and a differential flame graph.
+    Profile(cmd::profile::ProfileArgs),
     /// One exact result from the results of N generators (bench --shard I/N).
     Merge(cmd::merge::MergeArgs),
     /// This machine's noise, the budget a target effect needs, and an A/A check.
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Memtier(a) => cmd::memtier::run(a),
         Command::InstallLinks(a) => cmd::links::run(&a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::Profile(a) => cmd::profile::run(a),
         Command::Calibrate(a) => cmd::calibrate::run(*a),
         Command::Serve(a) => cmd::serve::run(*a),
         Command::Completions(a) => cmd::shell::completions(&a, Cli::command()),

@@ -83,6 +83,7 @@ fn store_experiment(path: &Path, name: &str, ratio: f64) {
                         host: HostInfo::default(),
                         command: None,
                         phase: None,
+                        evidence: Vec::new(),
                     })
                     .unwrap();
             }

@@ -165,6 +165,7 @@ fn build_store(db: &Path) {
                             host: HostInfo::default(),
                             command: None,
                             phase: None,
+                            evidence: Vec::new(),
                         })
                         .unwrap();
                     position += 1;

@@ -17,6 +17,8 @@ use std::time::Duration;
 pub struct LocalCluster {
     /// Masters first, then the replicas (replica `k` of master `m` at `M + m * R + k`).
     pub nodes: Vec<ServerProcess>,
+    /// How many of `nodes` are masters.
+    pub masters: usize,
 }
 
 impl LocalCluster {
@@ -55,7 +57,7 @@ impl LocalCluster {
             });
             nodes.push(node);
         }
-        let cluster = LocalCluster { nodes };
+        let cluster = LocalCluster { nodes, masters };
         let mut call = |port: u16, args: &[&str]| -> Result<String, String> {
             let mut c = Client::connect("127.0.0.1", port, Duration::from_secs(5))
                 .map_err(|e| e.to_string())?;
@@ -72,6 +74,19 @@ impl LocalCluster {
     /// The port of the first master: where the trial's load connects.
     pub fn seed_port(&self) -> u16 {
         self.nodes.first().map_or(0, |n| n.port)
+    }
+
+    /// Every node for the trial's server evidence: port, pid and whether it is a master.
+    pub fn evidence_nodes(&self) -> Vec<crate::evidence::Node> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| crate::evidence::Node {
+                port: n.port,
+                pid: n.pid(),
+                master: i < self.masters,
+            })
+            .collect()
     }
 
     /// Stops every node.

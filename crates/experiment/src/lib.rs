@@ -31,6 +31,7 @@ pub mod command;
 pub mod configcheck;
 pub mod error;
 pub mod error_rate;
+pub mod evidence;
 pub mod generators;
 pub mod launch;
 pub mod model;

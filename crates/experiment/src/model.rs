@@ -386,6 +386,10 @@ pub struct Experiment {
     /// limit is reached ([`crate::sequential`]); `None`: exactly `rounds` rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_decided: Option<UntilDecided>,
+    /// The `perf` program that counts a started server's hardware events (`None`: `perf`
+    /// on the PATH). A property of this machine, not of the definition: not stored.
+    #[serde(skip)]
+    pub perf: Option<String>,
 }
 
 /// The limits of a run until decided; at least one is set. `rounds` of the experiment

@@ -53,6 +53,6 @@ pub fn observe(live: &Live, plan: &Plan, ev: &Event<'_>) {
                 })
                 .collect(),
         ),
-        Event::Step { .. } | Event::Rerun { .. } | Event::Look { .. } => {}
+        Event::Step { .. } | Event::Rerun { .. } | Event::Look { .. } | Event::Notice(_) => {}
     }
 }

@@ -23,6 +23,7 @@ pub mod memtier;
 pub mod ministat;
 pub mod outfile;
 pub mod plot;
+pub mod profile;
 pub mod resplab;
 pub mod run;
 pub mod texttab;

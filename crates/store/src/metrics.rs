@@ -37,8 +37,9 @@ pub const TRIAL_METRICS: &[(&str, &str)] = &[
     ),
     (
         "server_cpu_sec",
-        "CPU time of the server during the trial, from INFO cpu (raw seconds: exported, \
-         not compared)",
+        "CPU time of the server during the trial: its process's run time to the \
+         nanosecond where the run started it, else INFO cpu (raw seconds: exported, not \
+         compared)",
     ),
     (
         "server_cpu_us_per_op",
@@ -51,11 +52,46 @@ pub const TRIAL_METRICS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The server's evidence of a trial (see `docs/evidence.md`): per command (stored under
+/// the command's name, `SET`) from `INFO commandstats` and `LATENCY HISTOGRAM`, per trial
+/// from `INFO stats`, `INFO cpu` and, for a server the run started, its process's
+/// counters in `/proc`. "Per op" is per call the server counted. A cluster keeps each
+/// node's too, as `node<i>_<name>`.
+pub const EVIDENCE_METRICS: &[(&str, &str)] = &[
+    ("server_calls", "calls of the command the server counted (raw: exported, not compared)"),
+    ("server_usec_per_call", "server microseconds per call of the command (INFO commandstats)"),
+    ("server_failed_calls", "calls of the command that failed (Redis 7+)"),
+    ("server_rejected_calls", "calls of the command rejected before running (Redis 7+)"),
+    ("server_p50_us", "server-side median latency of the command (LATENCY HISTOGRAM)"),
+    ("server_p99_us", "server-side 99th percentile latency of the command (LATENCY HISTOGRAM)"),
+    ("server_net_in_bytes_per_op", "bytes the server read from the network per op"),
+    ("server_net_out_bytes_per_op", "bytes the server wrote to the network per op"),
+    ("server_expired_keys", "keys expired during the trial (raw: exported, not compared)"),
+    ("server_evicted_keys", "keys evicted during the trial (raw: exported, not compared)"),
+    ("server_info_cpu_user_us_per_op", "server user CPU microseconds per op, from INFO cpu"),
+    ("server_info_cpu_sys_us_per_op", "server system CPU microseconds per op, from INFO cpu"),
+    ("server_main_thread_cpu_user_us_per_op", "main thread user CPU per op, from INFO cpu"),
+    ("server_main_thread_cpu_sys_us_per_op", "main thread system CPU per op, from INFO cpu"),
+    ("server_cpu_user_us_per_op", "server process user CPU microseconds per op (run time to the nanosecond, split as clock ticks split it)"),
+    ("server_cpu_sys_us_per_op", "server process system CPU microseconds per op (as above)"),
+    ("server_run_wait_us_per_op", "microseconds the server's threads waited for a CPU per op"),
+    ("server_voluntary_switches_per_op", "voluntary context switches of the server per op"),
+    ("server_involuntary_switches_per_op", "involuntary context switches of the server per op"),
+    ("server_migrations_per_op", "CPU migrations of the server's threads per op"),
+    ("server_minor_faults_per_op", "minor page faults of the server per op"),
+    ("server_major_faults_per_op", "major page faults of the server per op"),
+    ("server_instructions_per_op", "instructions the server executed per op (perf stat; where the machine has a PMU)"),
+    ("server_cycles_per_op", "CPU cycles of the server per op (perf stat; where the machine has a PMU)"),
+    ("server_ipc", "instructions per cycle of the server (higher is better)"),
+    ("server_cache_misses_per_op", "cache misses of the server per op (perf stat; where the machine has a PMU)"),
+];
+
 /// True when `name` is a metric the store records.
 pub fn is_known_metric(name: &str) -> bool {
     SUMMARY_METRICS
         .iter()
         .chain(TRIAL_METRICS)
+        .chain(EVIDENCE_METRICS)
         .any(|(n, _)| *n == name)
 }
 
@@ -63,6 +99,16 @@ pub fn is_known_metric(name: &str) -> bool {
 /// served fewer would look better. Stored and exported, but compared only when an
 /// experiment names one as its primary metric; `*_cpu_us_per_op` is the comparable form.
 pub const RAW_SECONDS_METRICS: &[&str] = &["client_cpu_sec", "server_cpu_sec"];
+
+/// Units of raw totals: like [`RAW_SECONDS_METRICS`], a server's call and key counts
+/// (`server_calls`, `server_expired_keys`) restate how much load a trial carried, so they
+/// are stored and exported but compared only when named as the primary metric.
+pub const RAW_COUNT_UNITS: &[&str] = &["calls", "keys"];
+
+/// True when a stored metric is a raw total ([`RAW_SECONDS_METRICS`], [`RAW_COUNT_UNITS`]).
+pub fn is_raw_total(name: &str, unit: Option<&str>) -> bool {
+    RAW_SECONDS_METRICS.contains(&name) || unit.is_some_and(|u| RAW_COUNT_UNITS.contains(&u))
+}
 
 /// True when larger values of `name` are better (throughput); false for latencies,
 /// CPU costs and error counts. A name from a command's output that is itself a unit

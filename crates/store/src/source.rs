@@ -62,12 +62,13 @@ impl StoredSource for Store {
         })?;
         let timed = self.time_bound_workloads(info.id);
         backfill_client_cpu_per_op(&mut obs);
-        // Raw CPU seconds restate how many requests a trial served; `requests` restates
-        // throughput when trials were time-bound. Neither gets a verdict of its own
-        // (both stay in `experiment export`), unless the experiment chose it.
+        // Raw CPU seconds and a server's raw call counts restate how many requests a
+        // trial served; `requests` restates throughput when trials were time-bound.
+        // None gets a verdict of its own (all stay in `experiment export`), unless the
+        // experiment chose it.
         obs.retain(|o| {
             o.metric == info.primary_metric
-                || !(crate::metrics::RAW_SECONDS_METRICS.contains(&o.metric.as_str())
+                || !(crate::metrics::is_raw_total(&o.metric, o.unit.as_deref())
                     || (o.metric == "requests" && timed.contains(&o.workload)))
         });
         let rows = CommandRows::of(&obs);

@@ -73,6 +73,9 @@ pub struct NewTrial {
     /// The phase this trial ran in ([`Store::begin_phase`]); `None` for a run of every
     /// variant together.
     pub phase: Option<i64>,
+    /// What the server said of the trial besides the load's own figures (its command
+    /// statistics, counters of its process), stored with the trial's other metrics.
+    pub evidence: Vec<MetricRow>,
 }
 
 /// What a command workload's trial produced.
@@ -359,7 +362,7 @@ fn environment_id(
 }
 
 /// A trial's metric rows: the run record's for an engine trial; for a command trial, its
-/// finite metrics and its output.
+/// finite metrics and its output; then the server's evidence for either.
 fn insert_metrics(
     tx: &rusqlite::Transaction<'_>,
     trial_id: i64,
@@ -400,6 +403,21 @@ fn insert_metrics(
                 params![trial_id, c.command, c.exit_code, c.stdout, c.stderr],
             )?;
         }
+    }
+    // The server's evidence never replaces a figure of the load's own.
+    let mut evidence = tx.prepare(
+        "INSERT OR IGNORE INTO metrics (trial_id, command, name, value, unit, direction)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for m in trial.evidence.iter().filter(|m| m.value.is_finite()) {
+        evidence.execute(params![
+            trial_id,
+            m.command,
+            m.name,
+            m.value,
+            m.unit,
+            m.direction
+        ])?;
     }
     Ok(())
 }

@@ -64,6 +64,7 @@ fn trial(exp: i64, variant: &str, round: u32, attempt: u32, ok: bool, ops: f64) 
         },
         command: None,
         phase: None,
+        evidence: Vec::new(),
     }
 }
 

@@ -8,6 +8,8 @@
 //!   reused pid is never killed).
 //! - [`cluster`] forms started nodes into a local Redis Cluster, the one former of the
 //!   experiment runner and the test kit (the caller passes how to send a command).
+//! - [`perf`] counts hardware events (instructions, cycles) of running processes with
+//!   `perf stat`, where the machine has them.
 //! - [`port`] finds a free loopback TCP port.
 //! - [`proc`] reads `/proc`: process and thread CPU time, children's CPU time, start
 //!   times, peak memory, the CPUs this process may run on, and who runs where.
@@ -17,6 +19,7 @@
 //! Linux is the platform it reads; elsewhere the `/proc` readers find nothing.
 
 pub mod cluster;
+pub mod perf;
 pub mod port;
 pub mod proc;
 pub mod process;

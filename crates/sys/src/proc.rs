@@ -9,6 +9,13 @@
 //! than as of the last scheduler tick, and without opening a file, so a busy-wait can
 //! poll it.
 //!
+//! The counters of another process ([`process_counters`]) are summed over its threads
+//! (`/proc/<pid>/task/*`): run time to the nanosecond from each thread's `schedstat`
+//! (the kernel's per-task run time, not quantised to clock ticks), context switches from
+//! each `status`, CPU migrations from each `sched` (present where the kernel keeps
+//! scheduler statistics), and page faults and the user/system split from the process's
+//! own `stat`.
+//!
 //! Every reader answers `None` (or nothing) where `/proc` cannot be read: a missing fact
 //! must not stop a run.
 
@@ -40,6 +47,89 @@ pub struct Stat {
 pub struct CpuSeconds {
     pub user_sec: f64,
     pub system_sec: f64,
+}
+
+/// The scheduler and memory counters of one process, summed over its live threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessCounters {
+    /// Time spent running on a CPU, in nanoseconds (first field of `schedstat`).
+    pub run_ns: u64,
+    /// Time spent runnable but waiting for a CPU, in nanoseconds (second field).
+    pub wait_ns: u64,
+    /// `voluntary_ctxt_switches`: the thread gave up its CPU (it waited for I/O, a lock).
+    pub voluntary_switches: u64,
+    /// `nonvoluntary_ctxt_switches`: the scheduler took the CPU away.
+    pub involuntary_switches: u64,
+    /// `se.nr_migrations`: moves to another CPU; `None` where `sched` is not kept.
+    pub migrations: Option<u64>,
+    /// Minor and major page faults of the process (fields 10 and 12 of `stat`).
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// User and system time of the process, in clock ticks (fields 14 and 15).
+    pub utime_ticks: u64,
+    pub stime_ticks: u64,
+}
+
+/// The counters of process `pid` ([`ProcessCounters`]); `None` when it is gone or its
+/// `/proc` entries cannot be read.
+pub fn process_counters(pid: u32) -> Option<ProcessCounters> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = after.split_ascii_whitespace().collect();
+    let num = |field: usize| f.get(field - 3)?.parse::<u64>().ok();
+    let mut c = ProcessCounters {
+        minor_faults: num(10)?,
+        major_faults: num(12)?,
+        utime_ticks: num(14)?,
+        stime_ticks: num(15)?,
+        migrations: Some(0),
+        ..ProcessCounters::default()
+    };
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    for task in tasks.flatten() {
+        let dir = task.path();
+        // A thread that exits while being read is simply not counted.
+        let Ok(schedstat) = fs::read_to_string(dir.join("schedstat")) else {
+            continue;
+        };
+        let (run, wait) = parse_schedstat(&schedstat).unwrap_or_default();
+        c.run_ns += run;
+        c.wait_ns += wait;
+        if let Ok(status) = fs::read_to_string(dir.join("status")) {
+            c.voluntary_switches += status_number(&status, "voluntary_ctxt_switches");
+            c.involuntary_switches += status_number(&status, "nonvoluntary_ctxt_switches");
+        }
+        let migrations = fs::read_to_string(dir.join("sched"))
+            .ok()
+            .and_then(|s| sched_number(&s, "se.nr_migrations"));
+        c.migrations = c.migrations.zip(migrations).map(|(a, b)| a + b);
+    }
+    Some(c)
+}
+
+/// The run and wait nanoseconds of a `schedstat` line (`run wait timeslices`).
+pub fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_ascii_whitespace().map(str::parse::<u64>);
+    Some((f.next()?.ok()?, f.next()?.ok()?))
+}
+
+/// The number of a `Name:\tvalue` line of a `status` file (0 when absent).
+fn status_number(status: &str, name: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key == name).then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+/// The number of a `name   :   value` line of a `sched` file.
+fn sched_number(sched: &str, name: &str) -> Option<u64> {
+    sched.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().parse().ok())?
+    })
 }
 
 /// Parses a `/proc/<pid>/stat` line; `None` when it is not one.
@@ -221,5 +311,34 @@ mod tests {
         assert!(thread_cpu_ns().unwrap() > t0);
         assert!(peak_rss_bytes().unwrap() > 0);
         assert!(cpus_allowed_list().is_some_and(|l| !l.is_empty()));
+    }
+
+    #[test]
+    fn process_counters_sum_this_process_threads() {
+        let pid = std::process::id();
+        let before = process_counters(pid).unwrap();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        // A second thread that runs and ends: its time was counted while it lived.
+        std::thread::spawn(|| std::thread::sleep(std::time::Duration::from_millis(5)))
+            .join()
+            .unwrap();
+        let after = process_counters(pid).unwrap();
+        assert!(after.run_ns > before.run_ns, "{before:?} {after:?}");
+        assert!(after.voluntary_switches + after.involuntary_switches > 0);
+        assert!(after.minor_faults > 0);
+        assert!(process_counters(u32::MAX).is_none());
+        assert_eq!(parse_schedstat("636636 57346 2\n"), Some((636636, 57346)));
+        assert_eq!(parse_schedstat("x"), None);
+        assert_eq!(
+            sched_number("se.nr_migrations    :     7\n", "se.nr_migrations"),
+            Some(7)
+        );
+        assert_eq!(
+            status_number("voluntary_ctxt_switches:\t12\n", "voluntary_ctxt_switches"),
+            12
+        );
     }
 }

@@ -349,6 +349,10 @@ fn execute(
     watch: &Watch<'_>,
 ) -> anyhow::Result<ExitCode> {
     warn_insecure(exp);
+    let mut exp = exp.clone();
+    // The perf program that counts a started server's hardware events.
+    exp.perf = std::env::var("RESPLAB_PERF").ok();
+    let exp = &exp;
     let stop = StopToken::new();
     {
         let stop = stop.clone();
@@ -625,6 +629,9 @@ impl<'e> Printer<'e> {
                 elapsed,
                 per_round,
             } => self.looks.show(self.exp, assessment, elapsed, per_round),
+            Event::Notice(note) => {
+                let _ = writeln!(self.err, "note: {note}");
+            }
             Event::Rerun { round, attempt } => {
                 let _ = writeln!(
                     self.err,

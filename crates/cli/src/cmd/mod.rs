@@ -6,6 +6,7 @@ pub mod experiment;
 pub mod links;
 pub mod memtier;
 pub mod merge;
+pub mod profile;
 pub mod proto;
 pub mod report;
 pub mod serve;

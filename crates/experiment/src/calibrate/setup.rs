@@ -245,6 +245,7 @@ pub fn from_flags(f: &WorkloadFlags, seed: u64) -> Result<Experiment, CalibrateE
         before_phase: None,
         generators: Vec::new(),
         until_decided: None,
+        perf: None,
     })
 }
 

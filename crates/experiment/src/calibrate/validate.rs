@@ -402,6 +402,7 @@ fn serve_experiment(
         before_phase: None,
         generators: Vec::new(),
         until_decided: None,
+        perf: None,
     };
     (exp, text)
 }

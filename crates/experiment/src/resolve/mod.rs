@@ -184,6 +184,7 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         shared_server: None,
         generators: Vec::new(),
         until_decided,
+        perf: None,
     };
     Ok((exp, budget))
 }
@@ -322,6 +323,7 @@ fn primary_metric(cx: &Ctx<'_>, spec: &FileSpec) -> Result<String, SpecError> {
             let names: Vec<&str> = resplab_store::metrics::SUMMARY_METRICS
                 .iter()
                 .chain(resplab_store::metrics::TRIAL_METRICS)
+                .chain(resplab_store::metrics::EVIDENCE_METRICS)
                 .map(|(n, _)| *n)
                 .collect();
             let hint = match error::closest(m.get_ref(), &names) {

@@ -24,17 +24,28 @@ impl Runner<'_> {
         let exp = self.exp;
         let workload = &exp.workloads[slot.workload];
         let filled = self.fill_command(slot, variant, run, host, port)?;
-        let cpu_before = ctl.as_deref_mut().and_then(server_cpu);
+        let nodes = self.evidence_nodes(port, process);
+        let before = ctl
+            .as_deref_mut()
+            .map(|c| self.read_evidence(variant, &nodes, c));
+        let counting = self.start_counting(&nodes);
         let started = resplab_store::write::now_unix_ms();
         let finished = crate::command::execute(&filled, env, run.timeout, self.stop);
         if finished.interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
-        let cpu_after = ctl.as_deref_mut().and_then(server_cpu);
+        let hardware = self.finish_counting(counting);
+        let after = ctl
+            .as_deref_mut()
+            .map(|c| self.read_evidence(variant, &nodes, c));
         let mut info = ctl
             .as_deref_mut()
             .map(|c| server_facts(c, process))
             .unwrap_or_default();
+        let (evidence, server_cpu_sec) = match (&before, &after) {
+            (Some(b), Some(a)) => self.finish_evidence(&nodes, (b, a), &hardware, 0, &mut info),
+            _ => (Vec::new(), None),
+        };
         info.entry("resplab".into())
             .or_default()
             .insert("command".into(), filled.display.clone());
@@ -52,7 +63,6 @@ impl Runner<'_> {
             "attempt": slot.attempt,
             "position": slot.position,
         });
-        let server_cpu_sec = cpu_used(cpu_before, cpu_after);
         Ok(Some(NewTrial {
             run: record,
             server_info: info,
@@ -65,6 +75,7 @@ impl Runner<'_> {
                 stdout: finished.stdout,
                 stderr: finished.stderr,
             }),
+            evidence,
             ..self.trial_frame(slot, variant, workload, started)
         }))
     }

@@ -67,7 +67,9 @@ impl Runner<'_> {
                 .measure_command(slot, variant, run, host, port, ctl, env, process, restore);
         }
         let ctl = ctl.ok_or_else(|| no_server(variant, workload))?;
-        let cpu_before = server_cpu(ctl);
+        let nodes = self.evidence_nodes(port, process);
+        let before = self.read_evidence(base, &nodes, ctl);
+        let counting = self.start_counting(&nodes);
         let spec = crate::workload::to_spec(
             workload,
             resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
@@ -100,8 +102,16 @@ impl Runner<'_> {
         if run.end == RunEnd::Interrupted || self.stop.is_stopped() {
             return Ok(None);
         }
-        let cpu_after = server_cpu(ctl);
-        let info = server_facts(ctl, process);
+        let hardware = self.finish_counting(counting);
+        let after = self.read_evidence(base, &nodes, ctl);
+        let mut info = server_facts(ctl, process);
+        let (evidence, server_cpu_sec) = self.finish_evidence(
+            &nodes,
+            (&before, &after),
+            &hardware,
+            run.totals.requests,
+            &mut info,
+        );
         after_trial(variant, Some(ctl), env, restore)?;
         run.config = serde_json::json!({
             "engine": run.config,
@@ -116,13 +126,13 @@ impl Runner<'_> {
         if exp.generators.is_empty() {
             run.host = self.host.clone();
         }
-        let server_cpu_sec = cpu_used(cpu_before, cpu_after);
         let checks = self.engine_checks(&run, variant, base, workload, generator_failures);
         Ok(Some(NewTrial {
             run,
             server_info: info,
             server_cpu_sec,
             checks,
+            evidence,
             ..self.trial_frame(slot, variant, workload, started)
         }))
     }
@@ -185,15 +195,6 @@ fn cfg_port(cfg: &RunConfig) -> u16 {
     match &cfg.target {
         Target::Tcp { port, .. } => *port,
         _ => 0,
-    }
-}
-
-/// The server CPU seconds a trial used, from the readings before and after it (none
-/// when either is missing or the counter went back).
-pub(super) fn cpu_used(before: Option<f64>, after: Option<f64>) -> Option<f64> {
-    match (before, after) {
-        (Some(a), Some(b)) if b >= a => Some(b - a),
-        _ => None,
     }
 }
 

@@ -37,6 +37,7 @@ use std::time::Duration;
 
 mod command;
 mod engine;
+mod evidence;
 mod generators;
 mod sequential;
 mod trial;
@@ -114,6 +115,9 @@ pub enum Event<'a> {
         elapsed: Duration,
         per_round: Duration,
     },
+    /// Something the target cannot tell (a section it does not answer, counters this
+    /// machine lacks): said once per run, never a failure.
+    Notice(&'a str),
 }
 
 /// How a run ended.
@@ -179,6 +183,13 @@ struct Runner<'a> {
     respb_port: Option<u16>,
     /// The looks of a run until decided.
     seq: Option<sequential::SeqState>,
+    /// The nodes of this execution's local cluster (empty for a single server).
+    cluster_nodes: Vec<crate::evidence::Node>,
+    /// Notices already given in this run, and those to give after the trial is stored.
+    noticed: BTreeSet<String>,
+    pending_notices: Vec<String>,
+    /// Hardware counting proved useless in this run (no perf, no PMU): not tried again.
+    hardware_off: bool,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -250,6 +261,10 @@ pub fn run_phase(
         shared: None,
         respb_port: None,
         seq,
+        cluster_nodes: Vec::new(),
+        noticed: BTreeSet::new(),
+        pending_notices: Vec::new(),
+        hardware_off: false,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -356,6 +371,10 @@ impl Runner<'_> {
             cluster,
         } = self.start_server(exec, base)?;
         self.respb_port = process.as_ref().and_then(|p| p.respb_port);
+        self.cluster_nodes = cluster
+            .as_ref()
+            .map(|c| c.evidence_nodes())
+            .unwrap_or_default();
         let mut ctl = match &base.server {
             ServerSource::None if port == 0 => None,
             _ => Some(self.control(base, &host, port)?),
@@ -519,7 +538,16 @@ impl Runner<'_> {
                 .iter()
                 .find(|m| m.name == exp.primary_metric)
                 .map(|m| m.value),
-            None => primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec),
+            None => {
+                primary_value(&trial.run, &exp.primary_metric, trial.server_cpu_sec).or_else(|| {
+                    // A metric of the server's evidence, for the whole trial.
+                    trial
+                        .evidence
+                        .iter()
+                        .find(|m| m.name == exp.primary_metric && m.command == ALL_COMMANDS)
+                        .map(|m| m.value)
+                })
+            }
         };
         let trial_id = self.store.insert_trial(trial)?;
         outcome.trials_run += 1;
@@ -535,6 +563,7 @@ impl Runner<'_> {
             failed,
             primary,
         });
+        self.give_notices();
         Ok(())
     }
 

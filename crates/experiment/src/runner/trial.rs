@@ -1,6 +1,6 @@
 //! One trial's life cycle around its measurement: set-up (before_trial hook, toggle on,
-//! preload, the first `INFO cpu`), the measurement by the executor of the workload's
-//! kind, then `INFO` again, after_trial, toggle off, the validity checks, and the commit
+//! preload, the first reading of the server's evidence), the measurement by the executor
+//! of the workload's kind, then the evidence again, after_trial, toggle off, the validity checks, and the commit
 //! of the finished trial.
 
 use super::*;
@@ -120,15 +120,6 @@ pub(super) fn preload(
     Ok(())
 }
 
-/// `used_cpu_sys + used_cpu_user` of the server, from `INFO cpu`.
-pub(super) fn server_cpu(ctl: &mut Client) -> Option<f64> {
-    let text = ctl.call(&["INFO", "cpu"]).ok()?.text();
-    let info = resplab_proto::resp::info::sections(&text);
-    let cpu = info.get("cpu")?;
-    let f = |k: &str| cpu.get(k).and_then(|v| v.parse::<f64>().ok());
-    Some(f("used_cpu_sys")? + f("used_cpu_user")?)
-}
-
 pub(super) fn primary_value(run: &RunRecord, metric: &str, server_cpu: Option<f64>) -> Option<f64> {
     let s = &run.totals;
     let l = &s.latency_us;
@@ -209,6 +200,7 @@ impl Runner<'_> {
             checks: Vec::new(),
             command: None,
             phase: self.phase,
+            evidence: Vec::new(),
         }
     }
 

@@ -10,6 +10,9 @@
 //! [`lines`] is the one reader of that grammar; [`fields`] and [`sections`] are the two
 //! shapes callers keep: a flat map (the provenance of a run, a single field such as
 //! `cluster_enabled`) and a map per section (the facts kept with every trial).
+//! Some values are themselves lists of `name=value` pairs separated by commas (the
+//! `cmdstat_set:calls=3,usec=10,usec_per_call=3.33` lines of `INFO commandstats`, the
+//! `db0:keys=3,expires=0` lines of `INFO keyspace`): [`pairs`] splits one such value.
 //! Everything here works on text already received; reading the reply off a connection
 //! belongs to the callers.
 
@@ -68,6 +71,18 @@ pub fn sections(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
         }
     }
     out
+}
+
+/// The `name=value` pairs of one field value such as `calls=3,usec=10,usec_per_call=3.33`,
+/// split at commas and at each pair's first `=`; a part without `=` is left out.
+pub fn pairs(value: &str) -> BTreeMap<String, String> {
+    value
+        .split(',')
+        .filter_map(|part| {
+            let (k, v) = part.split_once('=')?;
+            Some((k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -143,5 +158,16 @@ mod tests {
         assert!(fields("garbage line\r\n  \r\n").is_empty());
         // Keys and values are not trimmed beyond the line itself.
         assert_eq!(fields(" key : value \r\n")["key "], " value");
+    }
+
+    #[test]
+    fn pairs_split_a_commandstats_value() {
+        let p = pairs("calls=3,usec=10,usec_per_call=3.33,rejected_calls=0,failed_calls=1");
+        assert_eq!(p.len(), 5);
+        assert_eq!(p["calls"], "3");
+        assert_eq!(p["usec_per_call"], "3.33");
+        assert_eq!(p["failed_calls"], "1");
+        assert!(pairs("").is_empty());
+        assert_eq!(pairs("junk,a=b=c")["a"], "b=c");
     }
 }

@@ -63,21 +63,24 @@ pub(super) fn compare_one(
         }
         compare_unpaired(&base.values, &var.values, &cfg)
     };
+    // Pairs from phases that ran apart are marked whether or not they compare.
+    let phases_apart = (row.paired && opts.not_interleaved.iter().any(|l| l == label)).then(|| {
+        Warning::PhasesNotInterleaved {
+            variant: label.to_string(),
+            baseline: baseline.to_string(),
+        }
+    });
     let c: Comparison = match result {
         Ok(c) => c,
         Err(e) => {
             warnings.push(not_compared(e));
+            warnings.extend(phases_apart);
             row.warnings = warnings;
             return (row, None);
         }
     };
     fill(&mut row, &c, &pairs, metric.direction, &mut warnings);
-    if row.paired && opts.not_interleaved.iter().any(|l| l == label) {
-        warnings.push(Warning::PhasesNotInterleaved {
-            variant: label.to_string(),
-            baseline: baseline.to_string(),
-        });
-    }
+    warnings.extend(phases_apart);
     row.warnings = warnings;
     let d = row
         .paired
