@@ -12,7 +12,7 @@
 //! (one row per trial, command and metric name), `histograms` (HdrHistogram V2-deflate
 //! blobs, nanoseconds) and `environments` (host facts, stored once per distinct host).
 //! Migrations are numbered; `PRAGMA user_version` and the `schema_migrations` table both
-//! record which ones ran.
+//! record which ones ran. `history_points` holds the named series of `resplab track`.
 //!
 //! Reading back: [`Store::observations`] hands `compare` every metric value of the trials
 //! that count, tagged with workload, variant and round so trials pair by round; invalid
@@ -24,6 +24,7 @@
 //! export` read them.
 
 pub mod calibration;
+pub mod history;
 pub mod metrics;
 pub mod read;
 pub mod schema;
@@ -35,6 +36,7 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
 pub use calibration::{CalibrationRow, NewCalibration};
+pub use history::{HistoryPoint, HistoryValue, NewHistoryPoint};
 pub use read::{
     not_interleaved, round_states, ExperimentInfo, ExperimentStatus, Observation, PhaseRow,
     RoundState, TrialRow, ALL_COMMANDS,

@@ -78,7 +78,7 @@ fn migrations_set_user_version_and_reopen_is_idempotent() {
     );
     drop(store);
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
 }
 
 /// A database written before the metric list was open (schema 2: no unit or direction
@@ -101,14 +101,14 @@ fn a_schema_2_database_is_migrated_and_stays_readable() {
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "ALTER TABLE metrics DROP COLUMN unit; ALTER TABLE metrics DROP COLUMN direction;
-         DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases;
+         DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases; DROP TABLE history_points;
          DELETE FROM schema_migrations WHERE version >= 3;
          PRAGMA user_version = 2;",
     )
     .unwrap();
     drop(conn);
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let obs = store.observations("old").unwrap();
     assert!(obs
         .iter()
