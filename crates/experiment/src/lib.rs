@@ -30,6 +30,7 @@ pub mod command;
 pub mod configcheck;
 pub mod error;
 pub mod generators;
+pub mod history;
 pub mod launch;
 pub mod model;
 pub mod plan;

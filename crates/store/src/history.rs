@@ -8,50 +8,15 @@
 
 use crate::write::now_unix_ms;
 use crate::{Store, StoreError};
+use resplab_results::history::TrackedPoint;
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
-
-/// One value of a tracked measurement.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistoryValue {
-    pub workload: String,
-    pub metric: String,
-    pub unit: String,
-    /// `higher_is_better`, `lower_is_better` or `unknown`.
-    pub direction: String,
-    pub value: f64,
-}
-
-/// A measurement to append to a series.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NewHistoryPoint {
-    pub series: String,
-    pub measured_at_unix_ms: i64,
-    pub commit: Option<String>,
-    pub host_fingerprint: String,
-    /// The host facts the fingerprint was taken of, as JSON.
-    pub host: serde_json::Value,
-    pub config_fingerprint: String,
-    pub tags: Vec<(String, String)>,
-    /// What the values were read from (a file name or `db:NAME`).
-    pub source: String,
-    pub values: Vec<HistoryValue>,
-}
-
-/// A stored measurement of a series.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HistoryPoint {
-    pub id: i64,
-    pub recorded_at_unix_ms: i64,
-    pub point: NewHistoryPoint,
-}
 
 impl Store {
     /// Appends one measurement to its series and returns its id.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`] on a database failure.
-    pub fn append_history(&self, p: &NewHistoryPoint) -> Result<i64, StoreError> {
+    pub fn append_history(&self, series: &str, p: &TrackedPoint) -> Result<i64, StoreError> {
         let values = serde_json::to_string(&p.values)
             .map_err(|e| self.json_err("history values".into(), e))?;
         let tags =
@@ -63,7 +28,7 @@ impl Store {
                      source, values_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
-                    p.series,
+                    series,
                     p.measured_at_unix_ms,
                     now_unix_ms() as i64,
                     p.commit,
@@ -79,13 +44,14 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Every point of `series`, oldest measurement first (ties in the order tracked).
+    /// Every point of `series`, oldest measurement first (ties in the order tracked),
+    /// each with its id.
     /// An unknown series gives an empty list.
     ///
     /// # Errors
     /// [`StoreError::Sqlite`] on a database failure; [`StoreError::Json`] when a stored
     /// column does not parse.
-    pub fn history(&self, series: &str) -> Result<Vec<HistoryPoint>, StoreError> {
+    pub fn history(&self, series: &str) -> Result<Vec<TrackedPoint>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -126,29 +92,42 @@ impl Store {
             .map_err(|e| self.err(e))?;
         rows.into_iter()
             .map(
-                |(id, measured, recorded, commit, hostfp, host, configfp, tags, source, values)| {
-                    let what = |w: &str| format!("{w} of history point {id}");
-                    Ok(HistoryPoint {
+                |(
+                    id,
+                    measured,
+                    _recorded,
+                    commit,
+                    hostfp,
+                    host,
+                    configfp,
+                    tags,
+                    source,
+                    values,
+                )| {
+                    Ok(TrackedPoint {
                         id,
-                        recorded_at_unix_ms: recorded,
-                        point: NewHistoryPoint {
-                            series: series.to_string(),
-                            measured_at_unix_ms: measured,
-                            commit,
-                            host_fingerprint: hostfp,
-                            host: serde_json::from_str(&host)
-                                .map_err(|e| self.json_err(what("host"), e))?,
-                            config_fingerprint: configfp,
-                            tags: serde_json::from_str(&tags)
-                                .map_err(|e| self.json_err(what("tags"), e))?,
-                            source,
-                            values: serde_json::from_str(&values)
-                                .map_err(|e| self.json_err(what("values"), e))?,
-                        },
+                        measured_at_unix_ms: measured,
+                        commit,
+                        host_fingerprint: hostfp,
+                        host: self.history_json(id, &host, "host")?,
+                        config_fingerprint: configfp,
+                        tags: self.history_json(id, &tags, "tags")?,
+                        source,
+                        values: self.history_json(id, &values, "values")?,
                     })
                 },
             )
             .collect()
+    }
+
+    fn history_json<T: serde::de::DeserializeOwned>(
+        &self,
+        id: i64,
+        text: &str,
+        what: &str,
+    ) -> Result<T, StoreError> {
+        serde_json::from_str(text)
+            .map_err(|e| self.json_err(format!("{what} of history point {id}"), e))
     }
 
     /// Names of every tracked series, sorted.
@@ -169,10 +148,11 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use resplab_results::history::TrackedValue;
 
-    fn point(series: &str, at: i64, value: f64) -> NewHistoryPoint {
-        NewHistoryPoint {
-            series: series.into(),
+    fn point(at: i64, value: f64) -> TrackedPoint {
+        TrackedPoint {
+            id: 0,
             measured_at_unix_ms: at,
             commit: Some(format!("c{at}")),
             host_fingerprint: "h1".into(),
@@ -180,12 +160,13 @@ mod tests {
             config_fingerprint: "c1".into(),
             tags: vec![("branch".into(), "main".into())],
             source: "run.json".into(),
-            values: vec![HistoryValue {
+            values: vec![TrackedValue {
                 workload: "SET".into(),
                 metric: "ops_per_sec".into(),
                 unit: "ops/s".into(),
                 direction: "higher_is_better".into(),
                 value,
+                trials: 3,
             }],
         }
     }
@@ -193,13 +174,19 @@ mod tests {
     #[test]
     fn points_come_back_in_measurement_order() {
         let store = Store::open_in_memory().unwrap();
-        store.append_history(&point("nightly", 30, 3.0)).unwrap();
-        store.append_history(&point("nightly", 10, 1.0)).unwrap();
-        store.append_history(&point("other", 20, 2.0)).unwrap();
+        store.append_history("nightly", &point(30, 3.0)).unwrap();
+        let id = store.append_history("nightly", &point(10, 1.0)).unwrap();
+        store.append_history("other", &point(20, 2.0)).unwrap();
         let h = store.history("nightly").unwrap();
         assert_eq!(h.len(), 2);
-        assert_eq!(h[0].point, point("nightly", 10, 1.0));
-        assert_eq!(h[1].point.values[0].value, 3.0);
+        assert_eq!(
+            h[0],
+            TrackedPoint {
+                id,
+                ..point(10, 1.0)
+            }
+        );
+        assert_eq!(h[1].values[0].value, 3.0);
         assert!(store.history("none").unwrap().is_empty());
         assert_eq!(store.history_series().unwrap(), vec!["nightly", "other"]);
     }

@@ -36,7 +36,6 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
 pub use calibration::{CalibrationRow, NewCalibration};
-pub use history::{HistoryPoint, HistoryValue, NewHistoryPoint};
 pub use read::{
     not_interleaved, round_states, ExperimentInfo, ExperimentStatus, Observation, PhaseRow,
     RoundState, TrialRow, ALL_COMMANDS,

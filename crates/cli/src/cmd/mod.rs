@@ -3,11 +3,13 @@
 pub mod calibrate;
 pub mod compare;
 pub mod experiment;
+pub mod history;
 pub mod merge;
 pub mod proto;
 pub mod report;
 pub mod serve;
 pub mod shell;
+pub mod track;
 
 pub mod bench;
 mod bench_args;
