@@ -214,6 +214,27 @@ fn a_synthetic_shift_is_found_where_it_is_and_gated_by_size() {
     );
     let (_, txt) = run(&["history", "go", "--db", db_s]);
     assert!(txt.contains("<- regression +2"), "{txt}");
+    let md = dir.path().join("go.md");
+    let (code, out) = run(&[
+        "report",
+        "history:go",
+        "--db",
+        db_s,
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let page = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        page.contains("![Get-2 ns/op](go-plots/01-Get-2-ns_op.svg)"),
+        "{page}"
+    );
+    assert!(page.contains("- point 11: regression +2"), "{page}");
+    let svg = std::fs::read_to_string(dir.path().join("go-plots/01-Get-2-ns_op.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    let (code, out) = run(&["report", "history:none", "--db", db_s]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no series named `none`"), "{out}");
 }
 
 /// A flat series has no change point and passes any gate.

@@ -1,9 +1,11 @@
 //! What `resplab history` prints: a series per workload × metric, segment by segment,
-//! with its change points marked — as text, CSV (one row per point) or JSON.
+//! with its change points marked — as text, CSV (one row per point) or JSON — and the
+//! page of `resplab report history:NAME` (Markdown or HTML, a plot per line).
 //!
 //! Input is a [`HistoryAnalysis`] from `resplab_results::history`; nothing is computed
 //! here but the words and the layout.
 
+use crate::plot::{self, PlotError};
 use resplab_results::csv;
 use resplab_results::history::{ChangeAt, HistoryAnalysis, HistoryLine, Segment};
 use std::fmt::Write as _;
@@ -163,6 +165,118 @@ pub fn json(a: &HistoryAnalysis) -> String {
     serde_json::to_string_pretty(a).unwrap_or_default() + "\n"
 }
 
+/// The report page of a history as Markdown, each line's plot a file in `plot_dir`:
+/// the text and the `(file name, SVG)` of every plot.
+///
+/// # Errors
+/// [`PlotError`] when a plot cannot be drawn.
+pub fn markdown(
+    a: &HistoryAnalysis,
+    plot_dir: &str,
+) -> Result<(String, Vec<(String, String)>), PlotError> {
+    let mut md = format!(
+        "# History {}
+
+{}
+",
+        a.series,
+        intro(a)
+    );
+    let mut files = Vec::new();
+    for (i, line) in a.lines.iter().enumerate() {
+        let name = format!(
+            "{:02}-{}.svg",
+            i + 1,
+            file_safe(&format!("{}-{}", line.workload, line.metric))
+        );
+        let _ = write!(
+            md,
+            "\n## {}\n\n![{}]({plot_dir}/{name})\n\n",
+            line_title(line),
+            line_title(line)
+        );
+        for note in line_notes(line) {
+            let _ = writeln!(md, "- {note}");
+        }
+        files.push((name, plot::history::render(line)?));
+    }
+    Ok((md, files))
+}
+
+/// The report page of a history as one self-contained HTML file, plots inline.
+///
+/// # Errors
+/// [`PlotError`] when a plot cannot be drawn.
+pub fn html(a: &HistoryAnalysis) -> Result<String, PlotError> {
+    let esc = crate::doc::html::escape;
+    let mut body = String::new();
+    for line in &a.lines {
+        let _ = write!(
+            body,
+            "<h2>{}</h2>\n{}\n<ul>",
+            esc(&line_title(line)),
+            plot::history::render(line)?
+        );
+        for note in line_notes(line) {
+            let _ = write!(body, "<li>{}</li>", esc(&note));
+        }
+        body.push_str("</ul>\n");
+    }
+    let title = esc(&format!("History {}", a.series));
+    Ok(format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\"><title>{title}</title><style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}</style></head><body>\n<h1>{title}</h1>\n<p>{}</p>\n{body}</body></html>\n",
+        esc(&intro(a))
+    ))
+}
+
+fn intro(a: &HistoryAnalysis) -> String {
+    format!(
+        "{} points. Change points by E-Divisive means with a permutation test at {} % \
+         significance (a flat series of independent points shows a false one that often); \
+         dashed rules mark them, the horizontal strokes are the mean of each level, and a \
+         grey rule starts a segment measured on another host or configuration, never \
+         compared with the points before it.",
+        a.points,
+        a.significance * 100.0
+    )
+}
+
+fn line_title(line: &HistoryLine) -> String {
+    format!("{} {}", line.workload, line.metric)
+        .trim()
+        .to_string()
+}
+
+fn line_notes(line: &HistoryLine) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut first = 1;
+    for (s, seg) in line.segments.iter().enumerate() {
+        if let Some(why) = &seg.starts_because {
+            notes.push(format!("segment {} from point {first}: {why}", s + 1));
+        }
+        for c in &seg.change_points {
+            notes.push(format!("point {}: {}", first + c.index, change_words(c)));
+        }
+        first += seg.points.len();
+    }
+    if notes.is_empty() {
+        notes.push("no change point".into());
+    }
+    notes
+}
+
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 fn number(v: f64) -> String {
     if v.abs() >= 1000.0 {
         format!("{v:.0}")
@@ -259,6 +373,27 @@ mod tests {
         );
         assert!(rows[21].contains("measured on another host"), "{c}");
         let json: serde_json::Value = serde_json::from_str(&json(&analysis())).unwrap();
+        let (md, files) = markdown(&analysis(), "plots").unwrap();
+        assert!(
+            md.contains("![GET p99_us](plots/01-GET-p99_us.svg)"),
+            "{md}"
+        );
+        assert!(md.contains("- point 11: regression +"), "{md}");
+        assert!(
+            md.contains("- segment 2 from point 21: measured on another host"),
+            "{md}"
+        );
+        assert_eq!(files.len(), 1);
+        assert!(
+            files[0].1.starts_with("<svg") && files[0].1.contains("segment 2"),
+            "{}",
+            files[0].1
+        );
+        let page = html(&analysis()).unwrap();
+        assert!(
+            page.contains("<h2>GET p99_us</h2>") && page.contains("<svg"),
+            "{page}"
+        );
         assert_eq!(
             json["lines"][0]["segments"][0]["change_points"][0]["index"],
             10
