@@ -84,6 +84,13 @@ fn from_files(files: &[String]) -> Result<TrackedPoint, HistoryError> {
     let mut facts: Option<(HostInfo, String, i64)> = None;
     let mut formats = Vec::new();
     for file in files {
+        if file == "-" {
+            return Err(HistoryError::Input(
+                "FILE -: track reads named files, not standard input (write the output to a \
+                 file first)"
+                    .into(),
+            ));
+        }
         let imported =
             import::load_input(file, "tracked", &PlainOptions::default(), &mut interner)?;
         let format = imported.format.map_or("unknown", |f| f.name());
@@ -174,4 +181,70 @@ fn now_unix_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use resplab_results::{fixture, LatencyUs};
+
+    fn run(ops: f64, hostname: &str, config: Value) -> RunRecord {
+        let mut h = resplab_stats::hist::LatencyHistogram::new();
+        h.record(50_000);
+        let latency = LatencyUs {
+            mean: 50.0,
+            p50: 50.0,
+            p90: 60.0,
+            p99: 70.0,
+            p99_9: 80.0,
+            max: 90.0,
+        };
+        let mut r = fixture::run_record(fixture::summary(1000, ops, latency, (1, 1), &h));
+        r.host = fixture::host(hostname, "cpu", None);
+        r.config = config;
+        r
+    }
+
+    fn write(dir: &std::path::Path, name: &str, r: &RunRecord) -> String {
+        let p = dir.join(name);
+        std::fs::write(&p, serde_json::to_vec(r).unwrap()).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn seeds_and_ports_do_not_change_the_configuration_but_clients_do() {
+        let cfg = |seed: u64, port: u16, clients: u32| {
+            serde_json::json!({"clients": clients, "seed": seed,
+                "target": {"host": "127.0.0.1", "port": port}, "workload": {"seed": seed}})
+        };
+        let a = config_fingerprint(&run(1.0, "h", cfg(1, 6379, 50)));
+        assert_eq!(a, config_fingerprint(&run(1.0, "h", cfg(2, 7000, 50))));
+        assert_ne!(a, config_fingerprint(&run(1.0, "h", cfg(1, 6379, 10))));
+    }
+
+    #[test]
+    fn files_are_trials_of_one_point_and_must_share_their_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = serde_json::json!({"clients": 50});
+        let files = vec![
+            write(dir.path(), "a.json", &run(100.0, "h1", c.clone())),
+            write(dir.path(), "b.json", &run(110.0, "h1", c.clone())),
+            write(dir.path(), "c.json", &run(120.0, "h1", c.clone())),
+        ];
+        let p = from_files(&files).unwrap();
+        let ops = p
+            .values
+            .iter()
+            .find(|v| v.workload == "ALL" && v.metric == "ops_per_sec")
+            .unwrap();
+        assert_eq!((ops.value, ops.trials), (110.0, 3));
+        assert_eq!(p.host["hostname"], "h1");
+        let other = write(dir.path(), "d.json", &run(100.0, "h2", c));
+        let e = from_files(&[files[0].clone(), other])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("d.json: measured on another host"), "{e}");
+        let e = from_files(&["-".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("not standard input"), "{e}");
+    }
 }
