@@ -25,12 +25,12 @@ pub fn text(a: &HistoryAnalysis) -> String {
     }
     for line in &a.lines {
         out.push('\n');
-        line_text(&mut out, line);
+        line_text(&mut out, line, a.min_segment);
     }
     out
 }
 
-fn line_text(out: &mut String, line: &HistoryLine) {
+fn line_text(out: &mut String, line: &HistoryLine, min_segment: usize) {
     let unit = if line.unit.is_empty() {
         String::new()
     } else {
@@ -53,6 +53,15 @@ fn line_text(out: &mut String, line: &HistoryLine) {
             );
         }
         segment_text(out, seg);
+        if seg.points.len() < 2 * min_segment {
+            let _ = writeln!(
+                out,
+                "  ({} point{} in this segment: a change point needs {} on each side)",
+                seg.points.len(),
+                if seg.points.len() == 1 { "" } else { "s" },
+                min_segment
+            );
+        }
     }
 }
 

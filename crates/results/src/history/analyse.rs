@@ -15,6 +15,9 @@ pub struct HistoryAnalysis {
     pub points: usize,
     /// The permutation test's significance level.
     pub significance: f64,
+    /// Fewest points on either side of a change point: a segment needs twice this many
+    /// before any change can be found in it.
+    pub min_segment: usize,
     pub lines: Vec<HistoryLine>,
 }
 
@@ -122,6 +125,7 @@ pub fn analyse(
         series: series.to_string(),
         points: points.len(),
         significance: cfg.significance,
+        min_segment: cfg.min_segment,
         lines,
     })
 }
