@@ -31,6 +31,10 @@ enum Command {
     Experiment(cmd::experiment::ExperimentArgs),
     /// Compare result files or stored experiments: ministat, benchstat or resplab style.
     Compare(cmd::compare::CompareArgs),
+    /// Append one measurement to a named series (a regression history).
+    Track(cmd::track::TrackArgs),
+    /// A tracked series with its change points; --gate for CI.
+    History(cmd::history::HistoryArgs),
     /// Markdown or self-contained HTML report with plots of an experiment or result files.
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
@@ -77,6 +81,8 @@ fn main() -> ExitCode {
         Command::Proto(a) => cmd::proto::run(a, &cmd::bench::workload_from_flags),
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Track(a) => cmd::track::run(a),
+        Command::History(a) => cmd::history::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Memtier(a) => cmd::memtier::run(a),
         Command::InstallLinks(a) => cmd::links::run(&a),

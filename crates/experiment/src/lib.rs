@@ -33,6 +33,7 @@ pub mod error;
 pub mod error_rate;
 pub mod evidence;
 pub mod generators;
+pub mod history;
 pub mod launch;
 pub mod model;
 pub mod plan;

@@ -10,6 +10,7 @@
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
 //! - [`calibration`]: what `resplab calibrate` prints, and a stored calibration's page.
+//! - [`history`]: what `resplab history` prints (a series with its change points).
 //! - [`run`]: the exporters of one load run (table, redis-benchmark CSV and `-q`, HDR files).
 //! - [`verdict`]: the words of a verdict (table labels and the experiment's running
 //!   verdict line), in one place.
@@ -19,6 +20,7 @@ pub mod calibration;
 pub mod cfmt;
 pub mod configcheck;
 pub mod doc;
+pub mod history;
 pub mod memtier;
 pub mod ministat;
 pub mod outfile;

@@ -12,7 +12,8 @@
 //! merged exactly later: [`merge`] is that merge, one record from the records of a
 //! workload's shards, a pure function of records.
 //!
-//! [`calibration`] is the stored shape of what `resplab calibrate` found.
+//! [`calibration`] is the stored shape of what `resplab calibrate` found; [`history`] the
+//! points of a tracked series and their change points.
 //!
 //! [`import`] turns other tools' outputs (memtier, redis-benchmark, `go test -bench`,
 //! hyperfine, HdrHistogram files, plain numbers) into observations; the histograms it
@@ -38,6 +39,7 @@ pub use run::*;
 pub mod csv;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
+pub mod history;
 pub use resplab_stats::warning;
 pub use warning::Warning;
 pub mod import;

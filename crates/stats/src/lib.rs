@@ -20,6 +20,7 @@
 //! - [`power`]: minimal detectable effect and sample sizes.
 //! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
+//! - [`changepoint`]: change points of a history (E-Divisive means, permutation test).
 //! - [`fdr`]: Benjamini–Hochberg q-values.
 //! - [`describe`]: means, variances, both medians (benchstat's and the plain one),
 //!   quantiles, geomean, MAD: the one median and quantile helper of resplab.
@@ -27,6 +28,7 @@
 
 pub mod bootstrap;
 pub mod budget;
+pub mod changepoint;
 pub mod describe;
 pub mod dist;
 pub mod error;

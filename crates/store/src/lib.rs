@@ -12,7 +12,7 @@
 //! (one row per trial, command and metric name), `histograms` (HdrHistogram V2-deflate
 //! blobs, nanoseconds) and `environments` (host facts, stored once per distinct host).
 //! Migrations are numbered; `PRAGMA user_version` and the `schema_migrations` table both
-//! record which ones ran.
+//! record which ones ran. `history_points` holds the named series of `resplab track`.
 //!
 //! Reading back: [`Store::observations`] hands `compare` every metric value of the trials
 //! that count, tagged with workload, variant and round so trials pair by round; invalid
@@ -25,6 +25,7 @@
 
 pub mod calibration;
 pub mod cells;
+pub mod history;
 pub mod metrics;
 pub mod read;
 pub mod schema;

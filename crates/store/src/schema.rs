@@ -175,6 +175,26 @@ CREATE TABLE sequential_stops (
 );
 "#,
     },
+    Migration {
+        version: 6,
+        description: "history_points: named series of tracked measurements (resplab track)",
+        sql: r#"
+CREATE TABLE history_points (
+    id                  INTEGER PRIMARY KEY,
+    series              TEXT NOT NULL,
+    measured_at_unix_ms INTEGER NOT NULL,
+    recorded_at_unix_ms INTEGER NOT NULL,
+    commit_rev          TEXT,
+    host_fingerprint    TEXT NOT NULL,
+    host_json           TEXT NOT NULL,
+    config_fingerprint  TEXT NOT NULL,
+    tags_json           TEXT NOT NULL,
+    source              TEXT NOT NULL,
+    values_json         TEXT NOT NULL
+);
+CREATE INDEX history_points_series ON history_points (series, measured_at_unix_ms, id);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -3,6 +3,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod experiment;
+pub mod history;
 pub mod links;
 pub mod memtier;
 pub mod merge;
@@ -11,6 +12,7 @@ pub mod proto;
 pub mod report;
 pub mod serve;
 pub mod shell;
+pub mod track;
 
 pub mod bench;
 mod bench_args;

@@ -41,7 +41,8 @@ pub enum ReportFormat {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A stored experiment (`NAME` or `db:NAME`), a stored calibration
-    /// (`calibration:ID` or `calibration:latest`), or result files as `compare` takes
+    /// (`calibration:ID` or `calibration:latest`), a tracked series (`history:NAME`,
+    /// drawn with its change points), or result files as `compare` takes
     /// them (`[label=]FILE`; files with the same label are trials of one variant).
     #[arg(required = true, value_name = "NAME|FILE")]
     pub inputs: Vec<String>,
@@ -78,6 +79,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     if let [one] = args.inputs.as_slice() {
         if let Some(which) = one.strip_prefix("calibration:") {
             return calibration(&args.db, which, args.format, args.output.as_deref());
+        }
+        if let Some(series) = one.strip_prefix("history:") {
+            return history(&args, series);
         }
     }
     crate::args::check_confidence_and_margin(args.confidence, args.margin)?;
@@ -178,6 +182,52 @@ fn calibration(
         }
         ReportFormat::Html => {
             crate::output::finish(file, resplab_report::calibration::html(&page).as_bytes())?;
+            println!("wrote {}", output.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `resplab report history:NAME`: a tracked series, each workload × metric (or only
+/// `--metric`) drawn with its change points by `resplab_report::history`.
+///
+/// # Errors
+/// No store at `--db`, an unknown series, or an output that cannot be written.
+fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
+    if !args.db.exists() {
+        bail!(
+            "--db {}: no result store there (resplab track creates it)",
+            args.db.display()
+        );
+    }
+    let store = Store::open(&args.db)
+        .with_context(|| format!("opening the result store {}", args.db.display()))?;
+    let cfg = resplab_stats::changepoint::ChangePointConfig::default();
+    let analysis =
+        resplab_experiment::history::history(&store, series, args.metric.as_deref(), &cfg)?;
+    let stem = format!("history-{}-report", file_stem(series));
+    let (format, output, file) = report_target(args.format, args.output.as_deref(), &stem)?;
+    match format {
+        ReportFormat::Md => {
+            let (dir, plot_dir) = plot_folder(&output);
+            let (md, plots) = resplab_report::history::markdown(&analysis, &plot_dir)?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
+            for (name, svg) in &plots {
+                let p = dir.join(name);
+                std::fs::write(&p, svg)
+                    .with_context(|| format!("cannot write plot {}", p.display()))?;
+            }
+            file.finish(md.as_bytes())?;
+            println!(
+                "wrote {} and {} plots in {}",
+                output.display(),
+                plots.len(),
+                dir.display()
+            );
+        }
+        ReportFormat::Html => {
+            file.finish(resplab_report::history::html(&analysis)?.as_bytes())?;
             println!("wrote {}", output.display());
         }
     }

@@ -17,11 +17,13 @@
 //! - [`spectrum`]: latency by percentile, 50 % to 99.999 % on a log scale.
 //! - [`timeline`]: a figure per interval over the measured part of one trial.
 //! - [`forest`]: every effect of a comparison with its interval, coloured by verdict.
+//! - [`history`]: a tracked series with its segments, levels and change points.
 //!
 //! Neighbours: [`crate::doc`] decides what to plot and places the SVGs in a document.
 
 pub mod distribution;
 pub mod forest;
+pub mod history;
 pub mod run_order;
 pub mod spectrum;
 pub mod timeline;
