@@ -373,6 +373,7 @@ fn store_experiment(db: &Path, name: &str, ops: f64) {
                 run: fixture::run_record(fixture::summary(10_000, value, latency, (1, 1), &h)),
                 server_info: std::collections::BTreeMap::new(),
                 server_cpu_sec: Some(0.5),
+                evidence: Vec::new(),
                 checks: vec![Check {
                     name: "errors".into(),
                     passed: true,
