@@ -113,117 +113,45 @@ pub fn run(
     stop: &StopToken,
     on_event: &mut dyn FnMut(&Step, Event<'_>),
 ) -> Result<Calibrated, CalibrateError> {
-    let base = &setup.base;
-    let workload = &base.workloads[setup.workload];
-    let stamp = resplab_store::write::now_unix_ms();
-    let direction = if resplab_store::metrics::higher_is_better(&base.primary_metric) {
-        Direction::HigherIsBetter
-    } else {
-        Direction::LowerIsBetter
-    };
-    // `--budget` is a hard limit: a watch stops the A/A experiment under way when it is
-    // reached, and what was measured by then is analysed.
-    // Counted from the start of the set-up, less what stopping a trial and analysing
-    // the rounds take.
+    // `--budget` is a hard limit, counted from the start of the set-up less what
+    // stopping a trial and analysing the rounds take: a watch stops the A/A experiment
+    // under way when it is reached, and what was measured by then is analysed.
     let deadline = setup.started + setup.budget.saturating_sub(STOP_RESERVE);
     let step_stop = StopToken::new();
     let finished = AtomicBool::new(false);
     let budget_hit = AtomicBool::new(false);
-    let mut found = Vec::new();
-    let mut budget_note = None;
-    let mut overhead_sec = GUESS_OVERHEAD_SEC + base.warmup.as_secs_f64();
-    let early = std::thread::scope(|scope| -> Result<Option<Calibrated>, CalibrateError> {
-        scope.spawn(|| {
-            watch_budget(stop, &step_stop, deadline, &finished, &budget_hit);
-        });
-        let result = (|| {
-            for (i, planned) in setup.steps.iter().enumerate() {
-                let (trial, planned_rounds) = *planned;
-                // The steps left share what is left of the budget, at the trial cost
-                // measured so far.
-                let left = deadline
-                    .saturating_duration_since(Instant::now())
-                    .as_secs_f64();
-                let share = left / (setup.steps.len() - i) as f64;
-                let fit = (share / (VARIANTS.len() as f64 * (trial.as_secs_f64() + overhead_sec)))
-                    .floor()
-                    .min(f64::from(MAX_ROUNDS)) as u32;
-                let rounds = planned_rounds.min(fit.max(if found.is_empty() { 2 } else { 0 }));
-                if rounds < MIN_ROUNDS && !found.is_empty() {
-                    budget_note = Some(format!(
-                        "the {} budget left no room for {MIN_ROUNDS} rounds of the {} trials: that length was not measured",
-                        secs_text(setup.budget.as_secs_f64()),
-                        secs_text(trial.as_secs_f64())
-                    ));
-                    break;
-                }
-                let step = (trial, rounds);
-                let exp = aa_experiment(base, setup.workload, trial, rounds, stamp, i);
-                let header = format!(
-                    "# resplab calibrate: A/A of workload `{}` with {} x {} trials\n{}",
-                    workload.name,
-                    rounds,
-                    secs_text(trial.as_secs_f64()),
-                    setup.text
-                );
-                let started = Instant::now();
-                let outcome = runner::run(&exp, &header, store, &step_stop, &mut |ev| {
-                    on_event(&step, ev)
-                })
-                .map_err(|source| CalibrateError::Run {
-                    what: format!("A/A experiment {}", exp.name),
-                    source: Box::new(source),
-                })?;
-                let wall = started.elapsed().as_secs_f64();
-                let by_budget = outcome.interrupted && budget_hit.load(Ordering::SeqCst);
-                if outcome.interrupted && !by_budget {
-                    return Ok(Some(Calibrated::Interrupted {
-                        experiment: exp.name,
-                    }));
-                }
-                let n = noise::analyze(store, &exp, trial, wall, direction)?;
-                overhead_sec = overhead_sec.max(n.overhead_sec);
-                if by_budget {
-                    budget_note = Some(format!(
-                        "the {} budget was reached during the {} trials: {} of {rounds} rounds measured{}",
-                        secs_text(setup.budget.as_secs_f64()),
-                        secs_text(trial.as_secs_f64()),
-                        n.pairs,
-                        if i + 1 < setup.steps.len() {
-                            "; the longer lengths were not measured"
-                        } else {
-                            ""
-                        }
-                    ));
-                    if n.pairs >= 2 {
-                        found.push(n);
-                    }
-                    break;
-                }
-                found.push(n);
-            }
-            Ok(None)
-        })();
+    let measured = std::thread::scope(|scope| {
+        scope.spawn(|| watch_budget(stop, &step_stop, deadline, &finished, &budget_hit));
+        let mut steps = Steps {
+            setup,
+            deadline,
+            stop: &step_stop,
+            budget_hit: &budget_hit,
+            found: Vec::new(),
+            budget_note: None,
+        };
+        let result = steps.measure(store, on_event);
         finished.store(true, Ordering::SeqCst);
-        result
+        result.map(|interrupted| (interrupted, steps.found, steps.budget_note))
     })?;
-    if let Some(interrupted) = early {
-        return Ok(interrupted);
-    }
+    let (found, budget_note) = match measured {
+        (Some(interrupted), ..) => return Ok(interrupted),
+        (None, found, note) => (found, note),
+    };
     if found.is_empty() {
         return Err(CalibrateError::Invalid(format!(
             "--budget {}: reached before two rounds of the shortest trials were measured (their trials are stored); give a longer budget",
             secs_text(setup.budget.as_secs_f64())
         )));
     }
-    let cal = noise::summarize(
+    let base = &setup.base;
+    let mut cal = noise::summarize(
         base,
         setup.workload,
         &setup.target,
         found,
         setup.target_mde_pct,
     );
-    let mut cal = cal;
     cal.budget_note = budget_note;
     let id = store.insert_calibration(&NewCalibration {
         hostname: cal.hostname.clone(),
@@ -234,6 +162,112 @@ pub fn run(
         result: serde_json::to_value(&cal)?,
     })?;
     Ok(Calibrated::Done(Box::new(cal), id))
+}
+
+/// The A/A experiments of a calibration, one trial length after the other, within the
+/// budget: what each found, and what the budget cut short.
+struct Steps<'a> {
+    setup: &'a Setup,
+    deadline: Instant,
+    stop: &'a StopToken,
+    budget_hit: &'a AtomicBool,
+    found: Vec<resplab_results::calibration::Noise>,
+    budget_note: Option<String>,
+}
+
+impl Steps<'_> {
+    /// Runs the steps; `Some` when the user's stop ended one.
+    fn measure(
+        &mut self,
+        store: &mut Store,
+        on_event: &mut dyn FnMut(&Step, Event<'_>),
+    ) -> Result<Option<Calibrated>, CalibrateError> {
+        let base = &self.setup.base;
+        let stamp = resplab_store::write::now_unix_ms();
+        let direction = if resplab_store::metrics::higher_is_better(&base.primary_metric) {
+            Direction::HigherIsBetter
+        } else {
+            Direction::LowerIsBetter
+        };
+        let mut overhead_sec = GUESS_OVERHEAD_SEC + base.warmup.as_secs_f64();
+        for (i, planned) in self.setup.steps.iter().enumerate() {
+            let Some(step) = self.replan(i, *planned, overhead_sec) else {
+                break;
+            };
+            let (trial, rounds) = step;
+            let exp = aa_experiment(base, self.setup.workload, trial, rounds, stamp, i);
+            let header = format!(
+                "# resplab calibrate: A/A of workload `{}` with {} x {} trials\n{}",
+                base.workloads[self.setup.workload].name,
+                rounds,
+                secs_text(trial.as_secs_f64()),
+                self.setup.text
+            );
+            let started = Instant::now();
+            let outcome = runner::run(&exp, &header, store, self.stop, &mut |ev| {
+                on_event(&step, ev)
+            })
+            .map_err(|source| CalibrateError::Run {
+                what: format!("A/A experiment {}", exp.name),
+                source: Box::new(source),
+            })?;
+            let by_budget = outcome.interrupted && self.budget_hit.load(Ordering::SeqCst);
+            if outcome.interrupted && !by_budget {
+                return Ok(Some(Calibrated::Interrupted {
+                    experiment: exp.name,
+                }));
+            }
+            let wall = started.elapsed().as_secs_f64();
+            let n = noise::analyze(store, &exp, trial, wall, direction)?;
+            overhead_sec = overhead_sec.max(n.overhead_sec);
+            if by_budget {
+                self.budget_note = Some(format!(
+                    "the {} budget was reached during the {} trials: {} of {rounds} rounds measured{}",
+                    secs_text(self.setup.budget.as_secs_f64()),
+                    secs_text(trial.as_secs_f64()),
+                    n.pairs,
+                    if i + 1 < self.setup.steps.len() {
+                        "; the longer lengths were not measured"
+                    } else {
+                        ""
+                    }
+                ));
+                if n.pairs >= 2 {
+                    self.found.push(n);
+                }
+                break;
+            }
+            self.found.push(n);
+        }
+        Ok(None)
+    }
+
+    /// Step `i`'s rounds, re-planned: the steps left share what is left of the budget at
+    /// the trial cost measured so far. `None` (with the note said) when a later step no
+    /// longer fits [`MIN_ROUNDS`] rounds; the first step always runs, with at least two.
+    fn replan(&mut self, i: usize, planned: Step, overhead_sec: f64) -> Option<Step> {
+        let (trial, planned_rounds) = planned;
+        let left = self
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let share = left / (self.setup.steps.len() - i) as f64;
+        let fit = (share / (VARIANTS.len() as f64 * (trial.as_secs_f64() + overhead_sec)))
+            .floor()
+            .min(f64::from(MAX_ROUNDS)) as u32;
+        if self.found.is_empty() {
+            return Some((trial, planned_rounds.min(fit.max(2))));
+        }
+        if fit < MIN_ROUNDS {
+            self.budget_note = Some(format!(
+                "the {} budget left no room for {MIN_ROUNDS} rounds of the {} trials: that length was not measured",
+                secs_text(self.setup.budget.as_secs_f64()),
+                secs_text(trial.as_secs_f64())
+            ));
+            return None;
+        }
+        Some((trial, planned_rounds.min(fit)))
+    }
 }
 
 /// Stops `step_stop` when `stop` is stopped or when `deadline` passes (then `hit` is
