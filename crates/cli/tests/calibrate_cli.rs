@@ -44,8 +44,10 @@ fn json_of(args: &[&str], db: &std::path::Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// `resplab calibrate` of SET with 4 clients and no warm-up, for `budget` over trials of
-/// `durations`, into `db`; what it printed as JSON.
+/// `resplab calibrate` of SET with 4 clients, one generator thread and no warm-up, for
+/// `budget` over trials of `durations`, into `db`; what it printed as JSON. One thread,
+/// as the experiment files these tests run afterwards (their `threads` default), so that
+/// the calibration is found for their workload whatever calibrate's default.
 fn calibrate_set(budget: &str, durations: &str, db: &std::path::Path) -> Value {
     json_of(
         &[
@@ -58,6 +60,8 @@ fn calibrate_set(budget: &str, durations: &str, db: &std::path::Path) -> Value {
             "0s",
             "-c",
             "4",
+            "--threads",
+            "1",
             "--format",
             "json",
         ],

@@ -339,9 +339,11 @@ fn at_the_descriptor_limit_new_clients_are_refused_and_the_server_stays_idle() {
                     let mut said = b[..n].to_vec();
                     c.set_nonblocking(false).unwrap();
                     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                    c.read_to_end(&mut said).expect("closed after the refusal");
+                    let _ = c.read_to_end(&mut said);
                     // A close with nothing said was seen once in a whole-suite run and
                     // is not explained; it is counted apart, and must stay the exception.
+                    // (`read_to_end` may meet a reset after the refusal: what was read
+                    // counts.)
                     if said.is_empty() {
                         closed_silently += 1;
                     } else {
@@ -351,6 +353,12 @@ fn at_the_descriptor_limit_new_clients_are_refused_and_the_server_stays_idle() {
                         );
                         refused += 1;
                     }
+                    last_change = Instant::now();
+                }
+                // A reset is a close without the refusal too (seen once in a
+                // whole-suite run): counted apart with them.
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                    closed_silently += 1;
                     last_change = Instant::now();
                 }
                 Err(e) => panic!("a client got {e}"),
