@@ -5,53 +5,21 @@
 
 mod common;
 
-use common::{resplab, text, BIN};
+use common::{resplab, text, Serve};
 use resplab_proto::resp::value::Value;
 use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{Decoder, Frame, FrameKind};
 use resplab_proto::respb::reply::write_reply;
 use resplab_proto::respb::HANDSHAKE;
 use serde_json::Value as Json;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 
-/// A `resplab serve` child on free ports (RESP and RESPB), killed on drop.
-struct Serve {
-    child: Child,
-    respb_port: u16,
-}
-
-impl Serve {
-    fn start(flags: &[&str]) -> Serve {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--port", "0", "--respb-port", "0"])
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut respb_port = None;
-        for _ in 0..2 {
-            let mut line = String::new();
-            out.read_line(&mut line).unwrap();
-            if let Some(rest) = line.split("RESPB on 127.0.0.1:").nth(1) {
-                respb_port = rest.trim().parse().ok();
-            }
-        }
-        Serve {
-            child,
-            respb_port: respb_port.expect("serve printed its RESPB port"),
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `resplab serve` with a RESPB port besides its RESP one.
+fn start(flags: &[&str]) -> Serve {
+    let mut all = vec!["--respb-port", "0"];
+    all.extend_from_slice(flags);
+    Serve::start(&all)
 }
 
 fn bench(port: u16, args: &[&str]) -> (Json, i32) {
@@ -75,8 +43,8 @@ fn bench(port: u16, args: &[&str]) -> (Json, i32) {
 
 #[test]
 fn the_bench_catalog_runs_over_respb_with_exact_counts() {
-    let s = Serve::start(&["--threads", "2"]);
-    let (rec, code) = bench(s.respb_port, &["-n", "2000", "-c", "8"]);
+    let s = start(&["--threads", "2"]);
+    let (rec, code) = bench(s.respb_port.unwrap(), &["-n", "2000", "-c", "8"]);
     assert_eq!(code, 0, "{:#}", rec["end"]);
     assert_eq!(rec["config"]["protocol"], "respb");
     assert_eq!(rec["totals"]["errors"], 0, "{:#}", rec["totals"]);
@@ -89,7 +57,7 @@ fn the_bench_catalog_runs_over_respb_with_exact_counts() {
     }
     // Pipelined, several connections per thread: every reply matched to its request.
     let (rec, code) = bench(
-        s.respb_port,
+        s.respb_port.unwrap(),
         &[
             "-t",
             "set,get,lrange",
@@ -112,9 +80,9 @@ fn the_bench_catalog_runs_over_respb_with_exact_counts() {
 
 #[test]
 fn error_replies_over_respb_are_counted_by_kind() {
-    let s = Serve::start(&[]);
+    let s = start(&[]);
     let (rec, code) = bench(
-        s.respb_port,
+        s.respb_port.unwrap(),
         &[
             "-n",
             "200",
@@ -137,8 +105,11 @@ fn error_replies_over_respb_are_counted_by_kind() {
 #[test]
 fn malformed_respb_replies_are_protocol_errors() {
     // serve replacing every 50th reply by bytes that are not RESPB.
-    let s = Serve::start(&["--garbage-every", "50"]);
-    let (rec, code) = bench(s.respb_port, &["-t", "get", "-n", "3000", "-c", "2"]);
+    let s = start(&["--garbage-every", "50"]);
+    let (rec, code) = bench(
+        s.respb_port.unwrap(),
+        &["-t", "get", "-n", "3000", "-c", "2"],
+    );
     assert_eq!(code, 0, "{:#}", rec["end"]);
     assert!(
         rec["connections"]["protocol_errors"].as_u64().unwrap() >= 10,
@@ -263,10 +234,10 @@ fn combinations_respb_does_not_go_with_are_refused() {
 fn the_control_client_speaks_respb() {
     use resplab_engine::control::{encode_command, reply_text, ControlClient};
     use resplab_engine::{RunConfig, Target, Wire};
-    let s = Serve::start(&[]);
+    let s = start(&[]);
     let mut cfg = RunConfig::new(Target::Tcp {
         host: "127.0.0.1".into(),
-        port: s.respb_port,
+        port: s.respb_port.unwrap(),
     });
     cfg.wire = Wire::Respb;
     cfg.db = Some(3);
@@ -285,9 +256,9 @@ fn the_control_client_speaks_respb() {
 /// the run goes on over RESPB: every request is answered or counted as lost.
 #[test]
 fn dropped_respb_connections_reconnect() {
-    let s = Serve::start(&["--drop-every", "100"]);
+    let s = start(&["--drop-every", "100"]);
     let (rec, code) = bench(
-        s.respb_port,
+        s.respb_port.unwrap(),
         &["-t", "get", "-n", "3000", "-c", "2", "-P", "4"],
     );
     assert_eq!(code, 0, "{:#}", rec["end"]);

@@ -1,11 +1,11 @@
 //! `resplab serve` end to end: the real binary serving `resplab bench`, redis-cli and
 //! `resplab experiment`, with each fault knob counted correctly by the load generator.
 
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_resplab");
+use common::{Serve, BIN};
+use serde_json::Value;
+use std::process::Command;
 
 /// One test of this file at a time: each asserts a timing or a known effect that holds
 /// when its client and server have the two cores to themselves, not when a neighbour
@@ -16,48 +16,6 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A `resplab serve` child on a free port, killed on drop.
-struct Serve {
-    child: Child,
-    port: u16,
-}
-
-impl Serve {
-    fn start(flags: &[&str]) -> Serve {
-        Serve::start_with(Command::new(BIN), flags)
-    }
-
-    /// Started by `command`, which runs the binary (in the same process: `prlimit`
-    /// executes it).
-    fn start_with(mut command: Command, flags: &[&str]) -> Serve {
-        let mut child = command
-            .args(["serve", "--port", "0"])
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .split("listening on 127.0.0.1:")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Serve { child, port }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn bench(port: u16, args: &[&str]) -> (Value, i32) {

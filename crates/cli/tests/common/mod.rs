@@ -117,3 +117,62 @@ pub fn kill_9_once_stored(
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 }
+
+/// A `resplab serve` child on free ports, killed on drop: its RESP port and, when started
+/// with `--respb-port 0` among the flags, its RESPB port.
+pub struct Serve {
+    pub child: Child,
+    pub port: u16,
+    pub respb_port: Option<u16>,
+}
+
+impl Serve {
+    /// `resplab serve --port 0 FLAGS`.
+    pub fn start(flags: &[&str]) -> Serve {
+        Serve::start_with(Command::new(BIN), flags)
+    }
+
+    /// Started by `command`, which runs the binary (in the same process: `prlimit`
+    /// executes it); the ports are read from the lines serve prints when it listens.
+    pub fn start_with(mut command: Command, flags: &[&str]) -> Serve {
+        use std::io::{BufRead as _, BufReader};
+        let mut child = command
+            .args(["serve", "--port", "0"])
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let port = line
+            .split("listening on 127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let mut respb_port = None;
+        if flags.contains(&"--respb-port") {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            respb_port = line
+                .split("RESPB on 127.0.0.1:")
+                .nth(1)
+                .and_then(|r| r.trim().parse().ok());
+            assert!(respb_port.is_some(), "no RESPB port in {line:?}");
+        }
+        Serve {
+            child,
+            port,
+            respb_port,
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
