@@ -109,6 +109,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cold_ms: a.cold_ms,
         cold_slowdown_pct: a.cold_slowdown,
     };
+    // The signal handlers first: they need descriptors, and once the server listens its
+    // clients may take every descriptor the process may have.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = crate::signal::set_handler(move || {
+        let _ = tx.send(());
+    });
     let server = resplab_serve::start(&cfg)
         .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
     // Standard output may be closed early by whoever started the server (it read the
@@ -163,14 +169,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let _ = stdout.flush();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _ = crate::signal::set_handler(move || {
-        let _ = tx.send(());
-    });
-    // Until Ctrl-C or SHUTDOWN from a client.
+    // Until Ctrl-C (SIGTERM, SIGHUP) or SHUTDOWN from a client. Handlers that could not
+    // be installed leave the signals their default action; the server runs on.
     while !server.shutdown_requested() {
         match rx.recv_timeout(std::time::Duration::from_millis(50)) {
-            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Ok(()) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
