@@ -169,20 +169,25 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let _ = stdout.flush();
-    // Until Ctrl-C (SIGTERM, SIGHUP) or SHUTDOWN from a client. Handlers that could not
-    // be installed leave the signals their default action; the server runs on.
-    while !server.shutdown_requested() {
-        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
-            Ok(()) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-    }
+    wait_for_stop(&server, &rx);
     server.stop();
     if let Some(p) = &a.unixsocket {
         let _ = std::fs::remove_file(p);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Until Ctrl-C (SIGTERM, SIGHUP) or SHUTDOWN from a client. Handlers that could not be
+/// installed (`rx` disconnected) leave the signals their default action; the server runs
+/// on.
+fn wait_for_stop(server: &resplab_serve::Running, rx: &std::sync::mpsc::Receiver<()>) {
+    use std::sync::mpsc::RecvTimeoutError;
+    let tick = std::time::Duration::from_millis(50);
+    while !server.shutdown_requested() {
+        match rx.recv_timeout(tick) {
+            Ok(()) => break,
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(tick),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
 }
