@@ -267,6 +267,28 @@ pub fn check(exp: &Experiment, until: &UntilDecided) -> Result<(), LimitError> {
     Ok(())
 }
 
+/// Whether a decided comparison made the primary metric worse: `Some(effect %)` when its
+/// interval excludes zero on the worse side (lower for a metric where higher is better,
+/// higher otherwise), `None` for a faster, equivalent or undecided one. The effect is the
+/// ratio of the estimate, in percent of the baseline.
+pub fn worse_pct(c: &ComparisonLook, higher_is_better: bool) -> Option<f64> {
+    let worse = if higher_is_better {
+        Decision::Lower
+    } else {
+        Decision::Higher
+    };
+    (c.decision == worse).then(|| c.look.mean.exp_m1() * 100.0)
+}
+
+/// The regression gate of a run until decided: every comparison decided worse by more
+/// than `pct_limit` percent (the estimate's size; its interval already excludes zero).
+pub fn regressions(a: &Assessment, higher_is_better: bool, pct_limit: f64) -> Vec<&ComparisonLook> {
+    a.comparisons
+        .iter()
+        .filter(|c| worse_pct(c, higher_is_better).is_some_and(|e| e.abs() > pct_limit))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,6 +329,24 @@ mod tests {
         assert!(rounds_to_decision(&a.comparisons[0], None).is_none());
         let a = assess(&exp(Some(0.5)), &[standing(&noise)]);
         assert_eq!(a.comparisons[0].decision, Decision::Equivalent);
+    }
+
+    #[test]
+    fn the_gate_takes_decided_worse_comparisons_beyond_the_limit() {
+        let slow: Vec<f64> = (0..12).map(|i| 0.9 + 0.01 * f64::from(i % 3)).collect();
+        let a = assess(&exp(None), &[standing(&slow)]);
+        let e = worse_pct(&a.comparisons[0], true).unwrap();
+        assert!((-10.0..-8.0).contains(&e), "{e}");
+        assert_eq!(regressions(&a, true, 5.0).len(), 1);
+        assert!(regressions(&a, true, 12.0).is_empty());
+        // Lower is better: the same fall is an improvement.
+        assert!(worse_pct(&a.comparisons[0], false).is_none());
+        assert!(regressions(&a, false, 0.0).is_empty());
+        let noise: Vec<f64> = (0..12)
+            .map(|i| 1.0 + 0.05 * f64::from(i % 3) - 0.05)
+            .collect();
+        let a = assess(&exp(None), &[standing(&noise)]);
+        assert!(regressions(&a, true, 0.0).is_empty());
     }
 
     #[test]

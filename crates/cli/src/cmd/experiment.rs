@@ -106,6 +106,10 @@ pub struct RunArgs {
     /// requests fail (every trial is stored and the verdict printed first).
     #[arg(long, value_name = "PCT")]
     pub max_error_rate: Option<String>,
+    /// A run until decided: exit 1 when a comparison is decided worse than the baseline
+    /// (its anytime-valid interval excludes zero) by more than PCT percent.
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<String>,
 }
 
 /// `experiment resume`.
@@ -247,9 +251,23 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
         None => None,
     };
+    let fail_on_regression = a
+        .fail_on_regression
+        .as_deref()
+        .map(|v| resplab_engine::words::number("--fail-on-regression", v, 0.0, 1e6))
+        .transpose()?;
+    if fail_on_regression.is_some() && exp.until_decided.is_none() {
+        eprintln!(
+            "resplab: --fail-on-regression: expected a run until decided (--until-decided); \
+             for a fixed number of rounds use `resplab compare db:{} --fail-on-regression PCT`",
+            exp.name
+        );
+        return Ok(ExitCode::from(2));
+    }
     let watch = Watch {
         live: &live,
         max_error_pct,
+        fail_on_regression,
     };
     execute(&exp, &text, &mut store, a.quiet, &a.variants, &watch)
 }
@@ -279,6 +297,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
         &Watch {
             live: &resplab_metrics::Live::new(),
             max_error_pct: None,
+            fail_on_regression: None,
         },
     )
 }
@@ -418,6 +437,12 @@ fn execute(
         Some(max) if !outcome.interrupted => error_gate(store, &stored, max)?,
         _ => ExitCode::SUCCESS,
     };
+    let gate = match watch.fail_on_regression {
+        Some(pct) if gate == ExitCode::SUCCESS && early.is_none() => {
+            regression_gate(store, exp, pct)?
+        }
+        _ => gate,
+    };
     Ok(if gate == ExitCode::SUCCESS {
         early.unwrap_or(ExitCode::SUCCESS)
     } else {
@@ -425,10 +450,31 @@ fn execute(
     })
 }
 
-/// What a run watches besides its trials: the live metrics, and `--max-error-rate`.
+/// What a run watches besides its trials: the live metrics, `--max-error-rate` and
+/// `--fail-on-regression`.
 struct Watch<'a> {
     live: &'a resplab_metrics::Live,
     max_error_pct: Option<f64>,
+    fail_on_regression: Option<f64>,
+}
+
+/// `--fail-on-regression`: exit code 1, naming each comparison decided worse beyond the
+/// limit (`resplab_experiment::sequential::regressions`).
+fn regression_gate(store: &Store, exp: &Experiment, pct: f64) -> anyhow::Result<ExitCode> {
+    use resplab_experiment::sequential;
+    let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
+    let a = sequential::assess(exp, &final_standing(store, exp)?);
+    let worse = sequential::regressions(&a, higher, pct);
+    for c in &worse {
+        eprintln!(
+            "resplab: gate: {} / {}: decided SLOWER by {:.2} % ({}), more than --fail-on-regression {pct} %",
+            c.workload,
+            c.variant,
+            sequential::worse_pct(c, higher).unwrap_or(0.0).abs(),
+            exp.primary_metric
+        );
+    }
+    Ok(ExitCode::from(u8::from(!worse.is_empty())))
 }
 
 /// `--max-error-rate`: exit code 3, naming each trial over the limit, when there is one.
