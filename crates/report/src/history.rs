@@ -7,7 +7,7 @@
 
 use crate::plot::{self, PlotError};
 use resplab_results::csv;
-use resplab_results::history::{ChangeAt, HistoryAnalysis, HistoryLine, Segment};
+use resplab_results::history::{ChangeAt, Confirmation, HistoryAnalysis, HistoryLine, Segment};
 use std::fmt::Write as _;
 
 /// The analysis as text: a header, then for each line its points with the change points
@@ -82,15 +82,21 @@ fn segment_text(out: &mut String, seg: &Segment) {
     }
 }
 
-/// `change −10.0 % [−10.4, −9.6] p=0.005 regression (c17 → c18)`.
+/// `regression −10.0 % [−10.4, −9.6] p=0.005 (c17 → c18, mean 98150 → 88120) —
+/// unconfirmed`, or with the A/B's verdict (`— confirmed by A/B: …`) once
+/// `--confirm` has run it.
 pub fn change_words(c: &ChangeAt) -> String {
     let kind = match c.is_regression {
         Some(true) => "regression",
         Some(false) => "improvement",
         None => "shift",
     };
+    let status = c
+        .confirmation
+        .as_ref()
+        .map_or("unconfirmed".to_string(), |k| k.words());
     format!(
-        "{kind} {:+.1} % [{:+.1}, {:+.1}] p={:.3} ({} → {}, mean {} → {})",
+        "{kind} {:+.1} % [{:+.1}, {:+.1}] p={:.3} ({} → {}, mean {} → {}) — {status}",
         c.effect_pct,
         c.ci_low_pct,
         c.ci_high_pct,
@@ -120,10 +126,16 @@ pub const CSV_HEADER: &[&str] = &[
     "ci_low_pct",
     "ci_high_pct",
     "p_value",
+    "confirmation",
+    "ab_effect_pct",
+    "ab_ci_low_pct",
+    "ab_ci_high_pct",
+    "ab_experiment",
 ];
 
 /// One CSV row per point of every line; the change columns are filled on the first point
-/// of each new level.
+/// of each new level, with its confirmation (`confirmed`, `not confirmed` or
+/// `unconfirmed`) and the A/B's effect when it has one.
 pub fn csv_rows(a: &HistoryAnalysis) -> String {
     let mut out = csv::record(CSV_HEADER) + "\n";
     for line in &a.lines {
@@ -160,6 +172,20 @@ pub fn csv_rows(a: &HistoryAnalysis) -> String {
                     num(|c| c.ci_low_pct),
                     num(|c| c.ci_high_pct),
                     num(|c| c.p_value),
+                    change.map_or(String::new(), |c| {
+                        match &c.confirmation {
+                            Some(k) if k.confirmed => "confirmed",
+                            Some(_) => "not confirmed",
+                            None => "unconfirmed",
+                        }
+                        .to_string()
+                    }),
+                    ab(change, |k| Some(k.effect_pct)),
+                    ab(change, |k| k.ci_low_pct),
+                    ab(change, |k| k.ci_high_pct),
+                    change
+                        .and_then(|c| c.confirmation.as_ref())
+                        .map_or(String::new(), |k| k.experiment.clone()),
                 ];
                 out.push_str(&csv::record(&fields));
                 out.push('\n');
@@ -167,6 +193,14 @@ pub fn csv_rows(a: &HistoryAnalysis) -> String {
         }
     }
     out
+}
+
+/// A number of a change point's confirmation, or an empty field.
+fn ab(change: Option<&ChangeAt>, f: fn(&Confirmation) -> Option<f64>) -> String {
+    change
+        .and_then(|c| c.confirmation.as_ref())
+        .and_then(f)
+        .map_or(String::new(), |v| v.to_string())
 }
 
 /// The analysis as pretty JSON.
@@ -407,5 +441,46 @@ mod tests {
             json["lines"][0]["segments"][0]["change_points"][0]["index"],
             10
         );
+        assert!(json["lines"][0]["segments"][0]["change_points"][0]["confirmation"].is_null());
+    }
+
+    #[test]
+    fn a_confirmation_shows_in_text_csv_and_json() {
+        let mut a = analysis();
+        assert!(
+            text(&a).contains("mean 100.9 → 126) — unconfirmed"),
+            "{}",
+            text(&a)
+        );
+        let c = Confirmation {
+            series: "nightly".into(),
+            workload: "GET".into(),
+            metric: "p99_us".into(),
+            commit_before: "c09".into(),
+            commit_after: "c10".into(),
+            point_id: 11,
+            experiment: "confirm-x".into(),
+            confirmed: true,
+            decision: "higher".into(),
+            effect_pct: 24.5,
+            ci_low_pct: Some(20.0),
+            ci_high_pct: Some(29.0),
+            rounds: 8,
+            recorded_at_unix_ms: 0,
+        };
+        a.attach(&[c]);
+        let t = text(&a);
+        assert!(
+            t.contains("— confirmed by A/B: +24.5 % [+20.0, +29.0], 8 rounds (db:confirm-x)"),
+            "{t}"
+        );
+        let rows = csv_rows(&a);
+        let row = rows.lines().nth(11).unwrap();
+        assert!(row.ends_with(",confirmed,24.5,20,29,confirm-x"), "{row}");
+        let json: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
+        let k = &json["lines"][0]["segments"][0]["change_points"][0]["confirmation"];
+        assert_eq!(k["decision"], "higher");
+        let (md, _) = markdown(&a, "p").unwrap();
+        assert!(md.contains("— confirmed by A/B"), "{md}");
     }
 }

@@ -5,10 +5,14 @@
 //! configuration (a point is only ever compared with points of the same two), free
 //! `k=v` tags, where it came from, and its values — one per workload and metric — as
 //! JSON. Rows are only ever appended.
+//!
+//! The A/B verdict of a change point (`resplab history --confirm`) is one row of
+//! `history_confirmations`, one per series, workload, metric and pair of commits, so a
+//! second `--confirm` finds it and does not measure it again.
 
 use crate::write::now_unix_ms;
 use crate::{Store, StoreError};
-use resplab_results::history::TrackedPoint;
+use resplab_results::history::{Confirmation, TrackedPoint};
 use rusqlite::params;
 
 impl Store {
@@ -130,6 +134,75 @@ impl Store {
             .map_err(|e| self.json_err(format!("{what} of history point {id}"), e))
     }
 
+    /// Stores the A/B verdict of a change point (replacing an earlier one of the same
+    /// series, workload, metric and commits) and returns its id.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn store_confirmation(&self, c: &Confirmation) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO history_confirmations (series, workload, metric,
+                     commit_before, commit_after, point_id, experiment, confirmed, decision,
+                     effect_pct, ci_low_pct, ci_high_pct, rounds, recorded_at_unix_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    c.series,
+                    c.workload,
+                    c.metric,
+                    c.commit_before,
+                    c.commit_after,
+                    c.point_id,
+                    c.experiment,
+                    c.confirmed,
+                    c.decision,
+                    c.effect_pct,
+                    c.ci_low_pct,
+                    c.ci_high_pct,
+                    c.rounds,
+                    c.recorded_at_unix_ms
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Every stored A/B verdict of `series`'s change points, oldest first.
+    ///
+    /// # Errors
+    /// [`StoreError::Sqlite`] on a database failure.
+    pub fn confirmations(&self, series: &str) -> Result<Vec<Confirmation>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT series, workload, metric, commit_before, commit_after, point_id,
+                        experiment, confirmed, decision, effect_pct, ci_low_pct, ci_high_pct,
+                        rounds, recorded_at_unix_ms
+                 FROM history_confirmations WHERE series = ?1 ORDER BY id",
+            )
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([series], |r| {
+            Ok(Confirmation {
+                series: r.get(0)?,
+                workload: r.get(1)?,
+                metric: r.get(2)?,
+                commit_before: r.get(3)?,
+                commit_after: r.get(4)?,
+                point_id: r.get(5)?,
+                experiment: r.get(6)?,
+                confirmed: r.get(7)?,
+                decision: r.get(8)?,
+                effect_pct: r.get(9)?,
+                ci_low_pct: r.get(10)?,
+                ci_high_pct: r.get(11)?,
+                rounds: r.get(12)?,
+                recorded_at_unix_ms: r.get(13)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.err(e))
+    }
+
     /// Names of every tracked series, sorted.
     ///
     /// # Errors
@@ -189,5 +262,34 @@ mod tests {
         assert_eq!(h[1].values[0].value, 3.0);
         assert!(store.history("none").unwrap().is_empty());
         assert_eq!(store.history_series().unwrap(), vec!["nightly", "other"]);
+    }
+
+    #[test]
+    fn a_confirmation_is_kept_once_per_change() {
+        let store = Store::open_in_memory().unwrap();
+        let mut c = Confirmation {
+            series: "nightly".into(),
+            workload: "SET".into(),
+            metric: "ops_per_sec".into(),
+            commit_before: "c1".into(),
+            commit_after: "c2".into(),
+            point_id: 2,
+            experiment: "confirm".into(),
+            confirmed: false,
+            decision: "undecided".into(),
+            effect_pct: -3.0,
+            ci_low_pct: None,
+            ci_high_pct: None,
+            rounds: 4,
+            recorded_at_unix_ms: 5,
+        };
+        store.store_confirmation(&c).unwrap();
+        c.confirmed = true;
+        c.decision = "lower".into();
+        c.ci_low_pct = Some(-4.0);
+        c.ci_high_pct = Some(-2.0);
+        store.store_confirmation(&c).unwrap();
+        assert_eq!(store.confirmations("nightly").unwrap(), vec![c]);
+        assert!(store.confirmations("other").unwrap().is_empty());
     }
 }

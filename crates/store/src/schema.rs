@@ -195,6 +195,31 @@ CREATE TABLE history_points (
 CREATE INDEX history_points_series ON history_points (series, measured_at_unix_ms, id);
 "#,
     },
+    Migration {
+        version: 7,
+        description:
+            "history_confirmations: the A/B verdicts of change points (resplab history --confirm)",
+        sql: r#"
+CREATE TABLE history_confirmations (
+    id                  INTEGER PRIMARY KEY,
+    series              TEXT NOT NULL,
+    workload            TEXT NOT NULL,
+    metric              TEXT NOT NULL,
+    commit_before       TEXT NOT NULL,
+    commit_after        TEXT NOT NULL,
+    point_id            INTEGER NOT NULL,
+    experiment          TEXT NOT NULL,
+    confirmed           INTEGER NOT NULL,
+    decision            TEXT NOT NULL,
+    effect_pct          REAL NOT NULL,
+    ci_low_pct          REAL,
+    ci_high_pct         REAL,
+    rounds              INTEGER NOT NULL,
+    recorded_at_unix_ms INTEGER NOT NULL,
+    UNIQUE (series, workload, metric, commit_before, commit_after)
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -107,6 +107,7 @@ fn a_schema_2_database_is_migrated_and_stays_readable() {
         "ALTER TABLE metrics DROP COLUMN unit; ALTER TABLE metrics DROP COLUMN direction;
          DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases;
          DROP TABLE sequential_looks; DROP TABLE sequential_stops; DROP TABLE history_points;
+         DROP TABLE history_confirmations;
          DELETE FROM schema_migrations WHERE version >= 3;
          PRAGMA user_version = 2;",
     )

@@ -1,11 +1,15 @@
 //! `resplab history`: a tracked series per workload × metric with its change points,
-//! and the CI gate on the newest one. The analysis is `resplab_experiment::history`'s,
-//! the words `resplab_report::history`'s.
+//! and the CI gate on the newest one; `--confirm` re-measures new change points as A/B
+//! experiments. The analysis and the A/B are `resplab_experiment::history`'s, the words
+//! `resplab_report::history`'s.
 
 use crate::args::DbArg;
 use anyhow::bail;
 use clap::{Args, ValueEnum};
+use resplab_engine::StopToken;
 use resplab_experiment::history;
+use resplab_experiment::history::confirm::{self, Servers};
+use resplab_experiment::runner::Event;
 use resplab_report::history as render;
 use resplab_stats::changepoint::ChangePointConfig;
 use resplab_store::Store;
@@ -22,7 +26,7 @@ pub enum HistoryFormat {
 /// Show a tracked series with its change points (E-Divisive means, permutation test).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Each workload × metric is split into segments of one host and one configuration; points are never compared across a segment boundary, and the output says where one starts and why. Within a segment, change points are found by E-Divisive means with a permutation test (Matteson & James 2014): on a flat series of independent points the chance of any false change point is the significance level, 5 %. See docs/history.md.\n\nExit codes: 0 shown; 1 with --gate, the newest change point of some line (in its newest segment) is a regression beyond PCT; 2 bad input (an unknown series, a missing store)."
+    after_help = "Each workload × metric is split into segments of one host and one configuration; points are never compared across a segment boundary, and the output says where one starts and why. Within a segment, change points are found by E-Divisive means with a permutation test (Matteson & James 2014): on a flat series of independent points the chance of any false change point is the significance level, 5 %. See docs/history.md.\n\n--confirm re-measures every change point not yet confirmed as an A/B of the commits on either side (servers from --server or --server-for), run until decided within --max-time each, and stores the verdict: a change is confirmed when the A/B decides a difference in its direction. With --confirm, or once confirmations are stored, --gate looks only at confirmed change points.\n\nExit codes: 0 shown; 1 with --gate, the newest (confirmed) change point of some line (in its newest segment) is a regression beyond PCT; 2 bad input (an unknown series, a missing store, --confirm without servers) or a failed A/B."
 )]
 pub struct HistoryArgs {
     /// The series to show.
@@ -39,6 +43,25 @@ pub struct HistoryArgs {
     /// (which way is worse comes from the metric: ops/s lower, latency higher).
     #[arg(long, value_name = "PCT")]
     pub gate: Option<f64>,
+    /// Re-measure each change point not yet confirmed: an A/B of the commits on either
+    /// side, run until decided (stored; a second --confirm does not redo it).
+    #[arg(long)]
+    pub confirm: bool,
+    /// With --confirm: the server of every commit, `{commit}` the revision and `{port}`
+    /// a free port (e.g. "./build/{commit}/redis-server --port {port}").
+    #[arg(
+        long,
+        value_name = "CMD",
+        requires = "confirm",
+        conflicts_with = "server_for"
+    )]
+    pub server: Option<String>,
+    /// With --confirm: the server of one revision, `{port}` a free port (repeatable).
+    #[arg(long, value_name = "REV=CMD", requires = "confirm")]
+    pub server_for: Vec<String>,
+    /// With --confirm: the time limit of each change point's A/B (e.g. 90s, 10m).
+    #[arg(long, value_name = "DUR", default_value = "10m", requires = "confirm")]
+    pub max_time: String,
 }
 
 /// Runs `resplab history`.
@@ -57,9 +80,13 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
             args.db.db.display()
         );
     }
-    let store = Store::open(&args.db.db)?;
+    let mut store = Store::open(&args.db.db)?;
     let cfg = ChangePointConfig::default();
-    let analysis = history::history(&store, &args.series, args.metric.as_deref(), &cfg)?;
+    let mut analysis = history::history(&store, &args.series, args.metric.as_deref(), &cfg)?;
+    if args.confirm {
+        confirm_all(&mut store, &analysis, &args)?;
+        analysis = history::history(&store, &args.series, args.metric.as_deref(), &cfg)?;
+    }
     let out = match args.format {
         HistoryFormat::Text => render::text(&analysis),
         HistoryFormat::Json => render::json(&analysis),
@@ -69,7 +96,12 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let Some(pct) = args.gate else {
         return Ok(ExitCode::SUCCESS);
     };
-    let failures = analysis.gate(pct);
+    let confirmed_only = args.confirm || !store.confirmations(&args.series)?.is_empty();
+    let failures = if confirmed_only {
+        analysis.gate_confirmed(pct)
+    } else {
+        analysis.gate(pct)
+    };
     for f in &failures {
         eprintln!(
             "resplab: gate: {} {}: {}",
@@ -79,4 +111,75 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(u8::from(!failures.is_empty())))
+}
+
+/// `--confirm`: plans every new change point's A/B (checking every server first), runs
+/// each and says what it decided, on standard error.
+fn confirm_all(
+    store: &mut Store,
+    analysis: &resplab_results::history::HistoryAnalysis,
+    args: &HistoryArgs,
+) -> anyhow::Result<()> {
+    let servers = match (&args.server, args.server_for.is_empty()) {
+        (Some(t), _) => Servers::Template(t.clone()),
+        (None, false) => Servers::PerCommit(
+            args.server_for
+                .iter()
+                .map(|s| match s.split_once('=') {
+                    Some((r, c)) if !r.is_empty() => Ok((r.to_string(), c.to_string())),
+                    _ => bail!("--server-for: expected REV=CMD, found `{s}`"),
+                })
+                .collect::<anyhow::Result<_>>()?,
+        ),
+        (None, true) => bail!(
+            "--confirm: expected the servers to measure: --server \"CMD with {{port}} {{commit}}\" or --server-for REV=CMD per commit"
+        ),
+    };
+    let max_time = resplab_experiment::words::parse_duration(&args.max_time)
+        .map_err(|e| anyhow::anyhow!("--max-time: {e}"))?;
+    let plans = confirm::plans(store, analysis, &servers, max_time)?;
+    if plans.is_empty() {
+        eprintln!(
+            "resplab: every change point of {} is confirmed or rejected already",
+            args.series
+        );
+        return Ok(());
+    }
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        let _ = crate::signal::set_handler(move || stop.stop());
+    }
+    for p in &plans {
+        eprintln!(
+            "resplab: confirming {} {} {:+.1} % ({} → {}): A/B `{}`, until decided within {}",
+            p.workload,
+            p.metric,
+            p.effect_pct,
+            p.commit_before,
+            p.commit_after,
+            p.experiment.name,
+            args.max_time
+        );
+        let c = confirm::run(store, &args.series, p, &stop, &mut |ev| {
+            if let Event::Stored {
+                slot,
+                variant,
+                primary,
+                valid,
+                ..
+            } = ev
+            {
+                eprintln!(
+                    "  round {} {variant}: {} {}{}",
+                    slot.round + 1,
+                    p.metric,
+                    primary.map_or("-".to_string(), |v| format!("{v:.1}")),
+                    if valid { "" } else { " (invalid)" }
+                );
+            }
+        })?;
+        eprintln!("resplab: {} {}: {}", c.workload, c.metric, c.words());
+    }
+    Ok(())
 }

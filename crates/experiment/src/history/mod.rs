@@ -9,8 +9,10 @@
 //! measured where they are tracked); its configuration fingerprint is taken of the
 //! resolved configuration without its seeds and the port of a throwaway server, or of
 //! the experiment's definition without its name, or, for foreign files, of their format
-//! and the workloads and metrics they hold. The analysis is `results::history::analyse`.
+//! and the workloads and metrics they hold. The analysis is `results::history::analyse`;
+//! the A/B that confirms a change point is [`confirm`]'s.
 
+pub mod confirm;
 mod source;
 
 use resplab_results::history::{analyse, HistoryAnalysis, TrackedPoint};
@@ -41,6 +43,13 @@ pub enum HistoryError {
     /// The change-point search refused its configuration.
     #[error("change points: {0}")]
     Stats(#[from] resplab_stats::StatsError),
+    /// A confirming A/B failed (what it stored stays stored); boxed, as a run's errors
+    /// are large beside the others.
+    #[error(transparent)]
+    Run(Box<crate::runner::RunError>),
+    /// A confirming A/B was interrupted (what it stored stays stored).
+    #[error("interrupted during A/B `{0}`: give --confirm again to resume it")]
+    Interrupted(String),
 }
 
 /// What `resplab track` was asked to append.
@@ -94,5 +103,7 @@ pub fn history(
             },
         });
     }
-    Ok(analyse(series, &points, metric, cfg)?)
+    let mut analysis = analyse(series, &points, metric, cfg)?;
+    analysis.attach(&store.confirmations(series)?);
+    Ok(analysis)
 }

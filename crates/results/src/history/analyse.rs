@@ -1,5 +1,6 @@
 //! Segments and change points of every line of a history, and the CI gate on them.
 
+use super::confirm::Confirmation;
 use super::point::{direction_of, TrackedPoint};
 use crate::sample::Direction;
 use resplab_stats::changepoint::{change_points, ChangePointConfig};
@@ -73,6 +74,10 @@ pub struct ChangeAt {
     /// True when the change makes the metric worse, false when better, `None` when the
     /// metric's direction is unknown.
     pub is_regression: Option<bool>,
+    /// The store's id of the first point of the new level.
+    pub point_id: i64,
+    /// Its A/B re-measurement, once `resplab history --confirm` has run it.
+    pub confirmation: Option<Confirmation>,
 }
 
 /// A line whose newest change point worsens it beyond the gate's threshold.
@@ -194,12 +199,68 @@ fn segment_changes(
                     Direction::LowerIsBetter => Some(c.effect_pct > 0.0),
                     Direction::Unknown => None,
                 },
+                point_id: after.id,
+                confirmation: None,
             }
         })
         .collect())
 }
 
 impl HistoryAnalysis {
+    /// Puts each stored confirmation on its change point: the one of the same workload
+    /// and metric with the same commits on either side.
+    pub fn attach(&mut self, confirmations: &[Confirmation]) {
+        for line in &mut self.lines {
+            for seg in &mut line.segments {
+                for c in &mut seg.change_points {
+                    c.confirmation = confirmations
+                        .iter()
+                        .find(|k| {
+                            k.workload == line.workload
+                                && k.metric == line.metric
+                                && Some(&k.commit_before) == c.commit_before.as_ref()
+                                && Some(&k.commit_after) == c.commit_after.as_ref()
+                        })
+                        .cloned();
+                }
+            }
+        }
+    }
+
+    /// Every change point not yet re-measured, with its line: what `--confirm` runs.
+    pub fn unconfirmed(&self) -> Vec<(&HistoryLine, &ChangeAt)> {
+        let mut out = Vec::new();
+        for line in &self.lines {
+            for seg in &line.segments {
+                for c in &seg.change_points {
+                    if c.confirmation.is_none() {
+                        out.push((line, c));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// [`HistoryAnalysis::gate`] on confirmed change points only: the lines whose newest
+    /// confirmed change point of their newest segment is a regression of more than `pct`
+    /// percent (of the history's effect).
+    pub fn gate_confirmed(&self, pct: f64) -> Vec<GateFailure> {
+        self.lines
+            .iter()
+            .filter_map(|line| {
+                let change = line
+                    .segments
+                    .last()?
+                    .change_points
+                    .iter()
+                    .rev()
+                    .find(|c| c.confirmation.as_ref().is_some_and(|k| k.confirmed))?;
+                failure(line, change, pct)
+            })
+            .collect()
+    }
+
     /// The lines whose newest change point — in their newest segment, the only one
     /// measured like the newest point — is a regression of more than `pct` percent.
     /// Lines of unknown direction never fail the gate.
@@ -208,16 +269,19 @@ impl HistoryAnalysis {
             .iter()
             .filter_map(|line| {
                 let change = line.segments.last()?.change_points.last()?;
-                (change.is_regression == Some(true) && change.effect_pct.abs() > pct).then(|| {
-                    GateFailure {
-                        workload: line.workload.clone(),
-                        metric: line.metric.clone(),
-                        change: change.clone(),
-                    }
-                })
+                failure(line, change, pct)
             })
             .collect()
     }
+}
+
+/// A gate failure when `change` is a regression of more than `pct` percent.
+fn failure(line: &HistoryLine, change: &ChangeAt, pct: f64) -> Option<GateFailure> {
+    (change.is_regression == Some(true) && change.effect_pct.abs() > pct).then(|| GateFailure {
+        workload: line.workload.clone(),
+        metric: line.metric.clone(),
+        change: change.clone(),
+    })
 }
 
 #[cfg(test)]

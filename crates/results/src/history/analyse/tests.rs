@@ -95,3 +95,40 @@ fn a_metric_filter_keeps_only_its_lines() {
         .lines
         .is_empty());
 }
+
+fn confirmation(before: &str, after: &str, confirmed: bool) -> Confirmation {
+    Confirmation {
+        series: "nightly".into(),
+        workload: "SET".into(),
+        metric: "ops_per_sec".into(),
+        commit_before: before.into(),
+        commit_after: after.into(),
+        point_id: 0,
+        experiment: "ab".into(),
+        confirmed,
+        decision: if confirmed { "lower" } else { "equivalent" }.into(),
+        effect_pct: -10.0,
+        ci_low_pct: Some(-12.0),
+        ci_high_pct: Some(-8.0),
+        rounds: 10,
+        recorded_at_unix_ms: 0,
+    }
+}
+
+#[test]
+fn the_confirmed_gate_sees_only_confirmed_change_points() {
+    let points = series(30, |i| if i < 18 { 100_000.0 } else { 90_000.0 }, |_| "h");
+    let mut a = analyse("nightly", &points, None, &ChangePointConfig::default()).unwrap();
+    assert_eq!(a.lines[0].segments[0].change_points[0].point_id, 19);
+    assert_eq!(a.unconfirmed().len(), 1);
+    assert!(a.gate_confirmed(5.0).is_empty(), "nothing confirmed yet");
+    // A confirmation of other commits belongs to no change point.
+    a.attach(&[confirmation("c16", "c17", true)]);
+    assert_eq!(a.unconfirmed().len(), 1);
+    a.attach(&[confirmation("c17", "c18", false)]);
+    assert!(a.unconfirmed().is_empty());
+    assert!(a.gate_confirmed(5.0).is_empty(), "rejected by the A/B");
+    a.attach(&[confirmation("c17", "c18", true)]);
+    assert_eq!(a.gate_confirmed(5.0).len(), 1);
+    assert!(a.gate_confirmed(15.0).is_empty());
+}
