@@ -113,17 +113,27 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn the_workflow_runs_the_script_on_pull_requests_with_options_it_takes() {
-    let wf = std::fs::read_to_string(ci_dir().join("resplab-ab.yml")).unwrap();
-    assert!(wf.contains("\non:\n  pull_request:"), "{wf}");
-    assert!(wf.contains("github.event.pull_request.base.sha"), "{wf}");
-    let call = wf
-        .split("examples/ci/ab.sh")
-        .nth(1)
-        .expect("the workflow calls examples/ci/ab.sh");
-    let call: String = call
-        .lines()
-        .take_while(|l| !l.trim().starts_with("- name:"))
+    use yaml_rust2::YamlLoader;
+    let text = std::fs::read_to_string(ci_dir().join("resplab-ab.yml")).unwrap();
+    let docs = YamlLoader::load_from_str(&text).expect("the workflow is YAML");
+    let wf = &docs[0];
+    assert!(!wf["on"]["pull_request"].is_badvalue(), "{text}");
+    let steps = wf["jobs"]["ab"]["steps"].as_vec().expect("the job's steps");
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(
+        runs.iter()
+            .any(|r| r.contains("base") && r.contains("head") && r.contains("$BUILD")),
+        "both checkouts are built: {runs:?}"
+    );
+    let checkouts: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["with"]["ref"].as_str())
         .collect();
+    assert_eq!(checkouts, ["${{ github.event.pull_request.base.sha }}"]);
+    let call = runs
+        .iter()
+        .find(|r| r.contains("examples/ci/ab.sh"))
+        .expect("a step runs examples/ci/ab.sh");
     let usage = String::from_utf8(
         Command::new("bash")
             .arg(ci_dir().join("ab.sh"))
@@ -144,4 +154,70 @@ fn the_workflow_runs_the_script_on_pull_requests_with_options_it_takes() {
             "ab.sh does not take {o}: {usage}"
         );
     }
+    let env = &wf["env"];
+    for var in [
+        "THRESHOLD",
+        "MARGIN",
+        "MAX_TIME",
+        "BUILD",
+        "SERVER_BIN",
+        "SERVER_ARGS",
+    ] {
+        assert!(env[var].as_str().is_some(), "env {var} is set: {text}");
+    }
+    assert!(env["SERVER_ARGS"].as_str().unwrap().contains("{port}"));
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact"))
+        })
+        .expect("the report is kept as an artifact");
+    assert_eq!(upload["if"].as_str(), Some("always()"));
+}
+
+/// The gate `ab.sh` relies on reads the interval of a run until decided; a fixed number
+/// of rounds is refused before any trial, pointing to `compare`'s gate.
+#[test]
+fn the_experiment_gate_needs_a_run_until_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fixed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[experiment]\nname = \"fixed\"\nrounds = 6\ntest_time = \"300ms\"\n\
+             [[variant]]\nname = \"a\"\nserver = \"{BIN} serve --port {{port}}\"\n\
+             [[variant]]\nname = \"b\"\nserver = \"{BIN} serve --port {{port}}\"\n\
+             [[workload]]\nname = \"get\"\ntests = \"get\"\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("x.db");
+    for (flag, want) in [
+        ("5", "--fail-on-regression: expected a run until decided"),
+        ("x", "--fail-on-regression"),
+    ] {
+        let o = common::run_db(
+            &[
+                "experiment",
+                "run",
+                file.to_str().unwrap(),
+                "--fail-on-regression",
+                flag,
+            ],
+            &db,
+            &[],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    let (code, out) = {
+        let o = common::run_db(&["experiment", "list"], &db, &[]);
+        (o.status.code(), common::text(&o))
+    };
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("fixed"), "nothing was registered: {out}");
 }

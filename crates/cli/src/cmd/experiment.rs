@@ -439,7 +439,7 @@ fn execute(
     };
     let gate = match watch.fail_on_regression {
         Some(pct) if gate == ExitCode::SUCCESS && early.is_none() => {
-            regression_gate(store, exp, pct)?
+            super::experiment_until::regression_gate(store, exp, pct)?
         }
         _ => gate,
     };
@@ -456,25 +456,6 @@ struct Watch<'a> {
     live: &'a resplab_metrics::Live,
     max_error_pct: Option<f64>,
     fail_on_regression: Option<f64>,
-}
-
-/// `--fail-on-regression`: exit code 1, naming each comparison decided worse beyond the
-/// limit (`resplab_experiment::sequential::regressions`).
-fn regression_gate(store: &Store, exp: &Experiment, pct: f64) -> anyhow::Result<ExitCode> {
-    use resplab_experiment::sequential;
-    let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
-    let a = sequential::assess(exp, &final_standing(store, exp)?);
-    let worse = sequential::regressions(&a, higher, pct);
-    for c in &worse {
-        eprintln!(
-            "resplab: gate: {} / {}: decided SLOWER by {:.2} % ({}), more than --fail-on-regression {pct} %",
-            c.workload,
-            c.variant,
-            sequential::worse_pct(c, higher).unwrap_or(0.0).abs(),
-            exp.primary_metric
-        );
-    }
-    Ok(ExitCode::from(u8::from(!worse.is_empty())))
 }
 
 /// `--max-error-rate`: exit code 3, naming each trial over the limit, when there is one.

@@ -2,8 +2,9 @@
 //! `--max-time`, `--max-rounds`) onto the experiment, and what it prints: after each look, every
 //! comparison's interval narrowing and the predicted time to a decision; at the end, the
 //! sequential verdict, why the run stopped, and the sensitivity certificate of every
-//! verdict. The words are `resplab_report::verdict`'s; the numbers come from
-//! `resplab_experiment::sequential` and `certificate`.
+//! verdict; and `--fail-on-regression`'s exit code. The words are
+//! `resplab_report::verdict`'s; the numbers come from `resplab_experiment::sequential` and
+//! `certificate`.
 
 use resplab_experiment::sequential::{self, Assessment};
 use resplab_experiment::Experiment;
@@ -204,4 +205,35 @@ pub(super) fn rounds_of(
     } else {
         format!("{valid}/seq")
     })
+}
+
+/// `--fail-on-regression`: exit code 1, naming each comparison decided worse beyond the
+/// limit (`resplab_experiment::sequential::regressions`).
+pub(super) fn regression_gate(
+    store: &Store,
+    exp: &Experiment,
+    pct: f64,
+) -> anyhow::Result<ExitCode> {
+    let obs = store.observations(&exp.name)?;
+    // A metric read from a command's output carries its direction in the store.
+    let higher = obs
+        .iter()
+        .find(|o| o.metric == exp.primary_metric)
+        .and_then(|o| o.direction.as_deref())
+        .map_or(
+            resplab_store::metrics::higher_is_better(&exp.primary_metric),
+            |d| d == "higher_is_better",
+        );
+    let a = sequential::assess(exp, &resplab_experiment::runner::standings(exp, &obs));
+    let worse = sequential::regressions(&a, higher, pct);
+    for c in &worse {
+        eprintln!(
+            "resplab: gate: {} / {}: decided SLOWER by {:.2} % ({}), more than --fail-on-regression {pct} %",
+            c.workload,
+            c.variant,
+            sequential::worse_pct(c, higher).unwrap_or(0.0).abs(),
+            exp.primary_metric
+        );
+    }
+    Ok(ExitCode::from(u8::from(!worse.is_empty())))
 }
