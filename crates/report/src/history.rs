@@ -452,6 +452,7 @@ mod tests {
             "{}",
             text(&a)
         );
+        let (_, dashed) = markdown(&a, "p").unwrap();
         let c = Confirmation {
             series: "nightly".into(),
             workload: "GET".into(),
@@ -480,7 +481,11 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
         let k = &json["lines"][0]["segments"][0]["change_points"][0]["confirmation"];
         assert_eq!(k["decision"], "higher");
-        let (md, _) = markdown(&a, "p").unwrap();
+        let (md, solid) = markdown(&a, "p").unwrap();
         assert!(md.contains("— confirmed by A/B"), "{md}");
+        assert_ne!(
+            solid[0].1, dashed[0].1,
+            "a confirmed change point is drawn solid"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! A tracked series over its points: one mark per point, coloured by segment (a new
 //! host or configuration starts a new colour and a grey rule), the mean of each level
 //! drawn across it, and a dashed rule at each change point — vermillion for a
-//! regression, bluish green for an improvement, black for a shift of unknown direction.
+//! regression, bluish green for an improvement, black for a shift of unknown direction;
+//! solid once an A/B confirmed it (`history --confirm`), faint when one did not.
 
 use super::{
     colour, draw_markers, padded, render_svg, tick_number, PlotError, DESC_FONT, TICK_FONT,
@@ -95,12 +96,27 @@ pub fn render(line: &HistoryLine) -> Result<String, PlotError> {
                     Some(false) => RGBColor(0x00, 0x9E, 0x73),
                     None => BLACK,
                 };
-                chart.draw_series(DashedLineSeries::new(
-                    vec![(x, ylo), (x, yhi)],
-                    6,
-                    4,
-                    rule.stroke_width(2),
-                ))?;
+                let line = vec![(x, ylo), (x, yhi)];
+                match c.confirmation.as_ref().map(|k| k.confirmed) {
+                    Some(true) => {
+                        chart.draw_series(std::iter::once(PathElement::new(
+                            line,
+                            rule.stroke_width(3),
+                        )))?;
+                    }
+                    Some(false) => {
+                        let faint = rule.mix(0.3).stroke_width(2);
+                        chart.draw_series(DashedLineSeries::new(line, 6, 4, faint))?;
+                    }
+                    None => {
+                        chart.draw_series(DashedLineSeries::new(
+                            line,
+                            6,
+                            4,
+                            rule.stroke_width(2),
+                        ))?;
+                    }
+                }
             }
             let pts: Vec<(f64, f64)> = seg
                 .points
