@@ -40,7 +40,8 @@ pub struct HistoryArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: HistoryFormat,
     /// Exit 1 when the newest change point is a regression of more than PCT percent
-    /// (which way is worse comes from the metric: ops/s lower, latency higher).
+    /// (which way is worse comes from the metric: ops/s lower, latency higher); with
+    /// --confirm or stored confirmations, the newest confirmed one.
     #[arg(long, value_name = "PCT")]
     pub gate: Option<f64>,
     /// Re-measure each change point not yet confirmed: an A/B of the commits on either
