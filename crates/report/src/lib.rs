@@ -18,6 +18,7 @@
 pub mod benchstat;
 pub mod calibration;
 pub mod cfmt;
+pub mod compare;
 pub mod configcheck;
 pub mod doc;
 pub mod history;
