@@ -371,8 +371,8 @@ pub const SEQUENTIAL_NOTE: &str = "this experiment ran until decided: the fixed-
     intervals of the table do not allow for the looks that chose when it stopped; its \
     verdict is the anytime-valid interval";
 
-/// Seconds as `42 s`, `3.5 min` or `1.2 h`.
-fn minutes(s: f64) -> String {
+/// Seconds as `42 s`, `3.5 min` or `1.2 h`: how long a run took or will take.
+pub fn minutes(s: f64) -> String {
     if s < 120.0 {
         format!("{s:.0} s")
     } else if s < 7200.0 {

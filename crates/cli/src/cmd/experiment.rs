@@ -21,7 +21,7 @@ use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::plan;
 use resplab_experiment::runner::{self, Event, Standing};
 use resplab_experiment::{Experiment, Overrides, TrialBudget};
-use resplab_report::verdict::standing_line;
+use resplab_report::verdict::{minutes, standing_line};
 use resplab_store::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -324,20 +324,9 @@ fn print_plan(exp: &Experiment) {
     }
     out!(
         "estimated duration: {} (request budgets assume {} ops/s; plus reruns of invalid rounds)",
-        human(plan::estimate_total(exp)),
+        minutes(plan::estimate_total(exp).as_secs_f64()),
         plan::ASSUMED_OPS_PER_SEC
     );
-}
-
-fn human(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 fn execute(
@@ -482,7 +471,7 @@ fn summarize_outcome(
     eprintln!(
         "{} trials run in {} ({} invalid); {}{of} rounds valid",
         outcome.trials_run,
-        human(started.elapsed()),
+        minutes(started.elapsed().as_secs_f64()),
         outcome.invalid,
         status.valid_rounds(),
     );
@@ -657,7 +646,7 @@ impl<'e> Printer<'e> {
             self.err,
             "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
             self.exp.name,
-            human(left)
+            minutes(left.as_secs_f64())
         );
     }
 
