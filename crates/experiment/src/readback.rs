@@ -3,12 +3,14 @@
 //! comparison, [`report_input`] for a report), so that the report crate never knows the
 //! store. A stored experiment's sensitivity lines — a run until decided's stop and
 //! anytime-valid verdicts, the certificate — are worded once here for both
-//! ([`stored_sensitivity`]) with `report::verdict`'s words.
+//! ([`stored_sensitivity`]) with `report::verdict`'s words. `experiment list` and
+//! `experiment status` read theirs here too ([`list_rows`], [`status_view`]).
 
 use crate::certificate;
 use resplab_report::compare::{StoredFacts, StoredFirst};
 use resplab_report::doc::{self, ReportInput, TrialInput, WorkloadInput};
 use resplab_report::resplab::ResplabOptions;
+use resplab_report::status::{Failure, ListRow, StatusView, Stop};
 use resplab_report::verdict::{certificate_line, sequential_line, stop_sentence, SEQUENTIAL_NOTE};
 use resplab_results::import::{ImportError, InputSpec, Location, StoredSource};
 use resplab_results::RunRecord;
@@ -321,4 +323,89 @@ fn stored_facts(status: &ExperimentStatus, counted_trials: usize) -> Vec<(String
         ),
         ("definition hash".to_string(), info.definition_hash.clone()),
     ]
+}
+
+/// Valid rounds of planned (`3/5`), or of a run until decided (`3/seq`).
+fn rounds_text(store: &Store, valid: usize, id: i64, rounds: u32) -> Result<String, StoreError> {
+    Ok(if store.looks(id)?.is_empty() {
+        format!("{valid}/{rounds}")
+    } else {
+        format!("{valid}/seq")
+    })
+}
+
+/// Every stored experiment, as `experiment list` shows it.
+///
+/// # Errors
+/// A store failure.
+pub fn list_rows(store: &Store) -> Result<Vec<ListRow>, StoreError> {
+    let mut rows = Vec::new();
+    for e in store.list_experiments()? {
+        let st = store.status(&e.name)?;
+        rows.push(ListRow {
+            rounds: rounds_text(store, st.valid_rounds(), e.id, e.rounds)?,
+            variants: e.variants.len(),
+            trials: st.trials_stored,
+            name: e.name,
+            state: e.state,
+        });
+    }
+    Ok(rows)
+}
+
+/// Stored experiment `name` as `experiment status` shows it.
+///
+/// # Errors
+/// [`StoreError::NotFound`] for an unknown name, or a store failure.
+pub fn status_view(store: &Store, name: &str) -> Result<StatusView, StoreError> {
+    let st = store.status(name)?;
+    let i = &st.info;
+    let mut missing: Vec<(u32, String)> = Vec::new();
+    for (round, v, _) in store.missing_cells(&st)? {
+        if !missing.contains(&(round, v.clone())) {
+            missing.push((round, v));
+        }
+    }
+    let round_states = st
+        .rounds
+        .iter()
+        .map(|state| {
+            serde_json::to_value(state)
+                .ok()
+                .and_then(|v| v["state"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "?".into())
+        })
+        .collect();
+    Ok(StatusView {
+        name: i.name.clone(),
+        state: i.state.clone(),
+        seed: i.seed,
+        order_kind: i.order_kind.clone(),
+        variants: i.variants.clone(),
+        workloads: i.workloads.clone(),
+        trials_stored: st.trials_stored,
+        trials_valid: st.trials_valid,
+        trials_invalid: st.trials_invalid,
+        rounds: rounds_text(store, st.valid_rounds(), i.id, i.rounds)?,
+        stop: store.sequential_stop(i.id)?.map(|s| Stop {
+            reason: s.reason,
+            rounds: s.rounds as usize,
+            elapsed_sec: s.elapsed_sec,
+        }),
+        round_states,
+        failures: st
+            .failures
+            .iter()
+            .map(|(round, attempt, variant, workload, c)| Failure {
+                round: *round,
+                attempt: *attempt,
+                variant: variant.clone(),
+                workload: workload.clone(),
+                check: c.name.clone(),
+                detail: c.detail.clone(),
+            })
+            .collect(),
+        missing,
+        notes: store.phase_notes(&i.name)?,
+    })
 }

@@ -29,6 +29,7 @@ pub mod plot;
 pub mod profile;
 pub mod resplab;
 pub mod run;
+pub mod status;
 pub mod texttab;
 pub mod verdict;
 pub mod warnings;

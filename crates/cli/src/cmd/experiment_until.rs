@@ -190,18 +190,3 @@ pub(super) fn apply_until(
     }
     None
 }
-
-/// Valid rounds of planned (`6/10`); of a run until decided (sequential), which has no
-/// planned count, the valid rounds and `seq` (`12/seq`).
-pub(super) fn rounds_of(
-    store: &Store,
-    valid: usize,
-    id: i64,
-    rounds: u32,
-) -> anyhow::Result<String> {
-    Ok(if store.looks(id)?.is_empty() {
-        format!("{valid}/{rounds}")
-    } else {
-        format!("{valid}/seq")
-    })
-}
