@@ -26,7 +26,7 @@ use resplab_proto::lab::bench::{
 use resplab_proto::lab::size::{size_rows, size_table, SizedCommand};
 use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of};
 use resplab_proto::lab::{self, DecoderKind, LabWorkload, Wire};
-use resplab_workload::{Request, Workload, WorkloadSpec};
+use resplab_workload::{Workload, WorkloadSpec};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -211,30 +211,6 @@ impl BenchWorkloadArgs {
 /// resolve one way and neither imports the other.
 pub type BenchWorkload<'a> = &'a dyn Fn(Vec<String>) -> Result<WorkloadSpec>;
 
-/// Resolves the `bench` workload flags exactly as `resplab bench` does and generates
-/// `per_phase` requests of every phase: (row label, arguments, inline).
-fn bench_commands(
-    flags: &BenchWorkloadArgs,
-    per_phase: usize,
-    resolve: BenchWorkload<'_>,
-) -> Result<Vec<(String, Request)>> {
-    let workload = Workload::new(&resolve(flags.to_bench_argv())?)?;
-    let mut out = Vec::new();
-    for (p, phase) in workload.phases().iter().enumerate() {
-        let mut gen = workload.generator(p, 0);
-        for _ in 0..per_phase {
-            let mut req = Request::new();
-            let i = gen.next(&mut req);
-            let label = match phase.commands.as_slice() {
-                [_] => phase.name.clone(),
-                many => many.get(i).cloned().unwrap_or_else(|| phase.name.clone()),
-            };
-            out.push((label, req));
-        }
-    }
-    Ok(out)
-}
-
 /// `--decoder` of a measuring child: the lab's decoders by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum DecoderName {
@@ -404,7 +380,10 @@ fn size_commands(
             .map(|c| (name_of(&c), c, false))
             .collect()),
         (None, None) if !bench_flags.is_empty() => {
-            match bench_commands(&a.bench, a.commands, resolve) {
+            let requests = resolve(a.bench.to_bench_argv())
+                .and_then(|spec| Ok(Workload::new(&spec)?))
+                .map(|w| w.labelled_requests(a.commands));
+            match requests {
                 Ok(c) => Ok(c
                     .into_iter()
                     .map(|(label, req)| {
