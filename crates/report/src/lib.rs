@@ -30,6 +30,7 @@ pub mod profile;
 pub mod resplab;
 pub mod run;
 pub mod status;
+pub mod target;
 pub mod texttab;
 pub mod verdict;
 pub mod warnings;

@@ -16,13 +16,14 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use resplab_report::doc::{self, ReportInput};
 use resplab_report::resplab::ResplabOptions;
+use resplab_report::target::{self, file_stem, plot_folder, DocFormat};
 use resplab_results::calibration::StoredCalibration;
 use resplab_results::import::{load_inputs, InputSpec, Location, NoStore, PlainOptions};
 use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Output format.
+/// Output format (`resplab_report::target::DocFormat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     /// Markdown, with the plots as SVG files in a folder beside it.
@@ -62,6 +63,24 @@ pub struct ReportArgs {
     /// Confidence level of the intervals, in percent.
     #[arg(short = 'c', long, value_name = "PCT", default_value_t = 95.0)]
     pub confidence: f64,
+}
+
+/// Where the report goes, as `resplab_report::target` decides from the flags.
+fn report_target(
+    asked: Option<ReportFormat>,
+    output: Option<&Path>,
+    default_stem: &str,
+) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
+    let asked = asked.map(|f| match f {
+        ReportFormat::Md => DocFormat::Md,
+        ReportFormat::Html => DocFormat::Html,
+    });
+    let t = target::prepare(asked, output, default_stem)?;
+    let format = match t.format {
+        DocFormat::Md => ReportFormat::Md,
+        DocFormat::Html => ReportFormat::Html,
+    };
+    Ok((format, t.output, t.file))
 }
 
 /// Runs `resplab report`.
@@ -228,57 +247,6 @@ fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where a report goes: the format asked for (else the one `-o`'s extension names: HTML
-/// unless `.md`/`.markdown`) and the file (`-o`, else `{default_stem}.md|html`), its
-/// folder made when missing and the file prepared for writing, so that a path that cannot
-/// be written fails before any work.
-///
-/// # Errors
-/// A folder that cannot be made or a file that cannot be written, naming `-o`.
-fn report_target(
-    asked: Option<ReportFormat>,
-    output: Option<&Path>,
-    default_stem: &str,
-) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
-    let format = asked.unwrap_or(
-        match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-            Some("md" | "markdown") => ReportFormat::Md,
-            _ => ReportFormat::Html,
-        },
-    );
-    let output = output.map(Path::to_path_buf).unwrap_or_else(|| {
-        PathBuf::from(match format {
-            ReportFormat::Md => format!("{default_stem}.md"),
-            ReportFormat::Html => format!("{default_stem}.html"),
-        })
-    });
-    // The Markdown form puts its plots beside the report, in its folder.
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            std::fs::create_dir_all(parent).with_context(|| {
-                format!(
-                    "-o {}: cannot create the folder {}",
-                    output.display(),
-                    parent.display()
-                )
-            })?;
-        }
-    }
-    let file = crate::output::OutFile::prepare("-o", &output)?;
-    Ok((format, output, file))
-}
-
-/// The folder of a Markdown report's plots: its path, and its name as the report links
-/// it (`REPORT-plots`, beside the report).
-fn plot_folder(output: &Path) -> (PathBuf, String) {
-    let stem = output
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("report");
-    let name = format!("{stem}-plots");
-    (output.parent().unwrap_or(Path::new("")).join(&name), name)
-}
-
 /// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
 /// bare word that is not an existing file.
 fn stored_name(inputs: &[String]) -> Option<String> {
@@ -296,18 +264,6 @@ fn stored_name(inputs: &[String]) -> Option<String> {
         return None;
     }
     Some(a.clone())
-}
-
-fn file_stem(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
 }
 
 fn options(args: &ReportArgs) -> ResplabOptions {
