@@ -10,7 +10,7 @@ use crate::certificate;
 use resplab_report::compare::{StoredFacts, StoredFirst};
 use resplab_report::doc::{self, ReportInput, TrialInput, WorkloadInput};
 use resplab_report::resplab::ResplabOptions;
-use resplab_report::status::{Failure, ListRow, StatusView, Stop};
+use resplab_report::status::{Failure, ListRow, StatusView};
 use resplab_report::verdict::{certificate_line, sequential_line, stop_sentence, SEQUENTIAL_NOTE};
 use resplab_results::import::{ImportError, InputSpec, Location, StoredSource};
 use resplab_results::RunRecord;
@@ -387,11 +387,9 @@ pub fn status_view(store: &Store, name: &str) -> Result<StatusView, StoreError> 
         trials_valid: st.trials_valid,
         trials_invalid: st.trials_invalid,
         rounds: rounds_text(store, st.valid_rounds(), i.id, i.rounds)?,
-        stop: store.sequential_stop(i.id)?.map(|s| Stop {
-            reason: s.reason,
-            rounds: s.rounds as usize,
-            elapsed_sec: s.elapsed_sec,
-        }),
+        stop: store
+            .sequential_stop(i.id)?
+            .map(|s| stop_sentence(&s.reason, s.rounds as usize, s.elapsed_sec)),
         round_states,
         failures: st
             .failures

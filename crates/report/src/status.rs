@@ -1,8 +1,6 @@
 //! What `resplab experiment list` and `resplab experiment status` print, from plain
 //! values (`resplab_experiment::readback` reads them from the store).
 
-use crate::verdict::stop_sentence;
-
 /// One stored experiment in `experiment list`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ListRow {
@@ -45,14 +43,6 @@ pub struct Failure {
     pub detail: String,
 }
 
-/// How a run until decided stopped.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Stop {
-    pub reason: String,
-    pub rounds: usize,
-    pub elapsed_sec: f64,
-}
-
 /// Everything `experiment status` shows of one experiment.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusView {
@@ -68,7 +58,8 @@ pub struct StatusView {
     pub trials_invalid: usize,
     /// As [`ListRow::rounds`].
     pub rounds: String,
-    pub stop: Option<Stop>,
+    /// How a run until decided stopped, worded by [`crate::verdict::stop_sentence`].
+    pub stop: Option<String>,
     /// The state of each planned round (`valid`, `incomplete`, …).
     pub round_states: Vec<String>,
     pub failures: Vec<Failure>,
@@ -94,7 +85,7 @@ pub fn status_text(v: &StatusView) -> String {
         v.trials_stored, v.trials_valid, v.trials_invalid, v.rounds
     ));
     if let Some(s) = &v.stop {
-        out.push_str(&stop_sentence(&s.reason, s.rounds, s.elapsed_sec));
+        out.push_str(s);
         out.push('\n');
     }
     for (r, state) in v.round_states.iter().enumerate() {
