@@ -21,7 +21,8 @@
 //! calibration, `resplab-workload` the vocabulary of a workload, `resplab-proto` reads
 //! the server's `INFO` text, `resplab-serve` is the known-truth server of
 //! `calibrate --validate`, `resplab-sys` starts and reaps server processes and reads
-//! `/proc`.
+//! `/proc`; [`readback`] hands stored experiments to `resplab-report` as its plain
+//! values, which is all this crate uses of it.
 
 pub mod calibrate;
 pub mod certificate;
@@ -37,6 +38,7 @@ pub mod history;
 pub mod launch;
 pub mod model;
 pub mod plan;
+pub mod readback;
 pub mod resolve;
 pub mod runner;
 pub mod sequential;

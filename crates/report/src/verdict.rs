@@ -371,14 +371,13 @@ pub const SEQUENTIAL_NOTE: &str = "this experiment ran until decided: the fixed-
     intervals of the table do not allow for the looks that chose when it stopped; its \
     verdict is the anytime-valid interval";
 
-/// Seconds as `42 s`, `3.5 min` or `1.2 h`.
-fn minutes(s: f64) -> String {
+/// Seconds as `42 s`, `3.5 min` or `1.2 h`: how long a run took or will take (whole
+/// seconds; minutes and hours as calibrations word them).
+pub fn minutes(s: f64) -> String {
     if s < 120.0 {
         format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
     } else {
-        format!("{:.1} h", s / 3600.0)
+        resplab_results::calibration::secs_text(s)
     }
 }
 

@@ -43,6 +43,7 @@ pub use read::{
     RoundState, TrialRow, ALL_COMMANDS,
 };
 pub use sequential::{LookRow, StopRow};
+pub use source::LazyStore;
 pub use write::{Check, CommandTrial, MetricRow, NewExperiment, NewTrial, ServerInfo};
 
 /// Default file name of the store, relative to the working directory.

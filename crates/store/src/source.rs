@@ -6,12 +6,14 @@
 //! the experiment's workload name for run totals and `workload:COMMAND` for each test of
 //! a multi-test workload (`suite:GET`), so every redis-benchmark test gets its own line.
 //! Invalid trials and rounds without a valid attempt are not observed (they stay in the
-//! store and show in `experiment status`).
+//! store and show in `experiment status`). [`LazyStore`] opens the store only when a
+//! `db:` input asks for it.
 
 use crate::{Store, ALL_COMMANDS};
 use resplab_results::import::{ImportError, StoredSource};
 use resplab_results::sample::{Direction, Metric, Observation, Origin};
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Unit and direction of a stored metric name.
@@ -237,4 +239,61 @@ fn backfill_client_cpu_per_op(obs: &mut Vec<crate::Observation>) {
     }
     extra.sort_by_key(|o| o.trial_id);
     obs.extend(extra);
+}
+
+/// The result store opened on the first `db:NAME` input, so that comparing files only
+/// never touches (or creates) it.
+#[derive(Debug)]
+pub struct LazyStore {
+    /// Where the store is.
+    pub path: PathBuf,
+    /// The store, once a `db:` input (or [`LazyStore::open_if_present`]) opened it.
+    pub store: Option<Store>,
+}
+
+impl LazyStore {
+    /// A store at `path`, not opened yet.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        LazyStore {
+            path: path.into(),
+            store: None,
+        }
+    }
+
+    /// The store, opened now when a file is there (an unreadable one counts as absent).
+    pub fn open_if_present(&mut self) -> Option<&Store> {
+        if self.store.is_none() && self.path.is_file() {
+            self.store = Store::open(&self.path).ok();
+        }
+        self.store.as_ref()
+    }
+}
+
+impl StoredSource for LazyStore {
+    fn load(&mut self, name: &str, label: Option<&str>) -> Result<Vec<Observation>, ImportError> {
+        if self.store.is_none() {
+            if !self.path.is_file() {
+                return Err(ImportError::Argument {
+                    arg: format!("db:{name}"),
+                    message: format!(
+                        "expected a results database at `{}` (--db PATH, written by `resplab \
+                         experiment run`), found no such file",
+                        self.path.display()
+                    ),
+                });
+            }
+            let store = Store::open(&self.path).map_err(|e| ImportError::Argument {
+                arg: format!("--db {}", self.path.display()),
+                message: e.to_string(),
+            })?;
+            self.store = Some(store);
+        }
+        match self.store.as_mut() {
+            Some(s) => s.load(name, label),
+            None => Err(ImportError::Argument {
+                arg: format!("db:{name}"),
+                message: "the results database is not open".into(),
+            }),
+        }
+    }
 }

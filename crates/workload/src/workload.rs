@@ -294,6 +294,26 @@ impl Workload {
         }
     }
 
+    /// The first `per_phase` requests of stream 0 of every phase, in run order, each
+    /// with its row label: the phase's name, or the command's name when the phase mixes
+    /// several (what `proto size` measures of a bench workload).
+    pub fn labelled_requests(&self, per_phase: usize) -> Vec<(String, Request)> {
+        let mut out = Vec::new();
+        for (p, phase) in self.phases.iter().enumerate() {
+            let mut gen = self.generator(p, 0);
+            for _ in 0..per_phase {
+                let mut req = Request::new();
+                let i = gen.next(&mut req);
+                let label = match phase.commands.as_slice() {
+                    [_] => phase.name.clone(),
+                    many => many.get(i).cloned().unwrap_or_else(|| phase.name.clone()),
+                };
+                out.push((label, req));
+            }
+        }
+        out
+    }
+
     /// A generator for stream `stream` of `phase`, the only stream of the parallel key
     /// pattern's split (use [`Workload::generator_partitioned`] when several streams
     /// should share out a key range with the `P` pattern).
@@ -649,6 +669,22 @@ mod tests {
         let mut g = w.generator(1, 0);
         g.next(&mut req);
         assert_eq!(args(&req), ["GET", "key:__rand_int__"]);
+    }
+
+    #[test]
+    fn labelled_requests_name_each_by_its_phase_or_its_command() {
+        let w = Workload::new(&WorkloadSpec::tests(parse_tests("get,set").unwrap())).unwrap();
+        let labels: Vec<String> = w.labelled_requests(2).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(labels, ["SET", "SET", "GET", "GET"]);
+        let w = Workload::new(&WorkloadSpec::memtier_default()).unwrap();
+        let got = w.labelled_requests(20);
+        assert_eq!(got.len(), 20 * w.phases().len());
+        for (label, req) in &got {
+            assert_eq!(
+                args(req)[0].to_ascii_uppercase(),
+                label.to_ascii_uppercase()
+            );
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::plan;
 use resplab_experiment::runner::{self, Event, Standing};
 use resplab_experiment::{Experiment, Overrides, TrialBudget};
-use resplab_report::verdict::standing_line;
+use resplab_report::verdict::{minutes, standing_line};
 use resplab_store::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -343,20 +343,9 @@ fn print_plan(exp: &Experiment) {
     }
     out!(
         "estimated duration: {} (request budgets assume {} ops/s; plus reruns of invalid rounds)",
-        human(plan::estimate_total(exp)),
+        minutes(plan::estimate_total(exp).as_secs_f64()),
         plan::ASSUMED_OPS_PER_SEC
     );
-}
-
-fn human(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 fn execute(
@@ -509,7 +498,7 @@ fn summarize_outcome(
     eprintln!(
         "{} trials run in {} ({} invalid); {}{of} rounds valid",
         outcome.trials_run,
-        human(started.elapsed()),
+        minutes(started.elapsed().as_secs_f64()),
         outcome.invalid,
         status.valid_rounds(),
     );
@@ -684,7 +673,7 @@ impl<'e> Printer<'e> {
             self.err,
             "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
             self.exp.name,
-            human(left)
+            minutes(left.as_secs_f64())
         );
     }
 
@@ -775,112 +764,36 @@ fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standin
 /// the margin, otherwise no difference proven.
 fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
     let store = open_store(&db.db)?;
-    let all = store.list_experiments()?;
-    if all.is_empty() {
-        out!("no experiments in {}", db.db.display());
-        return Ok(ExitCode::SUCCESS);
-    }
-    out!(
-        "{:<32} {:<9} {:>6} {:>8} {:>8}",
-        "name",
-        "state",
-        "rounds",
-        "variants",
-        "trials"
-    );
-    for e in all {
-        let st = store.status(&e.name)?;
-        out!(
-            "{:<32} {:<9} {:>6} {:>8} {:>8}",
-            e.name,
-            e.state,
-            super::experiment_until::rounds_of(&store, st.valid_rounds(), e.id, e.rounds)?,
-            e.variants.len(),
-            st.trials_stored
-        );
-    }
+    let rows = resplab_experiment::readback::list_rows(&store)?;
+    let text = resplab_report::status::list_text(&db.db.display().to_string(), &rows);
+    let _ = std::io::stdout().write_all(text.as_bytes());
     Ok(ExitCode::SUCCESS)
 }
 
 fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(&a.db.db)?;
-    let st = match store.status(&a.name) {
-        Ok(s) => s,
-        Err(e @ resplab_store::StoreError::NotFound { .. }) => {
+    let not_found = |e| match e {
+        e @ resplab_store::StoreError::NotFound { .. } => {
             eprintln!("resplab: {e}");
-            return Ok(ExitCode::from(2));
+            Ok(ExitCode::from(2))
         }
-        Err(e) => return Err(e.into()),
+        e => Err(anyhow::Error::from(e)),
     };
     if a.json {
-        out!("{}", serde_json::to_string_pretty(&st)?);
+        match store.status(&a.name) {
+            Ok(st) => out!("{}", serde_json::to_string_pretty(&st)?),
+            Err(e) => return not_found(e),
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let i = &st.info;
-    out!(
-        "experiment {} ({}), seed {}, order {}",
-        i.name,
-        i.state,
-        i.seed,
-        i.order_kind
-    );
-    out!(
-        "variants: {} (baseline {})",
-        i.variants.join(", "),
-        i.variants.first().map_or("-", |s| s)
-    );
-    out!("workloads: {}", i.workloads.join(", "));
-    out!(
-        "trials stored: {} ({} valid, {} invalid); rounds valid: {}",
-        st.trials_stored,
-        st.trials_valid,
-        st.trials_invalid,
-        super::experiment_until::rounds_of(&store, st.valid_rounds(), i.id, i.rounds)?
-    );
-    if let Some(stop) = store.sequential_stop(i.id)? {
-        out!(
-            "{}",
-            resplab_report::verdict::stop_sentence(
-                &stop.reason,
-                stop.rounds as usize,
-                stop.elapsed_sec
-            )
-        );
-    }
-    for (r, state) in st.rounds.iter().enumerate() {
-        out!(
-            "  round {:>3}: {}",
-            r + 1,
-            serde_json::to_value(state)?["state"]
-                .as_str()
-                .unwrap_or("?")
-        );
-    }
-    for (round, attempt, v, w, c) in &st.failures {
-        out!(
-            "  invalid: round {} attempt {attempt} {v}/{w}: {} ({})",
-            round + 1,
-            c.name,
-            c.detail
-        );
-    }
-    let exp_name = st.info.name.clone();
-    let mut missing: Vec<(u32, String)> = Vec::new();
-    for (round, v, _) in store.missing_cells(&st)? {
-        if !missing.contains(&(round, v.clone())) {
-            missing.push((round, v));
+    match resplab_experiment::readback::status_view(&store, &a.name) {
+        Ok(view) => {
+            let text = resplab_report::status::status_text(&view);
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            Ok(ExitCode::SUCCESS)
         }
+        Err(e) => not_found(e),
     }
-    if !missing.is_empty() {
-        out!("missing (round, variant) cells: {}", missing.len());
-        for (round, v) in &missing {
-            out!("  missing: round {} {v}", round + 1);
-        }
-    }
-    for n in store.phase_notes(&exp_name)? {
-        out!("  note: {n}");
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {

@@ -192,21 +192,6 @@ pub(super) fn apply_until(
     None
 }
 
-/// Valid rounds of planned (`6/10`); of a run until decided (sequential), which has no
-/// planned count, the valid rounds and `seq` (`12/seq`).
-pub(super) fn rounds_of(
-    store: &Store,
-    valid: usize,
-    id: i64,
-    rounds: u32,
-) -> anyhow::Result<String> {
-    Ok(if store.looks(id)?.is_empty() {
-        format!("{valid}/{rounds}")
-    } else {
-        format!("{valid}/seq")
-    })
-}
-
 /// `--fail-on-regression`: exit code 1, naming each comparison decided worse beyond the
 /// limit (`resplab_experiment::sequential::regressions`).
 pub(super) fn regression_gate(

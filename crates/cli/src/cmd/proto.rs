@@ -6,10 +6,9 @@
 //! this file parses the flags, streams `convert`, re-executes itself per measurement,
 //! and prints.
 //!
-//! `proto convert` streams: it reads 64 KiB at a time, converts every complete request in
-//! the buffer, and keeps only the unfinished one, so memory stays bounded by the largest
-//! request rather than the input. Byte offsets in its errors count from the start of the
-//! input; what was converted before a malformed request has already been written.
+//! `proto convert` streams (`resplab_proto::lab::convert`): memory stays bounded by the
+//! largest request rather than the input. Byte offsets in its errors count from the start
+//! of the input; what was converted before a malformed request has already been written.
 //!
 //! `proto bench` runs every measurement in a child process (the same binary, re-executed
 //! with a hidden `--child` flag, under `taskset` when `--cpu` is given), so each
@@ -25,12 +24,9 @@ use resplab_proto::lab::bench::{
     bench_jobs, bench_rows, bench_table, measure, BenchJob, BenchSamples, Clocks, Sample,
 };
 use resplab_proto::lab::size::{size_rows, size_table, SizedCommand};
-use resplab_proto::lab::stream::RequestStream;
 use resplab_proto::lab::workload::{build_stream, commands_for_size, generate, name_of};
 use resplab_proto::lab::{self, DecoderKind, LabWorkload, Wire};
-use resplab_proto::resp::encode::write_command;
-use resplab_proto::respb::codec::encode_command;
-use resplab_workload::{Request, Workload, WorkloadSpec};
+use resplab_workload::{Workload, WorkloadSpec};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -215,30 +211,6 @@ impl BenchWorkloadArgs {
 /// resolve one way and neither imports the other.
 pub type BenchWorkload<'a> = &'a dyn Fn(Vec<String>) -> Result<WorkloadSpec>;
 
-/// Resolves the `bench` workload flags exactly as `resplab bench` does and generates
-/// `per_phase` requests of every phase: (row label, arguments, inline).
-fn bench_commands(
-    flags: &BenchWorkloadArgs,
-    per_phase: usize,
-    resolve: BenchWorkload<'_>,
-) -> Result<Vec<(String, Request)>> {
-    let workload = Workload::new(&resolve(flags.to_bench_argv())?)?;
-    let mut out = Vec::new();
-    for (p, phase) in workload.phases().iter().enumerate() {
-        let mut gen = workload.generator(p, 0);
-        for _ in 0..per_phase {
-            let mut req = Request::new();
-            let i = gen.next(&mut req);
-            let label = match phase.commands.as_slice() {
-                [_] => phase.name.clone(),
-                many => many.get(i).cloned().unwrap_or_else(|| phase.name.clone()),
-            };
-            out.push((label, req));
-        }
-    }
-    Ok(out)
-}
-
 /// `--decoder` of a measuring child: the lab's decoders by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum DecoderName {
@@ -326,89 +298,6 @@ fn write_output(path: Option<&PathBuf>, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Bytes read from the input at a time; also the output flush threshold.
-const CHUNK: usize = 64 * 1024;
-
-/// Reads into `tmp` until data, end of input (0) or an error other than an interrupt.
-fn read_some(input: &mut dyn Read, tmp: &mut [u8]) -> std::io::Result<usize> {
-    loop {
-        match input.read(tmp) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            r => return r,
-        }
-    }
-}
-
-/// Calls `each(args, mux)` for every request of a RESP or RESPB stream, read
-/// [`CHUNK`] bytes at a time into the lab's [`RequestStream`].
-fn for_each_command(
-    input: &mut dyn Read,
-    format: Format,
-    name: &str,
-    mut each: impl FnMut(&[&[u8]], u16) -> Result<()>,
-) -> Result<usize> {
-    let mut stream = RequestStream::new(format.wire(), name);
-    let mut tmp = vec![0u8; CHUNK];
-    loop {
-        let n = read_some(input, &mut tmp).with_context(|| format!("cannot read {name}"))?;
-        if n == 0 {
-            return Ok(stream.finish()?);
-        }
-        stream.feed(tmp.get(..n).unwrap_or(&[]), &mut each)?;
-    }
-}
-
-/// Where converted bytes go: standard output or a file, in [`CHUNK`]-sized writes.
-struct Sink {
-    out: Box<dyn Write>,
-    buf: Vec<u8>,
-    /// Standard output was closed by the reader (`| head`): discard the rest quietly.
-    closed: bool,
-}
-
-impl Sink {
-    fn open(path: Option<&PathBuf>) -> Result<Sink> {
-        let out: Box<dyn Write> = match path {
-            Some(p) => Box::new(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot write {}", p.display()))?,
-            ),
-            None => Box::new(std::io::stdout()),
-        };
-        Ok(Sink {
-            out,
-            buf: Vec::with_capacity(2 * CHUNK),
-            closed: false,
-        })
-    }
-
-    /// Writes out the buffered bytes if there are at least `min` of them.
-    fn flush_if(&mut self, min: usize) -> Result<()> {
-        if self.buf.len() < min.max(1) {
-            return Ok(());
-        }
-        if !self.closed {
-            match self.out.write_all(&self.buf) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.closed = true,
-                Err(e) => return Err(e).context("cannot write the converted output"),
-            }
-        }
-        self.buf.clear();
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<()> {
-        self.flush_if(1)?;
-        match self.out.flush() {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                Err(e).context("cannot write the converted output")
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
 fn convert(a: ConvertArgs) -> Result<ExitCode> {
     let name = a
         .input
@@ -420,25 +309,17 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
         ),
         None => Box::new(std::io::stdin()),
     };
-    let mut sink = Sink::open(a.output.as_ref())?;
-    let result = for_each_command(&mut input, a.from, &name, |args, mux| {
-        match a.to {
-            Format::Resp => write_command(&mut sink.buf, args),
-            Format::Respb => {
-                encode_command(&mut sink.buf, a.mux.unwrap_or(mux), args);
-            }
-        }
-        sink.flush_if(CHUNK)
-    });
-    match result {
-        Ok(_) => {
-            sink.finish()?;
-            Ok(ExitCode::SUCCESS)
-        }
+    let mut output: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    };
+    let wires = (a.from.wire(), a.to.wire());
+    match lab::convert::convert(&mut input, &mut output, wires, a.mux, &name) {
+        Ok(_) => Ok(ExitCode::SUCCESS),
         Err(e) => {
-            // What converted cleanly before the bad request is kept.
-            let _ = sink.finish();
-            eprintln!("resplab: {e:#}");
+            eprintln!("resplab: {e}");
             Ok(ExitCode::from(2))
         }
     }
@@ -499,7 +380,10 @@ fn size_commands(
             .map(|c| (name_of(&c), c, false))
             .collect()),
         (None, None) if !bench_flags.is_empty() => {
-            match bench_commands(&a.bench, a.commands, resolve) {
+            let requests = resolve(a.bench.to_bench_argv())
+                .and_then(|spec| Ok(Workload::new(&spec)?))
+                .map(|w| w.labelled_requests(a.commands));
+            match requests {
                 Ok(c) => Ok(c
                     .into_iter()
                     .map(|(label, req)| {

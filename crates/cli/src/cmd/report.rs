@@ -8,27 +8,22 @@
 //! run files also bring their run records, other formats only their numbers (the report
 //! then says which plots it had to leave out).
 //!
-//! This module only gathers the data ([`resplab_report::doc::ReportInput`]) and writes
-//! files; the document, its verdicts and plots are built in `resplab_report::doc`.
+//! This module only gathers the data ([`resplab_report::doc::ReportInput`], of a stored
+//! experiment through `resplab_experiment::readback`) and writes files; the document,
+//! its verdicts and plots are built in `resplab_report::doc`.
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
-use resplab_report::doc::{self, ReportInput, TrialInput, WorkloadInput};
+use resplab_report::doc::{self, ReportInput};
 use resplab_report::resplab::ResplabOptions;
+use resplab_report::target::{self, file_stem, plot_folder, DocFormat};
 use resplab_results::calibration::StoredCalibration;
-use resplab_results::import::{
-    detect, load_inputs, Format as InputFormat, InputSpec, Location, NoStore, PlainOptions,
-    StoredSource,
-};
-use resplab_results::sample::Observation;
-use resplab_results::RunRecord;
-use resplab_store::{Store, ALL_COMMANDS};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use resplab_results::import::{load_inputs, InputSpec, Location, NoStore, PlainOptions};
+use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
-/// Output format.
+/// Output format (`resplab_report::target::DocFormat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     /// Markdown, with the plots as SVG files in a folder beside it.
@@ -70,6 +65,24 @@ pub struct ReportArgs {
     pub confidence: f64,
 }
 
+/// Where the report goes, as `resplab_report::target` decides from the flags.
+fn report_target(
+    asked: Option<ReportFormat>,
+    output: Option<&Path>,
+    default_stem: &str,
+) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
+    let asked = asked.map(|f| match f {
+        ReportFormat::Md => DocFormat::Md,
+        ReportFormat::Html => DocFormat::Html,
+    });
+    let t = target::prepare(asked, output, default_stem)?;
+    let format = match t.format {
+        DocFormat::Md => ReportFormat::Md,
+        DocFormat::Html => ReportFormat::Html,
+    };
+    Ok((format, t.output, t.file))
+}
+
 /// Runs `resplab report`.
 ///
 /// # Errors
@@ -84,7 +97,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             return history(&args, series);
         }
     }
-    crate::args::check_confidence_and_margin(args.confidence, args.margin)?;
+    resplab_report::compare::check_confidence_and_margin(args.confidence, args.margin)?;
     let stored = stored_name(&args.inputs);
     let (mut input, default_stem) = match &stored {
         Some(name) => (
@@ -234,57 +247,6 @@ fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where a report goes: the format asked for (else the one `-o`'s extension names: HTML
-/// unless `.md`/`.markdown`) and the file (`-o`, else `{default_stem}.md|html`), its
-/// folder made when missing and the file prepared for writing, so that a path that cannot
-/// be written fails before any work.
-///
-/// # Errors
-/// A folder that cannot be made or a file that cannot be written, naming `-o`.
-fn report_target(
-    asked: Option<ReportFormat>,
-    output: Option<&Path>,
-    default_stem: &str,
-) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
-    let format = asked.unwrap_or(
-        match output.and_then(|p| p.extension()).and_then(|e| e.to_str()) {
-            Some("md" | "markdown") => ReportFormat::Md,
-            _ => ReportFormat::Html,
-        },
-    );
-    let output = output.map(Path::to_path_buf).unwrap_or_else(|| {
-        PathBuf::from(match format {
-            ReportFormat::Md => format!("{default_stem}.md"),
-            ReportFormat::Html => format!("{default_stem}.html"),
-        })
-    });
-    // The Markdown form puts its plots beside the report, in its folder.
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            std::fs::create_dir_all(parent).with_context(|| {
-                format!(
-                    "-o {}: cannot create the folder {}",
-                    output.display(),
-                    parent.display()
-                )
-            })?;
-        }
-    }
-    let file = crate::output::OutFile::prepare("-o", &output)?;
-    Ok((format, output, file))
-}
-
-/// The folder of a Markdown report's plots: its path, and its name as the report links
-/// it (`REPORT-plots`, beside the report).
-fn plot_folder(output: &Path) -> (PathBuf, String) {
-    let stem = output
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("report");
-    let name = format!("{stem}-plots");
-    (output.parent().unwrap_or(Path::new("")).join(&name), name)
-}
-
 /// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
 /// bare word that is not an existing file.
 fn stored_name(inputs: &[String]) -> Option<String> {
@@ -304,28 +266,12 @@ fn stored_name(inputs: &[String]) -> Option<String> {
     Some(a.clone())
 }
 
-fn file_stem(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-fn options(args: &ReportArgs, margin_fraction: Option<f64>) -> ResplabOptions {
+fn options(args: &ReportArgs) -> ResplabOptions {
     ResplabOptions {
         confidence: args.confidence / 100.0,
-        margin_pct: args.margin.or(margin_fraction.map(|m| m * 100.0)),
+        margin_pct: args.margin,
         not_interleaved: Vec::new(),
     }
-}
-
-fn generator() -> String {
-    format!("resplab {}", env!("CARGO_PKG_VERSION"))
 }
 
 fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
@@ -337,213 +283,13 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         );
     }
     let mut store = Store::open(&args.db)?;
-    let status = store.status(name)?;
-    let info = status.info.clone();
-    let (spec_text, spec_json) = store.experiment_spec(info.id)?;
-    let metric = args
-        .metric
-        .clone()
-        .unwrap_or_else(|| info.primary_metric.clone());
-    let observations: Vec<Observation> = StoredSource::load(&mut store, name, None)?;
-    let (workloads, counted_trials) = stored_workloads(&store, name, &info, &metric)?;
-    let variant_definitions = doc::input::variant_definitions(&info.variants, &spec_json);
-    let config_check = resplab_experiment::Experiment::from_json(&spec_json)
-        .ok()
-        .and_then(|exp| resplab_experiment::configcheck::gather(&store, &exp, info.id));
-    let notes = stored_notes(&store, name, &status)?;
-    let valid = status.valid_rounds();
-    let facts = stored_facts(&status, counted_trials);
-    Ok(ReportInput {
-        title: format!("Experiment {}", info.name),
-        source: format!(
-            "Experiment {} from {}: {} variants × {} workloads, {} counted rounds",
-            info.name,
-            args.db.display(),
-            info.variants.len(),
-            info.workloads.len(),
-            valid
-        ),
-        generator: generator(),
-        variants: info.variants.clone(),
-        metric,
-        options: ResplabOptions {
-            not_interleaved: store.not_interleaved_variants(name)?,
-            ..options(args, info.margin)
-        },
-        seed: Some(info.seed),
-        facts,
-        experiment_file: Some(spec_text),
-        variant_definitions,
-        observations,
-        workloads,
-        notes,
-        config_check,
-    })
-}
-
-/// The report's workloads from the counted trials of a stored experiment: one per
-/// workload, and one per command when a workload ran several; with how many trials
-/// were counted.
-fn stored_workloads(
-    store: &Store,
-    name: &str,
-    info: &resplab_store::ExperimentInfo,
-    metric: &str,
-) -> anyhow::Result<(Vec<WorkloadInput>, usize)> {
-    let stored = store.observations(name)?;
-    // (trial, command, metric) → value, and the commands of each workload.
-    let mut values: HashMap<(i64, &str), f64> = HashMap::new();
-    let mut commands: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    let mut counted: BTreeSet<i64> = BTreeSet::new();
-    for o in &stored {
-        counted.insert(o.trial_id);
-        if o.metric == metric {
-            values.insert((o.trial_id, o.command.as_str()), o.value);
-        }
-        if o.command != ALL_COMMANDS {
-            commands
-                .entry(o.workload.as_str())
-                .or_default()
-                .insert(o.command.as_str());
-        }
-    }
-    let trials: Vec<_> = store
-        .trials(info.id)?
-        .into_iter()
-        .filter(|t| counted.contains(&t.id))
-        .collect();
-    let mut runs: HashMap<i64, Arc<RunRecord>> = HashMap::new();
-    for t in &trials {
-        runs.insert(t.id, Arc::new(store.run_record(t.id)?));
-    }
-    let mut workloads = Vec::new();
-    for w in &info.workloads {
-        let mine: Vec<_> = trials.iter().filter(|t| &t.workload == w).collect();
-        let trial_inputs = |command: Option<&str>| -> Vec<TrialInput> {
-            mine.iter()
-                .map(|t| TrialInput {
-                    variant: t.variant.clone(),
-                    round: Some(t.round),
-                    value: values
-                        .get(&(t.id, command.unwrap_or(ALL_COMMANDS)))
-                        .copied(),
-                    run: runs.get(&t.id).cloned(),
-                    command: command.map(str::to_string),
-                })
-                .collect()
-        };
-        workloads.push(WorkloadInput {
-            name: w.clone(),
-            in_geomean: true,
-            trials: trial_inputs(None),
-        });
-        if let Some(cs) = commands.get(w.as_str()).filter(|c| c.len() > 1) {
-            for c in cs {
-                workloads.push(WorkloadInput {
-                    name: format!("{w}:{c}"),
-                    in_geomean: false,
-                    trials: trial_inputs(Some(c)),
-                });
-            }
-        }
-    }
-    Ok((workloads, trials.len()))
-}
-
-/// The notes of a stored experiment: its phases, the rounds not counted and every
-/// trial left out with the check it failed.
-fn stored_notes(
-    store: &Store,
-    name: &str,
-    status: &resplab_store::ExperimentStatus,
-) -> anyhow::Result<Vec<String>> {
-    // A phased experiment's variants were not interleaved: said first, with each
-    // phase's run order.
-    let mut notes = store.phase_notes(name)?;
-    let sequential = sensitivity_notes(store, name, &mut notes)?;
-    let planned = status.info.rounds as usize;
-    let valid = status.valid_rounds();
-    if valid < planned && !sequential {
-        notes.push(format!(
-            "{valid} of {planned} planned rounds are complete and valid; only those are counted \
-             (`resplab experiment status {name}` shows the rest)"
-        ));
-    }
-    for (round, attempt, variant, workload, check) in &status.failures {
-        notes.push(format!(
-            "left out: round {round} attempt {attempt}, {variant} on {workload}: check {} failed ({})",
-            check.name, check.detail
-        ));
-    }
-    Ok(notes)
-}
-
-/// The sensitivity certificate of a stored experiment and, for a run until decided, its
-/// anytime-valid verdict (the tables' fixed-sample intervals do not allow for its looks);
-/// true for a run until decided.
-fn sensitivity_notes(store: &Store, name: &str, notes: &mut Vec<String>) -> anyhow::Result<bool> {
-    use resplab_experiment::certificate;
-    use resplab_report::verdict::{
-        certificate_line, sequential_line, stop_sentence, SEQUENTIAL_NOTE,
-    };
-    let info = store.experiment(name)?;
-    let sequential = certificate::sequential_of_stored(store, name)?;
-    if let Some((stop, a)) = &sequential {
-        let higher = resplab_store::metrics::higher_is_better(&info.primary_metric);
-        notes.push(SEQUENTIAL_NOTE.to_string());
-        if let Some(stop) = stop {
-            notes.push(stop_sentence(
-                &stop.reason,
-                stop.rounds as usize,
-                stop.elapsed_sec,
-            ));
-        }
-        for c in &a.comparisons {
-            notes.push(sequential_line(
-                &c.workload,
-                &c.variant,
-                &c.look,
-                c.decision,
-                higher,
-                info.margin,
-            ));
-        }
-    }
-    if let Some(c) = certificate::of_stored(store, name)? {
-        notes.push(certificate_line(
-            c.mde_pct,
-            c.rounds,
-            c.elapsed_sec,
-            c.validation.as_ref().map(|(_, v)| v),
-        ));
-    }
-    Ok(sequential.is_some())
-}
-
-/// The facts table of a stored experiment.
-fn stored_facts(
-    status: &resplab_store::ExperimentStatus,
-    counted_trials: usize,
-) -> Vec<(String, String)> {
-    let info = &status.info;
-    let planned = info.rounds as usize;
-    vec![
-        ("experiment".to_string(), info.name.clone()),
-        ("state".to_string(), info.state.clone()),
-        ("trial order".to_string(), info.order_kind.clone()),
-        (
-            "rounds".to_string(),
-            format!("{} counted of {planned} planned", status.valid_rounds()),
-        ),
-        (
-            "trials".to_string(),
-            format!(
-                "{} stored, {counted_trials} counted, {} invalid",
-                status.trials_stored, status.trials_invalid
-            ),
-        ),
-        ("definition hash".to_string(), info.definition_hash.clone()),
-    ]
+    Ok(resplab_experiment::readback::report_input(
+        &mut store,
+        &args.db,
+        name,
+        args.metric.as_deref(),
+        options(args),
+    )?)
 }
 
 fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
@@ -563,30 +309,17 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
         load_inputs(&specs, &plain, &mut NoStore)?
     };
     // Run records of resplab run files, by the file name the observations cite.
-    let mut records: HashMap<String, Arc<RunRecord>> = HashMap::new();
-    for s in &specs {
-        if let Location::Path(p) = &s.location {
-            if p == "-" || records.contains_key(p) {
-                continue;
-            }
-            let bytes = std::fs::read(p).with_context(|| format!("{p}: cannot read"))?;
-            if detect(&bytes) == InputFormat::Resplab {
-                let r: RunRecord = serde_json::from_slice(&bytes)
-                    .with_context(|| format!("{p}: expected a resplab run record"))?;
-                records.insert(p.clone(), Arc::new(r));
-            }
-        }
-    }
+    let records = resplab_results::import::resplab::run_records(&specs)?;
     let (metric, workloads) =
         doc::input::from_observations(&loaded.observations, &records, args.metric.as_deref());
     let shown: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
     Ok(ReportInput {
         title: "resplab report".into(),
         source: format!("Inputs: {}", shown.join(", ")),
-        generator: generator(),
+        generator: doc::input::generator(),
         variants: loaded.labels.clone(),
         metric,
-        options: options(args, None),
+        options: options(args),
         seed: None,
         facts: Vec::new(),
         experiment_file: None,

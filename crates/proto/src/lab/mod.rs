@@ -1,13 +1,14 @@
 //! The protocol lab (`resplab proto`): the lab's workloads and request streams
 //! ([`workload`]), commands written as text ([`text`]), a request stream read piece by
-//! piece ([`stream`], what `proto convert` converts), one pass of each request decoder
-//! over a stream ([`pass`]), the wire sizes `proto size` reports ([`size`]), and the
+//! piece ([`stream`]) and rewritten in the other wire format ([`convert`]), one pass of
+//! each request decoder over a stream ([`pass`]), the wire sizes `proto size` reports ([`size`]), and the
 //! measurements, medians and table of `proto bench` ([`bench`]).
 //!
 //! Like the rest of the crate these are functions of bytes and numbers; reading files,
 //! the clocks, re-running the binary per measurement and printing stay with the caller.
 
 pub mod bench;
+pub mod convert;
 pub mod pass;
 pub mod size;
 pub mod stream;

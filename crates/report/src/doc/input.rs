@@ -1,12 +1,17 @@
-//! What a report is made from. The CLI fills these from a stored experiment or from
-//! result files (with [`from_observations`] and [`variant_definitions`] doing what needs
-//! no disk); tests fill them by hand.
+//! What a report is made from. `resplab_experiment::readback` fills these from a stored
+//! experiment and the CLI from result files (with [`from_observations`] and
+//! [`variant_definitions`] doing what needs no disk); tests fill them by hand.
 
 use crate::resplab::ResplabOptions;
 use resplab_results::sample::{Observation, Observations};
 use resplab_results::RunRecord;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+
+/// The program writing a report, as its [`ReportInput::generator`] names it.
+pub fn generator() -> String {
+    format!("resplab {}", env!("CARGO_PKG_VERSION"))
+}
 
 /// Everything a report shows.
 #[derive(Clone, Debug)]

@@ -4,9 +4,7 @@
 //! regression, bluish green for an improvement, black for a shift of unknown direction;
 //! solid once an A/B confirmed it (`history --confirm`), faint when one did not.
 
-use super::{
-    colour, draw_markers, padded, render_svg, tick_number, PlotError, DESC_FONT, TICK_FONT,
-};
+use super::{colour, draw_markers, ordinal_chart, padded, render_svg, PlotError};
 use plotters::prelude::*;
 use resplab_results::history::HistoryLine;
 
@@ -47,26 +45,12 @@ pub fn render(line: &HistoryLine) -> Result<String, PlotError> {
         u => format!("{} ({u})", line.metric),
     };
     render_svg("history", &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_left(8)
-            .margin_right(20)
-            .margin_top(8)
-            .x_label_area_size(52)
-            .y_label_area_size(86)
-            .build_cartesian_2d(0.5f64..(n as f64 + 0.5), ylo..yhi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("point, in measurement order")
-            .y_desc(y_desc.as_str())
-            .x_labels(n.min(12))
-            .x_label_formatter(&|v| format!("{}", v.round() as i64))
-            .y_label_formatter(&|v| tick_number(*v))
-            .label_style(("sans-serif", TICK_FONT))
-            .axis_desc_style(("sans-serif", DESC_FONT))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-            .draw()?;
+        let mut chart = ordinal_chart(
+            area,
+            n,
+            (ylo, yhi),
+            ("point, in measurement order", y_desc.as_str()),
+        )?;
         let mut first = 1usize;
         for (s, seg) in line.segments.iter().enumerate() {
             let x0 = first as f64;

@@ -98,6 +98,45 @@ pub(crate) type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 pub(crate) const TICK_FONT: u32 = 17;
 pub(crate) const DESC_FONT: u32 = 19;
+
+/// The chart of values in the order they came, x from 1 to `n` with integer ticks, y
+/// from `lo` to `hi`, and the light mesh of the run-order and history plots.
+pub(crate) fn ordinal_chart<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    n: usize,
+    (lo, hi): (f64, f64),
+    (x_desc, y_desc): (&str, &str),
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    Box<dyn std::error::Error>,
+> {
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(8)
+        .margin_right(20)
+        .margin_top(8)
+        .x_label_area_size(52)
+        .y_label_area_size(86)
+        .build_cartesian_2d(0.5f64..(n as f64 + 0.5), lo..hi)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_labels(n.min(12))
+        .x_label_formatter(&|v| format!("{}", v.round() as i64))
+        .y_label_formatter(&|v| tick_number(*v))
+        .label_style(("sans-serif", TICK_FONT))
+        .axis_desc_style(("sans-serif", DESC_FONT))
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
+        .draw()?;
+    Ok(chart)
+}
+
 const LEGEND_FONT: u32 = 17;
 const LEGEND_ROW: u32 = 24;
 

@@ -3,9 +3,7 @@
 //! begins. Drift over time shows as a slope shared by every variant; a variant that only
 //! ever ran first or last in its rounds shows as a pattern the rules make visible.
 
-use super::{
-    colour, draw_markers, padded, render_svg, tick_number, PlotError, DESC_FONT, TICK_FONT,
-};
+use super::{colour, draw_markers, ordinal_chart, padded, render_svg, PlotError};
 use plotters::prelude::*;
 
 /// One trial.
@@ -56,26 +54,7 @@ pub fn render(p: &RunOrder<'_>) -> Result<String, PlotError> {
         .map(|(i, v)| (v.clone(), i))
         .collect();
     render_svg("run order", &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .margin_left(8)
-            .margin_right(20)
-            .margin_top(8)
-            .x_label_area_size(52)
-            .y_label_area_size(86)
-            .build_cartesian_2d(0.5f64..(n as f64 + 0.5), ylo..yhi)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("trial, in run order")
-            .y_desc(p.y_desc)
-            .x_labels(n.min(12))
-            .x_label_formatter(&|v| format!("{}", v.round() as i64))
-            .y_label_formatter(&|v| tick_number(*v))
-            .label_style(("sans-serif", TICK_FONT))
-            .axis_desc_style(("sans-serif", DESC_FONT))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-            .draw()?;
+        let mut chart = ordinal_chart(area, n, (ylo, yhi), ("trial, in run order", p.y_desc))?;
         for &start in p.round_starts {
             let x = start as f64 - 0.5;
             chart.draw_series(std::iter::once(PathElement::new(

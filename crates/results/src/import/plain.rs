@@ -36,6 +36,18 @@ impl Default for PlainOptions {
     }
 }
 
+impl PlainOptions {
+    /// The options of `-C COLUMN` and `-d DELIMS` as given (either one forces every input
+    /// to be read as plain numbers).
+    pub fn from_flags(column: Option<usize>, delimiters: Option<&str>) -> Self {
+        PlainOptions {
+            column: column.unwrap_or(1),
+            delimiters: delimiters.unwrap_or(" \t").as_bytes().to_vec(),
+            force: column.is_some() || delimiters.is_some(),
+        }
+    }
+}
+
 /// The metric plain numbers are recorded under.
 pub fn plain_metric() -> Metric {
     Metric::new("value", "", Direction::Unknown)

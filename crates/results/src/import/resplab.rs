@@ -80,3 +80,35 @@ pub fn import(bytes: &[u8], ctx: &mut Ctx<'_>) -> Result<Imported, ImportError> 
     }
     Ok(out)
 }
+
+/// The run records of the resplab run files among `specs`, by the file name their
+/// observations cite (what a report draws beyond the numbers); files of other formats
+/// and standard input are passed over.
+///
+/// # Errors
+/// A file that cannot be read, or that looks like a run record and is not one.
+pub fn run_records(
+    specs: &[super::InputSpec],
+) -> Result<std::collections::HashMap<String, std::sync::Arc<RunRecord>>, ImportError> {
+    let mut records = std::collections::HashMap::new();
+    for s in specs {
+        if let super::Location::Path(p) = &s.location {
+            if p == "-" || records.contains_key(p) {
+                continue;
+            }
+            let bytes = std::fs::read(p).map_err(|source| ImportError::Io {
+                file: p.clone(),
+                source,
+            })?;
+            if super::detect(&bytes) == super::Format::Resplab {
+                let r: RunRecord =
+                    serde_json::from_slice(&bytes).map_err(|e| ImportError::File {
+                        file: p.clone(),
+                        message: format!("expected a resplab run record: {e}"),
+                    })?;
+                records.insert(p.clone(), std::sync::Arc::new(r));
+            }
+        }
+    }
+    Ok(records)
+}
