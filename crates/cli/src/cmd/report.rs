@@ -378,6 +378,7 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
         workloads,
         notes,
         config_check,
+        profiles: stored_profiles(&store, info.id)?,
     })
 }
 
@@ -452,6 +453,23 @@ fn stored_workloads(
 
 /// The notes of a stored experiment: its phases, the rounds not counted and every
 /// trial left out with the check it failed.
+/// The stored profiles of an experiment, as the report reads them.
+fn stored_profiles(store: &Store, id: i64) -> anyhow::Result<Vec<doc::ProfileInput>> {
+    let mut out = Vec::new();
+    for p in store.profiles(id)? {
+        let what = format!("stored profile of {} round {}", p.variant, p.round);
+        out.push(doc::ProfileInput {
+            folded: resplab_report::profile::Folded::parse(&what, &p.folded)?,
+            counted: p.is_counted(),
+            workload: p.workload,
+            variant: p.variant,
+            requests: p.requests,
+            sampling: p.sampling,
+        });
+    }
+    Ok(out)
+}
+
 fn stored_notes(
     store: &Store,
     name: &str,
@@ -595,5 +613,6 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
         workloads,
         notes: loaded.notes,
         config_check: None,
+        profiles: Vec::new(),
     })
 }
