@@ -203,7 +203,7 @@ tests = "set,get"
 clients = 2
 "#,
         serve(""),
-        serve("--slow-command SET --slow-command-ns 20000"),
+        serve("--slow-command SET --slow-command-ns 50000"),
     );
     let (dir, db, out, ok) = run(&file_text);
     assert!(ok, "{out}");
