@@ -229,3 +229,58 @@ clients = 2
     let cells: Vec<&str> = top.split('|').map(str::trim).collect();
     assert!(cells[4].contains('+'), "{top}");
 }
+
+#[test]
+fn bench_profile_writes_the_started_servers_folded_stacks() {
+    needs_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("set.folded");
+    let args = [
+        "bench",
+        "-t",
+        "set",
+        "-n",
+        "30000",
+        "-c",
+        "4",
+        "-q",
+        "--profile",
+    ];
+    let o = common::command().args(args).arg(&file).output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("samples of the server's stacks in"), "{out}");
+    let folded = std::fs::read_to_string(&file).unwrap();
+    let parsed = resplab_report::profile::Folded::parse("set.folded", &folded).unwrap();
+    assert!(parsed.samples() > 0, "{folded}");
+    assert!(
+        folded.lines().all(|l| l.starts_with("redis-server")),
+        "{folded}"
+    );
+    // Where perf cannot run: one line, and the run's results all the same.
+    let o = common::command()
+        .args(args)
+        .arg(&file)
+        .env("RESPLAB_PERF", "/nonexistent/perf")
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let said: Vec<&str> = out.lines().filter(|l| l.contains("--profile")).collect();
+    assert_eq!(said.len(), 1, "{out}");
+    assert!(said[0].contains("not installed"), "{out}");
+    assert!(out.contains("SET"), "{out}");
+}
+
+#[test]
+fn bench_profile_of_a_target_it_did_not_start_needs_its_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.folded");
+    let o = common::command()
+        .args(["bench", "-p", "1", "-t", "set", "-n", "10", "--profile"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--profile-pid"), "{}", text(&o));
+}

@@ -43,6 +43,21 @@ pub struct Sampling {
     pub kernel: bool,
 }
 
+impl Sampling {
+    /// The defaults: `perf` at `perf`, 499 samples per second (a prime, so sampling does
+    /// not beat in step with a periodic timer), frame pointers, `cpu-clock`, kernel
+    /// stacks where this process may sample them ([`kernel_permitted`]).
+    pub fn defaults(perf: &str) -> Sampling {
+        Sampling {
+            perf: perf.to_string(),
+            frequency: 499,
+            call_graph: CallGraph::FramePointer,
+            event: "cpu-clock".into(),
+            kernel: kernel_permitted().is_ok(),
+        }
+    }
+}
+
 /// A `perf record` sampling attached processes.
 #[derive(Debug)]
 pub struct Recording {
