@@ -284,3 +284,42 @@ fn bench_profile_of_a_target_it_did_not_start_needs_its_pid() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--profile-pid"), "{}", text(&o));
 }
+
+#[test]
+fn a_kill_9_during_an_extra_trial_loses_that_profile_only_and_resume_completes() {
+    needs_perf();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("e.toml");
+    std::fs::write(&file, demo(2, "frequency = 999")).unwrap();
+    let db = dir.path().join("r.db");
+    let mut child = common::spawn_experiment(&file, &db);
+    let trials = |db: &std::path::Path| {
+        Store::open(db)
+            .ok()
+            .and_then(|s| Some(s.trials(s.experiment("prof").ok()?.id).ok()?.len()))
+            .unwrap_or(0)
+    };
+    // The first counted trial is stored; its extra trial (2 s) is under way.
+    common::kill_9_once_stored(
+        &mut child,
+        || trials(&db),
+        1,
+        std::time::Duration::from_secs(60),
+        std::time::Duration::from_millis(1000),
+    );
+    let (_, rows) = stored(&db);
+    assert!(
+        rows.is_empty(),
+        "a profile of an interrupted trial: {rows:#?}"
+    );
+    let o = run_db(&["experiment", "resume", "prof"], &db, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (trials, rows) = stored(&db);
+    assert_eq!(trials, 4);
+    // The interrupted extra trial is not redone; every stored profile is whole.
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    for r in &rows {
+        let folded = resplab_report::profile::Folded::parse("stored", &r.folded).unwrap();
+        assert_eq!(folded.samples(), r.samples);
+    }
+}
