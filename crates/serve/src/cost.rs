@@ -1,6 +1,6 @@
 //! A known extra cost in one named command: the `slow-command` and `slow-command-ns` knobs
 //! (`--slow-command NAME --slow-command-ns NS`) make every call of that command spin a
-//! further NS nanoseconds in [`slow_command_cost`], a function of its own that is never
+//! further NS nanoseconds of CPU in [`slow_command_cost`], a function of its own that is never
 //! inlined, so a sampled profile of the server finds the injected cost under one stable,
 //! distinctive name (the test of the changed-functions table relies on it).
 
@@ -23,18 +23,27 @@ pub(crate) fn charge(knobs: &Knobs, name: &str) {
     }
 }
 
-/// Spins `ns` nanoseconds of wall time doing arithmetic in this very function (the clock
-/// is read once every 256 rounds), so samples taken during the cost land here and not in
-/// a clock call.
+/// Spins `ns` nanoseconds of this thread's CPU time doing arithmetic in this very
+/// function (the clock is read once every 1024 rounds, so samples taken during the cost
+/// land here and not in the clock's system call). CPU time, as [`crate::spin`]: a
+/// thread preempted while it spins still pays the whole cost, so the cost's share of a
+/// profile does not shrink on a busy machine. Where the thread clock cannot be read, it
+/// spins on the wall clock.
 #[inline(never)]
 pub fn slow_command_cost(ns: u64) {
-    let until = Instant::now() + Duration::from_nanos(ns);
+    let from = crate::thread_cpu_ns();
+    let wall_until = Instant::now() + Duration::from_nanos(ns);
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     loop {
-        for _ in 0..256 {
+        for _ in 0..1024 {
             x = std::hint::black_box(x.rotate_left(5) ^ 0x2545_f491_4f6c_dd1d).wrapping_mul(3);
         }
-        if Instant::now() >= until {
+        let done = if from == 0 {
+            Instant::now() >= wall_until
+        } else {
+            crate::thread_cpu_ns().saturating_sub(from) >= ns
+        };
+        if done {
             break;
         }
     }
