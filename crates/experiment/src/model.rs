@@ -390,6 +390,59 @@ pub struct Experiment {
     /// on the PATH). A property of this machine, not of the definition: not stored.
     #[serde(skip)]
     pub perf: Option<String>,
+    /// `[profile]`: the server's stacks sampled during chosen trials; `None`: no profiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+}
+
+/// `[profile]`: how and during which trials the server's stacks are sampled
+/// (`perf record`, folded per trial, stored with the trial's requests).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Profile {
+    /// Samples per second.
+    pub frequency: u32,
+    /// `fp` (frame pointers) or `dwarf`.
+    pub call_graph: CallGraph,
+    /// Which trials are sampled.
+    pub trials: ProfileTrials,
+    /// Kernel stacks too, where this machine permits them.
+    pub kernel: bool,
+    /// The event sampled (`cpu-clock` by default: every kernel has it).
+    pub event: String,
+    /// The perf program (`None`: `RESPLAB_PERF`, else `perf` on the PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf: Option<String>,
+}
+
+/// How sampled stacks are unwound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallGraph {
+    /// Frame pointers (`perf record -g`).
+    Fp,
+    /// DWARF unwinding (`perf record --call-graph dwarf`).
+    Dwarf,
+}
+
+/// During which trials the server is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfileTrials {
+    /// One extra, uncounted trial per variant and workload after each counted one, so
+    /// sampling never perturbs a counted number.
+    Extra,
+    /// The counted trials themselves.
+    Counted,
+}
+
+impl ProfileTrials {
+    /// The word of the file (`extra`, `counted`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileTrials::Extra => "extra",
+            ProfileTrials::Counted => "counted",
+        }
+    }
 }
 
 /// The limits of a run until decided; at least one is set. `rounds` of the experiment

@@ -26,6 +26,8 @@ pub enum ReadbackError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Import(#[from] ImportError),
+    #[error(transparent)]
+    Profile(#[from] resplab_report::profile::FoldedError),
 }
 
 /// A stored experiment's sensitivity, worded: for a run until decided, how it stopped
@@ -196,7 +198,25 @@ pub fn report_input(
         workloads,
         notes,
         config_check,
+        profiles: stored_profiles(store, info.id)?,
     })
+}
+
+/// The stored profiles of an experiment, as the report reads them.
+fn stored_profiles(store: &Store, id: i64) -> Result<Vec<doc::ProfileInput>, ReadbackError> {
+    let mut out = Vec::new();
+    for p in store.profiles(id)? {
+        let what = format!("stored profile of {} round {}", p.variant, p.round);
+        out.push(doc::ProfileInput {
+            folded: resplab_report::profile::Folded::parse(&what, &p.folded)?,
+            counted: p.is_counted(),
+            workload: p.workload,
+            variant: p.variant,
+            requests: p.requests,
+            sampling: p.sampling,
+        });
+    }
+    Ok(out)
 }
 
 /// The report's workloads from the counted trials of a stored experiment: one per

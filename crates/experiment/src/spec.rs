@@ -28,6 +28,27 @@ pub struct FileSpec {
     /// Parameter matrix: name → values, substituted as `{name}` into variants.
     #[serde(default)]
     pub params: BTreeMap<String, Spanned<Vec<toml::Value>>>,
+    /// Sampled stacks of the server during chosen trials.
+    #[serde(default)]
+    pub profile: Option<Spanned<ProfileSpec>>,
+}
+
+/// `[profile]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSpec {
+    /// Samples per second (default 499).
+    pub frequency: Option<Spanned<u32>>,
+    /// `"fp"` (default) or `"dwarf"`.
+    pub call_graph: Option<Spanned<String>>,
+    /// `"extra"` (default: one uncounted trial per variant per round) or `"counted"`.
+    pub trials: Option<Spanned<String>>,
+    /// Kernel stacks too (default true), where permitted.
+    pub kernel: Option<bool>,
+    /// The perf event sampled (default `cpu-clock`).
+    pub event: Option<Spanned<String>>,
+    /// The perf program (default `perf` on the PATH).
+    pub perf: Option<Spanned<String>>,
 }
 
 /// `[server]`: one server that every variant with `server = "none"` targets.

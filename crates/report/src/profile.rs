@@ -151,6 +151,23 @@ pub fn changes(a: &Folded, b: &Folded, requests: Option<(u64, u64)>, top: usize)
     out
 }
 
+impl Folded {
+    /// The stacks as folded text, one `stack SAMPLES` line each.
+    pub fn to_text(&self) -> String {
+        self.stacks
+            .iter()
+            .map(|(s, n)| format!("{s} {n}\n"))
+            .collect()
+    }
+
+    /// Adds `other`'s samples to these (profiles of several trials merged).
+    pub fn add(&mut self, other: &Folded) {
+        for (s, n) in &other.stacks {
+            *self.stacks.entry(s.clone()).or_insert(0) += n;
+        }
+    }
+}
+
 /// The differential flame graph of B against A as SVG: frames sized by B's samples,
 /// coloured red where B spends more than A and blue where less, A normalised to B's
 /// sample count.
@@ -158,25 +175,86 @@ pub fn changes(a: &Folded, b: &Folded, requests: Option<(u64, u64)>, top: usize)
 /// # Errors
 /// What inferno reports (an empty profile).
 pub fn differential_svg(a: &Folded, b: &Folded, title: &str) -> Result<String, String> {
-    let text = |f: &Folded| {
-        f.stacks
-            .iter()
-            .map(|(s, n)| format!("{s} {n}\n"))
-            .collect::<String>()
+    differential_svg_per_request(a, b, None, title)
+}
+
+/// [`differential_svg`], with A normalised to B per request when the requests (A, B)
+/// are known: A's samples are scaled by B's requests over A's, so a frame is red where
+/// B spends more samples per request than A.
+///
+/// # Errors
+/// What inferno reports (an empty profile).
+pub fn differential_svg_per_request(
+    a: &Folded,
+    b: &Folded,
+    requests: Option<(u64, u64)>,
+    title: &str,
+) -> Result<String, String> {
+    let a_text = match requests {
+        Some((ra, rb)) => {
+            let scale = rb.max(1) as f64 / ra.max(1) as f64;
+            let scaled = Folded {
+                stacks: a
+                    .stacks
+                    .iter()
+                    .map(|(s, &n)| (s.clone(), (n as f64 * scale).round() as u64))
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+            };
+            scaled.to_text()
+        }
+        None => a.to_text(),
     };
     let mut folded = Vec::new();
     let opt = inferno::differential::Options {
-        normalize: true,
+        normalize: requests.is_none(),
         strip_hex: false,
     };
-    inferno::differential::from_readers(opt, text(a).as_bytes(), text(b).as_bytes(), &mut folded)
-        .map_err(|e| e.to_string())?;
+    inferno::differential::from_readers(
+        opt,
+        a_text.as_bytes(),
+        b.to_text().as_bytes(),
+        &mut folded,
+    )
+    .map_err(|e| e.to_string())?;
+    draw(folded.as_slice(), title, None)
+}
+
+/// The flame graph of one profile as SVG, with `subtitle` under the title.
+///
+/// # Errors
+/// What inferno reports (an empty profile).
+pub fn flame_svg(f: &Folded, title: &str, subtitle: &str) -> Result<String, String> {
+    draw(f.to_text().as_bytes(), title, Some(subtitle))
+}
+
+fn draw(folded: &[u8], title: &str, subtitle: Option<&str>) -> Result<String, String> {
     let mut options = inferno::flamegraph::Options::default();
     options.title = title.to_string();
+    options.subtitle = subtitle.map(str::to_string);
     let mut svg = Vec::new();
-    inferno::flamegraph::from_reader(&mut options, folded.as_slice(), &mut svg)
-        .map_err(|e| e.to_string())?;
+    inferno::flamegraph::from_reader(&mut options, folded, &mut svg).map_err(|e| e.to_string())?;
     String::from_utf8(svg).map_err(|e| e.to_string())
+}
+
+/// A flame graph's SVG made fit to sit inside an HTML page whose policy forbids scripts:
+/// the XML prolog, the script, the event handler and the style sheet (whose rules
+/// would apply to the whole page) are removed; the page's own CSS styles the frames
+/// (class `flame`). Hovering still shows each frame's name and samples (SVG titles).
+pub fn inline_svg(svg: &str) -> String {
+    let mut out = match svg.find("<svg") {
+        Some(i) => svg[i..].to_string(),
+        None => svg.to_string(),
+    };
+    for (open, close) in [("<script", "</script>"), ("<style", "</style>")] {
+        while let Some(i) = out.find(open) {
+            let Some(j) = out[i..].find(close) else {
+                break;
+            };
+            out.replace_range(i..i + j + close.len(), "");
+        }
+    }
+    out.replace(" onload=\"init(evt)\"", "")
 }
 
 /// The table of [`changes`] as text: per function, self and total in A and B with the
@@ -289,5 +367,22 @@ mod tests {
         assert!(svg.contains("<svg"), "{}", &svg[..200.min(svg.len())]);
         assert!(svg.contains("slow_path"));
         assert!(svg.contains("B vs A"));
+    }
+
+    #[test]
+    fn per_request_normalisation_and_an_inline_svg_without_script() {
+        let a = Folded::parse("a", A).unwrap();
+        let mut b = Folded::parse("b", B).unwrap();
+        b.add(&Folded::parse("b2", "main;serve;read 10\n").unwrap());
+        assert_eq!(b.stacks["main;serve;read"], 60);
+        let svg = differential_svg_per_request(&a, &b, Some((100, 200)), "B vs A").unwrap();
+        let inline = inline_svg(&svg);
+        assert!(inline.starts_with("<svg"), "{}", &inline[..80]);
+        for gone in ["<script", "<style", "onload", "<?xml", "<!DOCTYPE"] {
+            assert!(!inline.contains(gone), "{gone}");
+        }
+        assert!(inline.contains("slow_path") && inline.contains("<title>"));
+        let one = flame_svg(&a, "A", "from 2 trials").unwrap();
+        assert!(one.contains("from 2 trials"));
     }
 }

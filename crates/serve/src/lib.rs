@@ -13,7 +13,9 @@
 //! - `stall_ms` every `stall_every_s`: each worker thread stops answering for that long;
 //! - `drop_every`: every N-th command closes its connection instead of replying;
 //! - `garbage_every`: every N-th reply is replaced by bytes that are not RESP;
-//! - `delay_us`: every reply leaves that much later.
+//! - `delay_us`: every reply leaves that much later;
+//! - `slow_command` with `slow_command_ns`: every call of one named command spins that
+//!   much longer in a function of its own ([`cost`]), a known cost a profile must find.
 //!
 //! All are flags of `resplab serve` and `CONFIG SET` knobs (`CONFIG SET work-ns 500`),
 //! so they can be changed while load runs. It is not a Redis replacement: no
@@ -30,6 +32,7 @@
 
 pub mod accept;
 pub mod commands;
+pub mod cost;
 pub mod db;
 mod respb;
 
@@ -57,6 +60,10 @@ pub struct Knobs {
     /// batch of work spins a further `cold_slowdown_milli_pct`/1000 % of its time.
     pub cold_ms: AtomicU64,
     pub cold_slowdown_milli_pct: AtomicU64,
+    /// The command (upper case; empty: none) whose every call spins a further
+    /// `slow_command_ns` in [`cost::slow_command_cost`].
+    pub slow_command: std::sync::RwLock<String>,
+    pub slow_command_ns: AtomicU64,
     /// Counters for `INFO stats`.
     pub commands: AtomicU64,
     pub connections: AtomicU64,
@@ -75,7 +82,7 @@ pub struct Knobs {
 pub const MAX_CLIENTS: u64 = 100_000;
 
 /// The knob names of `CONFIG GET/SET`.
-pub const KNOBS: [&str; 9] = [
+pub const KNOBS: [&str; 11] = [
     "work-ns",
     "slowdown",
     "stall-ms",
@@ -85,6 +92,8 @@ pub const KNOBS: [&str; 9] = [
     "delay-us",
     "cold-ms",
     "cold-slowdown",
+    "slow-command",
+    "slow-command-ns",
 ];
 
 impl Knobs {
@@ -100,6 +109,13 @@ impl Knobs {
             delay_us: AtomicU64::new(cfg.delay_us),
             cold_ms: AtomicU64::new(cfg.cold_ms),
             cold_slowdown_milli_pct: AtomicU64::new((cfg.cold_slowdown_pct * 1000.0).round() as u64),
+            slow_command: std::sync::RwLock::new(
+                cfg.slow_command
+                    .as_deref()
+                    .unwrap_or("")
+                    .to_ascii_uppercase(),
+            ),
+            slow_command_ns: AtomicU64::new(cfg.slow_command_ns),
             commands: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             clients: AtomicU64::new(0),
@@ -132,6 +148,17 @@ impl Knobs {
                 "cold-slowdown".into(),
                 format!("{}", r(&self.cold_slowdown_milli_pct) as f64 / 1000.0),
             ),
+            (
+                "slow-command".into(),
+                self.slow_command
+                    .read()
+                    .map(|s| s.clone())
+                    .unwrap_or_default(),
+            ),
+            (
+                "slow-command-ns".into(),
+                r(&self.slow_command_ns).to_string(),
+            ),
             ("maxclients".into(), r(&self.max_clients).to_string()),
         ]
     }
@@ -141,6 +168,12 @@ impl Knobs {
     /// # Errors
     /// An unknown knob or a value that is not a number ≥ 0.
     pub fn set(&self, name: &str, value: &str) -> Result<(), String> {
+        if name == "slow-command" {
+            if let Ok(mut slow) = self.slow_command.write() {
+                *slow = value.trim().to_ascii_uppercase();
+            }
+            return Ok(());
+        }
         let num = || -> Result<f64, String> {
             value
                 .trim()
@@ -160,6 +193,7 @@ impl Knobs {
             "delay-us" => store(&self.delay_us, num()?),
             "cold-ms" => store(&self.cold_ms, num()?),
             "cold-slowdown" => store(&self.cold_slowdown_milli_pct, num()? * 1000.0),
+            "slow-command-ns" => store(&self.slow_command_ns, num()?),
             _ => {
                 return Err(format!(
                     "unknown knob, expected one of {}",
@@ -193,6 +227,10 @@ pub struct Config {
     /// `cold_slowdown_pct` % slower (a known order effect for whatever is measured first).
     pub cold_ms: u64,
     pub cold_slowdown_pct: f64,
+    /// A command whose every call costs a further `slow_command_ns` nanoseconds, spent
+    /// in [`cost::slow_command_cost`].
+    pub slow_command: Option<String>,
+    pub slow_command_ns: u64,
 }
 
 impl Default for Config {
@@ -212,6 +250,8 @@ impl Default for Config {
             delay_us: 0,
             cold_ms: 0,
             cold_slowdown_pct: 0.0,
+            slow_command: None,
+            slow_command_ns: 0,
         }
     }
 }

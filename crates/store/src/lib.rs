@@ -12,7 +12,8 @@
 //! (one row per trial, command and metric name), `histograms` (HdrHistogram V2-deflate
 //! blobs, nanoseconds) and `environments` (host facts, stored once per distinct host).
 //! Migrations are numbered; `PRAGMA user_version` and the `schema_migrations` table both
-//! record which ones ran. `history_points` holds the named series of `resplab track`.
+//! record which ones ran. `history_points` holds the named series of `resplab track`;
+//! `profiles` the deflated folded stacks sampled from the server during trials.
 //!
 //! Reading back: [`Store::observations`] hands `compare` every metric value of the trials
 //! that count, tagged with workload, variant and round so trials pair by round; invalid
@@ -27,6 +28,7 @@ pub mod calibration;
 pub mod cells;
 pub mod history;
 pub mod metrics;
+pub mod profiles;
 pub mod read;
 pub mod schema;
 pub mod sequential;
@@ -38,6 +40,7 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
 pub use calibration::{CalibrationRow, NewCalibration};
+pub use profiles::ProfileRow;
 pub use read::{
     not_interleaved, round_states, ExperimentInfo, ExperimentStatus, Observation, PhaseRow,
     RoundState, TrialRow, ALL_COMMANDS,

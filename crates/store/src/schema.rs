@@ -220,6 +220,29 @@ CREATE TABLE history_confirmations (
 );
 "#,
     },
+    Migration {
+        version: 8,
+        description: "profiles: the folded stacks sampled from the server during a trial \
+                      (an extra, uncounted one or a counted one), deflated, with samples and requests",
+        sql: r#"
+CREATE TABLE profiles (
+    id                  INTEGER PRIMARY KEY,
+    experiment_id       INTEGER NOT NULL REFERENCES experiments(id),
+    trial_id            INTEGER REFERENCES trials(id),
+    variant             TEXT NOT NULL,
+    workload            TEXT NOT NULL,
+    round               INTEGER NOT NULL,
+    attempt             INTEGER NOT NULL,
+    counted             INTEGER NOT NULL,
+    samples             INTEGER NOT NULL,
+    requests            INTEGER NOT NULL,
+    sampling            TEXT NOT NULL,
+    folded_deflate      BLOB NOT NULL,
+    recorded_at_unix_ms INTEGER NOT NULL,
+    UNIQUE (experiment_id, round, attempt, variant, workload, counted)
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

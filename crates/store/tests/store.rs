@@ -108,6 +108,7 @@ fn a_schema_2_database_is_migrated_and_stays_readable() {
          DROP TABLE trial_outputs; ALTER TABLE trials DROP COLUMN phase_id; DROP TABLE phases;
          DROP TABLE sequential_looks; DROP TABLE sequential_stops; DROP TABLE history_points;
          DROP TABLE history_confirmations;
+         DROP TABLE profiles;
          DELETE FROM schema_migrations WHERE version >= 3;
          PRAGMA user_version = 2;",
     )
@@ -121,6 +122,8 @@ fn a_schema_2_database_is_migrated_and_stays_readable() {
     // A store from before runs until decided has no looks and no stop.
     assert!(store.looks(id).unwrap().is_empty());
     assert_eq!(store.sequential_stop(id).unwrap(), None);
+    // Nor profiles.
+    assert!(store.profiles(id).unwrap().is_empty());
     let obs = store.observations("old").unwrap();
     assert!(obs
         .iter()

@@ -10,6 +10,8 @@
 //!   experiment runner and the test kit (the caller passes how to send a command).
 //! - [`perf`] counts hardware events (instructions, cycles) of running processes with
 //!   `perf stat`, where the machine has them.
+//! - [`profile`] samples the stacks of running processes with `perf record` and folds
+//!   them (`inferno`), where perf may run.
 //! - [`port`] finds a free loopback TCP port.
 //! - [`proc`] reads `/proc`: process and thread CPU time, children's CPU time, start
 //!   times, peak memory, the CPUs this process may run on, and who runs where.
@@ -23,3 +25,4 @@ pub mod perf;
 pub mod port;
 pub mod proc;
 pub mod process;
+pub mod profile;

@@ -248,6 +248,20 @@ pub struct BenchArgs {
     /// run goes on: requests, errors and latency per command, the phase and its rate.
     #[arg(long, value_name = "HOST:PORT", help_heading = "Output")]
     pub metrics_addr: Option<String>,
+    /// Sample the server's stacks with perf record during the run (499 Hz, cpu-clock,
+    /// frame pointers; perf from RESPLAB_PERF or the PATH) and write them folded to FILE,
+    /// as `resplab profile diff` reads them. The server must be one this run starts (no
+    /// target given) or named by --profile-pid.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub profile: Option<std::path::PathBuf>,
+    /// The pid of the server --profile samples, for a target this run does not start.
+    #[arg(
+        long,
+        value_name = "PID",
+        requires = "profile",
+        help_heading = "Output"
+    )]
+    pub profile_pid: Option<u32>,
     /// Never show the live progress line.
     #[arg(long, help_heading = "Output")]
     pub no_progress: bool,

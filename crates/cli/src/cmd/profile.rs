@@ -70,7 +70,7 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<ExitCode> {
     print!("{}", profile::table(&changes, d.requests.is_some()));
     if let Some(path) = &d.svg {
         let title = format!("{} vs {}", d.b.display(), d.a.display());
-        let svg = profile::differential_svg(&a, &b, &title)
+        let svg = profile::differential_svg_per_request(&a, &b, d.requests, &title)
             .map_err(|e| anyhow::anyhow!("--svg: the flame graph could not be drawn: {e}"))?;
         std::fs::write(path, svg)
             .with_context(|| format!("--svg {}: cannot write", path.display()))?;

@@ -328,5 +328,6 @@ fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
         workloads,
         notes: loaded.notes,
         config_check: None,
+        profiles: Vec::new(),
     })
 }

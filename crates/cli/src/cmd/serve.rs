@@ -59,6 +59,18 @@ pub struct ServeArgs {
     /// How much slower the --cold-ms start is, percent (as --slowdown).
     #[arg(long, value_name = "PCT", default_value_t = 0.0)]
     pub cold_slowdown: f64,
+    /// A command whose every call costs a further --slow-command-ns, spent in one named
+    /// function (slow_command_cost) that a profile of the server shows.
+    #[arg(long, value_name = "NAME", requires = "slow_command_ns")]
+    pub slow_command: Option<String>,
+    /// The extra cost of each --slow-command call, nanoseconds.
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value_t = 0,
+        requires = "slow_command"
+    )]
+    pub slow_command_ns: u64,
 }
 
 /// Runs `resplab serve` until Ctrl-C (or SIGTERM).
@@ -108,6 +120,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         delay_us: a.delay_us,
         cold_ms: a.cold_ms,
         cold_slowdown_pct: a.cold_slowdown,
+        slow_command: a.slow_command.clone(),
+        slow_command_ns: a.slow_command_ns,
     };
     // The signal handlers first: they need descriptors, and once the server listens its
     // clients may take every descriptor the process may have.

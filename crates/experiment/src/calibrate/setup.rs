@@ -246,6 +246,7 @@ pub fn from_flags(f: &WorkloadFlags, seed: u64) -> Result<Experiment, CalibrateE
         generators: Vec::new(),
         until_decided: None,
         perf: None,
+        profile: None,
     })
 }
 

@@ -403,6 +403,7 @@ fn serve_experiment(
         generators: Vec::new(),
         until_decided: None,
         perf: None,
+        profile: None,
     };
     (exp, text)
 }

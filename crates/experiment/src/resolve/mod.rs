@@ -20,6 +20,7 @@ use toml::Spanned;
 
 mod command;
 mod connect;
+mod profile;
 mod variant;
 mod workload;
 use command::*;
@@ -88,6 +89,7 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
     exp.shared_server = shared_server;
     exp.workloads = workloads;
     exp.generators = generators(&cx, &spec.generators)?;
+    exp.profile = profile::profile(&cx, spec.profile.as_ref())?;
     check_until(&cx, &spec.experiment, &exp)?;
     check_serverless(
         file,
@@ -185,6 +187,7 @@ fn settings(cx: &Ctx<'_>, spec: &FileSpec) -> Result<(Experiment, TrialBudget), 
         generators: Vec::new(),
         until_decided,
         perf: None,
+        profile: None,
     };
     Ok((exp, budget))
 }

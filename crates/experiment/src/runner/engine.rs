@@ -70,6 +70,7 @@ impl Runner<'_> {
         let nodes = self.evidence_nodes(port, process);
         let before = self.read_evidence(base, &nodes, ctl);
         let counting = self.start_counting(&nodes);
+        let recording = self.start_profile(&nodes);
         let spec = crate::workload::to_spec(
             workload,
             resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
@@ -103,6 +104,7 @@ impl Runner<'_> {
             return Ok(None);
         }
         let hardware = self.finish_counting(counting);
+        self.finish_profile(recording);
         let after = self.read_evidence(base, &nodes, ctl);
         let mut info = server_facts(ctl, process);
         let (evidence, server_cpu_sec) = self.finish_evidence(

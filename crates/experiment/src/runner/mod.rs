@@ -39,6 +39,7 @@ mod command;
 mod engine;
 mod evidence;
 mod generators;
+mod profile;
 mod sequential;
 mod trial;
 use engine::*;
@@ -190,6 +191,14 @@ struct Runner<'a> {
     pending_notices: Vec<String>,
     /// Hardware counting proved useless in this run (no perf, no PMU): not tried again.
     hardware_off: bool,
+    /// The trial in progress is sampled (`[profile]`).
+    profile_now: bool,
+    /// Sampling proved impossible in this run (no perf, no permission): not tried again.
+    profile_off: bool,
+    /// The stacks of the trial just sampled, until stored.
+    captured: Option<resplab_sys::profile::Stacks>,
+    /// Numbers the data files of this run's recordings.
+    profile_seq: u64,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -265,6 +274,10 @@ pub fn run_phase(
         noticed: BTreeSet::new(),
         pending_notices: Vec::new(),
         hardware_off: false,
+        profile_now: false,
+        profile_off: false,
+        captured: None,
+        profile_seq: 0,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -395,16 +408,29 @@ impl Runner<'_> {
                 workload: &workload.name,
                 stored,
             });
-            let Some(trial) =
-                self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref())?
-            else {
+            self.profile_now = self.profiles_counted();
+            let trial = self.run_trial(slot, base, &host, port, ctl.as_mut(), process.as_ref());
+            self.profile_now = false;
+            let Some(trial) = trial? else {
+                self.captured = None;
                 outcome.interrupted = true;
                 break;
             };
-            self.store_trial(slot, &trial, outcome)?;
+            let trial_id = self.store_trial(slot, &trial, outcome)?;
+            self.keep_profile(slot, Some(trial_id), trial.run.totals.requests)?;
             stored += 1;
             let standing = self.standing()?;
             (self.on_event)(Event::Standing(&standing));
+        }
+        // The execution's extra, sampled trials come after all of its counted ones, so
+        // their load precedes no counted trial on this server.
+        for slot in &exec.trials {
+            if outcome.interrupted {
+                break;
+            }
+            let at = (host.as_str(), port);
+            outcome.interrupted =
+                !self.extra_profile_trial(slot, base, at, ctl.as_mut(), process.as_ref())?;
         }
         drop(ctl);
         if let Some(mut p) = process {
@@ -520,13 +546,14 @@ impl Runner<'_> {
         }
     }
 
-    /// Stores a finished trial, counts it, and reports it with its primary value.
+    /// Stores a finished trial, counts it, and reports it with its primary value;
+    /// returns its id.
     fn store_trial(
         &mut self,
         slot: &TrialSlot,
         trial: &NewTrial,
         outcome: &mut Outcome,
-    ) -> Result<(), RunError> {
+    ) -> Result<i64, RunError> {
         let exp = self.exp;
         let variant = &exp.variants[slot.variant];
         let workload = &exp.workloads[slot.workload];
@@ -564,7 +591,7 @@ impl Runner<'_> {
             primary,
         });
         self.give_notices();
-        Ok(())
+        Ok(trial_id)
     }
 
     fn control(&self, v: &Variant, host: &str, port: u16) -> Result<Client, RunError> {

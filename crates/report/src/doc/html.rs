@@ -33,6 +33,12 @@ figure{margin:1.4rem 0;break-inside:avoid;page-break-inside:avoid}
 figcaption{font-size:.9rem;color:#3d3d3d;margin:0 0 .4rem}
 figcaption b{color:#1b1b1b}
 .plot svg{display:block;width:100%;max-width:48rem;height:auto}
+.flame svg{display:block;width:100%;height:auto}
+.flame text{font-family:Verdana,sans-serif;font-size:12px}
+.flame #title{text-anchor:middle;font-size:17px}
+.flame #subtitle{text-anchor:middle}
+.flame #search,.flame #unzoom,.flame #matched{display:none}
+.flame #frames>g:hover>rect{stroke:#000;stroke-width:.5}
 pre{background:#f5f6f7;border:1px solid #e6e7e9;border-radius:4px;padding:.6rem .8rem;overflow-x:auto;font:.8rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 @media (max-width:40rem){body{font-size:15px}main{padding:.6rem .7rem 2rem}th,td{padding:.25rem .45rem}h1{font-size:1.35rem}}
 @media print{body{font-size:11pt}main{max-width:none;padding:0}nav{display:none}a{color:inherit;text-decoration:none}.tw{overflow:visible}td{white-space:normal}pre{white-space:pre-wrap;overflow:visible}h2,h3{break-after:avoid;page-break-after:avoid}}
@@ -97,6 +103,21 @@ pub fn render(doc: &Document) -> String {
                     escape(caption),
                     escape(title),
                     svg.trim_end()
+                ));
+            }
+            Block::Flame {
+                file,
+                title,
+                caption,
+                svg,
+            } => {
+                out.push_str(&format!(
+                    "<figure id=\"{}\"><figcaption><b>{}.</b> {}</figcaption>\n<div class=\"flame\" role=\"img\" aria-label=\"{}\">\n{}</div></figure>\n",
+                    escape(file),
+                    escape(title),
+                    escape(caption),
+                    escape(title),
+                    crate::profile::inline_svg(svg).trim_end()
                 ));
             }
             Block::Code { lang, text } => {

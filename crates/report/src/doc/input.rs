@@ -46,6 +46,22 @@ pub struct ReportInput {
     pub notes: Vec<String>,
     /// The experiment's configuration check, listed whole in the provenance.
     pub config_check: Option<resplab_results::configcheck::ConfigCheck>,
+    /// Sampled profiles of the server, one per sampled trial (none: no profiles section).
+    pub profiles: Vec<ProfileInput>,
+}
+
+/// The server's stacks sampled during one trial.
+#[derive(Clone, Debug)]
+pub struct ProfileInput {
+    pub workload: String,
+    pub variant: String,
+    pub folded: crate::profile::Folded,
+    /// The requests of the sampled trial.
+    pub requests: u64,
+    /// From a counted trial; false for an extra, uncounted one.
+    pub counted: bool,
+    /// How the stacks were sampled (`perf record -F 499 -e cpu-clock -g`).
+    pub sampling: String,
 }
 
 /// One workload (or one test of a multi-test workload).

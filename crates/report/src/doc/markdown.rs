@@ -75,6 +75,12 @@ pub fn render(doc: &Document, plot_dir: &str) -> Markdown {
                 title,
                 caption,
                 svg,
+            }
+            | Block::Flame {
+                file,
+                title,
+                caption,
+                svg,
             } => {
                 let path = format!("{plot_dir}/{file}.svg");
                 out.push_str(&format!(

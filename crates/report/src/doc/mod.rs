@@ -25,7 +25,7 @@ pub mod input;
 pub mod markdown;
 
 pub use build::build;
-pub use input::{ReportInput, TrialInput, WorkloadInput};
+pub use input::{ProfileInput, ReportInput, TrialInput, WorkloadInput};
 
 /// A report, ready to render.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,6 +94,14 @@ pub enum Block {
     },
     /// A plot: `file` is the stem of its SVG file in Markdown output.
     Plot {
+        file: String,
+        title: String,
+        caption: String,
+        svg: String,
+    },
+    /// A flame graph drawn by inferno: `svg` is its whole file (interactive on its own,
+    /// as Markdown links it); HTML inlines it without script ([`crate::profile::inline_svg`]).
+    Flame {
         file: String,
         title: String,
         caption: String,

@@ -168,5 +168,6 @@ pub fn input() -> ReportInput {
         workloads,
         notes: Vec::new(),
         config_check: None,
+        profiles: Vec::new(),
     }
 }

@@ -64,7 +64,10 @@ pub fn execute(
         after: After::Continue,
     };
     match lookup(name) {
-        Some(cmd) if cmd.arity.admits(args.len()) => (cmd.run)(&mut call),
+        Some(cmd) if cmd.arity.admits(args.len()) => {
+            crate::cost::charge(knobs, cmd.name);
+            (cmd.run)(&mut call)
+        }
         Some(cmd) => call.out.wrong_args(cmd.name),
         None => unknown(&mut call.out, args),
     }

@@ -28,6 +28,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 mod plots;
+mod profiles;
 mod provenance;
 mod summary;
 mod workload;
@@ -97,6 +98,7 @@ pub fn build(input: &ReportInput) -> Result<Document, BuildError> {
     for (i, w) in input.workloads.iter().enumerate() {
         workload(&ctx, i, w, &mut blocks)?;
     }
+    profiles::profiles(&ctx, &mut blocks);
     provenance(&ctx, &mut blocks);
     Ok(Document {
         title: input.title.clone(),
