@@ -9,7 +9,7 @@
 //! store or writes files.
 
 use crate::plot::PlotError;
-use resplab_results::calibration::{secs_text, Calibration, StoredCalibration, Validation};
+use resplab_results::calibration::{secs_text, Calibration, Method, StoredCalibration, Validation};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -175,6 +175,7 @@ pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
     if !c.table.is_empty() {
         budget_section(&mut o, c);
     }
+    predictions_section(&mut o, c);
     let _ = writeln!(o);
     if let Some(note) = &c.budget_note {
         let _ = writeln!(o, "budget: {note}");
@@ -206,8 +207,8 @@ fn noise_section(o: &mut String, c: &Calibration) {
     );
     let _ = writeln!(
         o,
-        "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>7} {:>9}  A/A verdict",
-        "trial", "rounds", "CV a", "CV b", "sd(ratio)", "lag-1", "outliers"
+        "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>9} {:>7} {:>9}  A/A verdict",
+        "trial", "rounds", "CV a", "CV b", "sd(ratio)", "robust", "lag-1", "outliers"
     );
     for n in &c.noise {
         let aa = match (n.aa_effect_pct, n.aa_ci_low_pct, n.aa_ci_high_pct) {
@@ -216,12 +217,13 @@ fn noise_section(o: &mut String, c: &Calibration) {
         };
         let _ = writeln!(
             o,
-            "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>7} {:>9}  {aa}",
+            "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>9} {:>7} {:>9}  {aa}",
             secs_text(n.trial_sec),
             n.pairs,
             opt_pct(n.cv_a_pct),
             opt_pct(n.cv_b_pct),
             opt_pct(n.sd_log_ratio.map(|s| 100.0 * s)),
+            opt_pct(n.robust_sd_log_ratio.map(|s| 100.0 * s)),
             n.lag1_ratio.map_or("-".into(), |x| format!("{x:+.2}")),
             if n.outlier_rounds.is_empty() {
                 "-".to_string()
@@ -249,13 +251,67 @@ fn noise_section(o: &mut String, c: &Calibration) {
         );
     }
     if c.noise_a.is_finite() {
+        let scale = if c.schema_version >= 2 {
+            "robust scale (Qn)"
+        } else {
+            "sd(ratio)"
+        };
         let _ = writeln!(
             o,
-            "  noise law: sd(ratio) = {:.3}% x (trial / 1 s)^-{:.2}; each trial costs {} beyond its measured time",
+            "  noise law: {scale} = {:.3}% x (trial / 1 s)^-{:.2}; each trial costs {} beyond its measured time",
             100.0 * c.noise_a,
             c.noise_b,
             secs_text(c.overhead_sec)
         );
+    }
+    if let Some((a, b)) = c.classical_noise.filter(|(a, _)| a.is_finite()) {
+        let _ = writeln!(
+            o,
+            "  the same law by the classical sd(ratio): {:.3}% x (trial / 1 s)^-{b:.2}{}",
+            100.0 * a,
+            if a > 1.25 * c.noise_a {
+                " (outlying rounds inflate it; the plans below use the robust scale)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// What 10 and 30 minutes can detect with each method, by the robust law, beside the
+/// classical law's figure for the same plan.
+fn predictions_section(o: &mut String, c: &Calibration) {
+    if c.predictions.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "
+what an experiment of a given wall time can detect here (80% power, best trial length):"
+    );
+    for p in &c.predictions {
+        let within = secs_text(p.within_sec);
+        match &p.plan {
+            Some(plan) => {
+                let _ = writeln!(
+                    o,
+                    "  {:<14} within {within:>8}: MDE {:.2}% ({} rounds x {} trials){}",
+                    p.method.name(),
+                    plan.mde_pct,
+                    plan.rounds,
+                    secs_text(plan.trial_sec),
+                    p.classical_mde_pct
+                        .map_or(String::new(), |m| format!("; by the classical sd {m:.2}%"))
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "  {:<14} within {within:>8}: no plan fits",
+                    p.method.name()
+                );
+            }
+        }
     }
 }
 
@@ -335,11 +391,16 @@ pub fn render_validation(v: &Validation) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "validation with resplab serve: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%, predicted MDE {:.2}% (as a slowdown, the same log ratio is {:.2}%)",
-        v.rounds,
+        "validation with resplab serve, {} on {}: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%{}, predicted MDE {:.2}% (the true effect of the slowdown on {} is {:+.2}%)",
+        v.method.name(),
+        v.metric,
+        if v.method == Method::UntilDecided { "at most " } else { "" }.to_string() + &v.rounds.to_string(),
         secs_text(v.trial_sec),
         100.0 * v.sd_log_ratio,
+        v.robust_sd_log_ratio
+            .map_or(String::new(), |r| format!(", robust {:.3}%", 100.0 * r)),
         v.predicted_mde_pct,
+        v.metric,
         v.true_effect_pct
     );
     for c in [&v.false_positives, &v.power, &v.coverage] {

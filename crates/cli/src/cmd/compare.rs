@@ -462,10 +462,13 @@ fn sensitivity(
         None => {
             let metric = report.rows.first().map(|r| r.metric.as_str());
             let (mde, n) = report.sensitivity(metric);
-            let validation = store
-                .store
-                .as_ref()
-                .and_then(certificate::newest_validation_here);
+            let validation = store.store.as_ref().and_then(|s| {
+                certificate::newest_validation_for(
+                    s,
+                    resplab_results::calibration::Method::Rmit,
+                    metric.unwrap_or("ops_per_sec"),
+                )
+            });
             certificate_line(mde, n, None, validation.as_ref().map(|(_, v)| v))
         }
     };
