@@ -516,3 +516,96 @@ pub fn budget_plot(cal: &Calibration) -> Result<(String, Vec<[String; 4]>), Plot
         .collect();
     Ok((svg, rows))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use resplab_results::calibration::{Noise, PlanRow, Prediction};
+
+    fn calibration() -> Calibration {
+        let noise = Noise {
+            trial_sec: 0.5,
+            experiment: "calibrate-1-500ms".into(),
+            rounds: 20,
+            pairs: 20,
+            median: 1000.0,
+            cv_a_pct: Some(3.0),
+            cv_b_pct: Some(3.1),
+            sd_log_ratio: Some(0.06),
+            robust_sd_log_ratio: Some(0.03),
+            lag1_ratio: Some(0.1),
+            lag1_a: None,
+            lag1_b: None,
+            outlier_rounds: vec![7],
+            wall_sec: 30.0,
+            overhead_sec: 0.3,
+            aa_effect_pct: None,
+            aa_ci_low_pct: None,
+            aa_ci_high_pct: None,
+            aa_p_value: None,
+            aa_mde_pct: None,
+            aa_verdict: "NO DIFFERENCE".into(),
+        };
+        let plan = |mde_pct| PlanRow {
+            rounds: 300,
+            trial_sec: 0.5,
+            mde_pct,
+            wall_sec: 480.0,
+        };
+        Calibration {
+            schema_version: 2,
+            hostname: "h".into(),
+            target: "t".into(),
+            workload: "w".into(),
+            workload_key: "k".into(),
+            metric: "ops_per_sec".into(),
+            warmup_sec: 0.2,
+            noise: vec![noise],
+            noise_a: 0.03,
+            noise_b: 0.0,
+            classical_noise: Some((0.06, 0.0)),
+            overhead_sec: 0.3,
+            table: Vec::new(),
+            target_mde_pct: 1.0,
+            cheapest: None,
+            biased: None,
+            budget_note: None,
+            predictions: vec![
+                Prediction {
+                    method: Method::Rmit,
+                    within_sec: 600.0,
+                    plan: Some(plan(0.61)),
+                    classical_mde_pct: Some(1.22),
+                },
+                Prediction {
+                    method: Method::UntilDecided,
+                    within_sec: 1800.0,
+                    plan: None,
+                    classical_mde_pct: None,
+                },
+            ],
+        }
+    }
+
+    /// The robust scale stands beside the sd, the law says which it follows and that the
+    /// classical one is inflated, and each method's prediction is a line.
+    #[test]
+    fn the_robust_scale_and_the_predictions_are_shown() {
+        let text = render(&calibration(), 3, Path::new("r.db"));
+        assert!(text.contains("sd(ratio)    robust"), "{text}");
+        assert!(text.contains("6.00%     3.00%"), "{text}");
+        assert!(
+            text.contains("noise law: robust scale (Qn) = 3.000%"),
+            "{text}"
+        );
+        assert!(text.contains("the same law by the classical sd(ratio): 6.000% x (trial / 1 s)^-0.00 (outlying rounds inflate it"), "{text}");
+        assert!(
+            text.contains("rmit           within 10.0 min: MDE 0.61% (300 rounds x 0.5 s trials); by the classical sd 1.22%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("until-decided  within 30.0 min: no plan fits"),
+            "{text}"
+        );
+    }
+}

@@ -165,13 +165,12 @@ pub fn run(
     // A slowdown of x = e^MDE − 1 lowers throughput to 1/(1 + x) and raises the CPU per
     // request to 1 + x: the true effect is ∓MDE on the log scale.
     let slowdown_pct = 100.0 * mde.exp_m1();
-    let true_log = if metric == METRICS[0] { -mde } else { mde };
+    let (true_log, direction) = match metric == METRICS[0] {
+        true => (-mde, Direction::HigherIsBetter),
+        false => (mde, Direction::LowerIsBetter),
+    };
     let true_effect_pct = 100.0 * true_log.exp_m1();
-    let cfg = CompareConfig::new(if metric == METRICS[0] {
-        Direction::HigherIsBetter
-    } else {
-        Direction::LowerIsBetter
-    });
+    let cfg = CompareConfig::new(direction);
     let judge = Judge { method, cfg };
     // 2. False positives: A/A.
     let Some(fp) = false_positives_of(k, rounds, seed, stamp, &judge, &mut run_one, say)? else {
@@ -212,15 +211,20 @@ pub fn run(
         coordinated_omission: co,
         experiments: names,
     };
-    let id = store.insert_calibration(&NewCalibration {
+    let id = insert(store, &v)?;
+    Ok(Some((v, id)))
+}
+
+/// Stores a validation under [`VALIDATION_KEY`] with its metric; its id.
+fn insert(store: &mut Store, v: &Validation) -> Result<i64, CalibrateError> {
+    Ok(store.insert_calibration(&NewCalibration {
         hostname: v.hostname.clone(),
         target: "resplab serve (calibrate --validate)".into(),
         workload_key: VALIDATION_KEY.into(),
-        workload_name: format!("validate {}", method.name()),
-        metric: metric.into(),
-        result: serde_json::to_value(&v)?,
-    })?;
-    Ok(Some((v, id)))
+        workload_name: format!("validate {}", v.method.name()),
+        metric: v.metric.clone(),
+        result: serde_json::to_value(v)?,
+    })?)
 }
 
 /// The A/A noise of this set-up: the standard deviation of its log ratios, their robust
