@@ -11,7 +11,7 @@
 use crate::model::Experiment;
 use crate::runner::{standings, Standing};
 use crate::sequential;
-use resplab_results::calibration::Validation;
+use resplab_results::calibration::{Method, Validation};
 use resplab_stats::verdict::{compare_paired, CompareConfig, Direction};
 use resplab_store::{Store, StoreError};
 
@@ -61,7 +61,7 @@ pub fn of_experiment(store: &Store, exp: &Experiment) -> Result<Certificate, Sto
         mde_pct,
         rounds,
         elapsed_sec,
-        validation: newest_validation_here(store),
+        validation: newest_validation_here(store, exp),
     })
 }
 
@@ -103,10 +103,26 @@ fn stored_experiment(store: &Store, name: &str) -> Result<Option<Experiment>, St
     Ok(Experiment::from_json(&json).ok())
 }
 
-/// The newest `--validate` result of this host, if any can be read.
-pub fn newest_validation_here(store: &Store) -> Option<(i64, Validation)> {
+/// The newest `--validate` result of this host for `exp`'s method (fixed rounds or until
+/// decided) and primary metric, if any can be read.
+pub fn newest_validation_here(store: &Store, exp: &Experiment) -> Option<(i64, Validation)> {
+    let method = if exp.until_decided.is_some() {
+        Method::UntilDecided
+    } else {
+        Method::Rmit
+    };
+    newest_validation_for(store, method, &exp.primary_metric)
+}
+
+/// The newest `--validate` result of this host for `method` and `metric`, if any can be
+/// read (a comparison of stored results is judged as fixed rounds).
+pub fn newest_validation_for(
+    store: &Store,
+    method: Method,
+    metric: &str,
+) -> Option<(i64, Validation)> {
     let host = resplab_engine::host::detect().hostname;
-    crate::calibrate::stored::newest_validation(store, &host)
+    crate::calibrate::stored::newest_validation(store, &host, method, metric)
         .ok()
         .flatten()
 }
@@ -166,8 +182,33 @@ mod tests {
                 })
                 .unwrap();
         }
+        // A newer validation of another method or metric does not vouch for this one.
+        for (method, metric) in [
+            ("until-decided", "ops_per_sec"),
+            ("rmit", "server_cpu_us_per_op"),
+        ] {
+            let v = serde_json::json!({
+                "hostname": host, "trial_sec": 1.0, "rounds": 10, "sd_log_ratio": 0.1,
+                "method": method, "metric": metric,
+                "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
+                "false_positives": rate(9), "power": rate(9), "coverage": rate(9),
+                "coordinated_omission": [], "co_pass": true, "experiments": []
+            });
+            store
+                .insert_calibration(&resplab_store::NewCalibration {
+                    hostname: host.clone(),
+                    target: "t".into(),
+                    workload_key: resplab_results::calibration::VALIDATION_KEY.into(),
+                    workload_name: "validate".into(),
+                    metric: metric.into(),
+                    result: v,
+                })
+                .unwrap();
+        }
         let c = of_experiment(&store, &exp).unwrap();
         let (_, v) = c.validation.expect("the stored validation");
         assert_eq!((v.false_positives.hits, v.power.hits), (2, 33));
+        let (_, v) = newest_validation_for(&store, Method::UntilDecided, "ops_per_sec").unwrap();
+        assert_eq!((v.method, v.power.hits), (Method::UntilDecided, 9));
     }
 }

@@ -131,7 +131,13 @@ pub fn compare_facts(
         facts.certificate = s.certificate;
     }
     if facts.certificate.is_none() {
-        facts.validation_here = certificate::newest_validation_here(st).map(|(_, v)| v);
+        // A comparison of stored results is judged as fixed rounds.
+        for metric in crate::calibrate::validate::METRICS {
+            let method = resplab_results::calibration::Method::Rmit;
+            if let Some((_, v)) = certificate::newest_validation_for(st, method, metric) {
+                facts.validation_here.insert(metric.to_string(), v);
+            }
+        }
     }
     Ok(facts)
 }

@@ -9,7 +9,7 @@
 //! store or writes files.
 
 use crate::plot::PlotError;
-use resplab_results::calibration::{secs_text, Calibration, StoredCalibration, Validation};
+use resplab_results::calibration::{secs_text, Calibration, Method, StoredCalibration, Validation};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -175,6 +175,7 @@ pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
     if !c.table.is_empty() {
         budget_section(&mut o, c);
     }
+    predictions_section(&mut o, c);
     let _ = writeln!(o);
     if let Some(note) = &c.budget_note {
         let _ = writeln!(o, "budget: {note}");
@@ -206,8 +207,8 @@ fn noise_section(o: &mut String, c: &Calibration) {
     );
     let _ = writeln!(
         o,
-        "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>7} {:>9}  A/A verdict",
-        "trial", "rounds", "CV a", "CV b", "sd(ratio)", "lag-1", "outliers"
+        "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>9} {:>7} {:>9}  A/A verdict",
+        "trial", "rounds", "CV a", "CV b", "sd(ratio)", "robust", "lag-1", "outliers"
     );
     for n in &c.noise {
         let aa = match (n.aa_effect_pct, n.aa_ci_low_pct, n.aa_ci_high_pct) {
@@ -216,12 +217,13 @@ fn noise_section(o: &mut String, c: &Calibration) {
         };
         let _ = writeln!(
             o,
-            "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>7} {:>9}  {aa}",
+            "  {:>7} {:>6} {:>8} {:>8} {:>11} {:>9} {:>7} {:>9}  {aa}",
             secs_text(n.trial_sec),
             n.pairs,
             opt_pct(n.cv_a_pct),
             opt_pct(n.cv_b_pct),
             opt_pct(n.sd_log_ratio.map(|s| 100.0 * s)),
+            opt_pct(n.robust_sd_log_ratio.map(|s| 100.0 * s)),
             n.lag1_ratio.map_or("-".into(), |x| format!("{x:+.2}")),
             if n.outlier_rounds.is_empty() {
                 "-".to_string()
@@ -249,13 +251,67 @@ fn noise_section(o: &mut String, c: &Calibration) {
         );
     }
     if c.noise_a.is_finite() {
+        let scale = if c.schema_version >= 2 {
+            "robust scale (Qn)"
+        } else {
+            "sd(ratio)"
+        };
         let _ = writeln!(
             o,
-            "  noise law: sd(ratio) = {:.3}% x (trial / 1 s)^-{:.2}; each trial costs {} beyond its measured time",
+            "  noise law: {scale} = {:.3}% x (trial / 1 s)^-{:.2}; each trial costs {} beyond its measured time",
             100.0 * c.noise_a,
             c.noise_b,
             secs_text(c.overhead_sec)
         );
+    }
+    if let Some((a, b)) = c.classical_noise.filter(|(a, _)| a.is_finite()) {
+        let _ = writeln!(
+            o,
+            "  the same law by the classical sd(ratio): {:.3}% x (trial / 1 s)^-{b:.2}{}",
+            100.0 * a,
+            if a > 1.25 * c.noise_a {
+                " (outlying rounds inflate it; the plans below use the robust scale)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// What 10 and 30 minutes can detect with each method, by the robust law, beside the
+/// classical law's figure for the same plan.
+fn predictions_section(o: &mut String, c: &Calibration) {
+    if c.predictions.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "
+what an experiment of a given wall time can detect here (80% power, best trial length):"
+    );
+    for p in &c.predictions {
+        let within = secs_text(p.within_sec);
+        match &p.plan {
+            Some(plan) => {
+                let _ = writeln!(
+                    o,
+                    "  {:<14} within {within:>8}: MDE {:.2}% ({} rounds x {} trials){}",
+                    p.method.name(),
+                    plan.mde_pct,
+                    plan.rounds,
+                    secs_text(plan.trial_sec),
+                    p.classical_mde_pct
+                        .map_or(String::new(), |m| format!("; by the classical sd {m:.2}%"))
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    o,
+                    "  {:<14} within {within:>8}: no plan fits",
+                    p.method.name()
+                );
+            }
+        }
     }
 }
 
@@ -335,11 +391,16 @@ pub fn render_validation(v: &Validation) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "validation with resplab serve: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%, predicted MDE {:.2}% (as a slowdown, the same log ratio is {:.2}%)",
-        v.rounds,
+        "validation with resplab serve, {} on {}: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%{}, predicted MDE {:.2}% (the true effect of the slowdown on {} is {:+.2}%)",
+        v.method.name(),
+        v.metric,
+        if v.method == Method::UntilDecided { "at most " } else { "" }.to_string() + &v.rounds.to_string(),
         secs_text(v.trial_sec),
         100.0 * v.sd_log_ratio,
+        v.robust_sd_log_ratio
+            .map_or(String::new(), |r| format!(", robust {:.3}%", 100.0 * r)),
         v.predicted_mde_pct,
+        v.metric,
         v.true_effect_pct
     );
     for c in [&v.false_positives, &v.power, &v.coverage] {
@@ -454,4 +515,97 @@ pub fn budget_plot(cal: &Calibration) -> Result<(String, Vec<[String; 4]>), Plot
         })
         .collect();
     Ok((svg, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use resplab_results::calibration::{Noise, PlanRow, Prediction};
+
+    fn calibration() -> Calibration {
+        let noise = Noise {
+            trial_sec: 0.5,
+            experiment: "calibrate-1-500ms".into(),
+            rounds: 20,
+            pairs: 20,
+            median: 1000.0,
+            cv_a_pct: Some(3.0),
+            cv_b_pct: Some(3.1),
+            sd_log_ratio: Some(0.06),
+            robust_sd_log_ratio: Some(0.03),
+            lag1_ratio: Some(0.1),
+            lag1_a: None,
+            lag1_b: None,
+            outlier_rounds: vec![7],
+            wall_sec: 30.0,
+            overhead_sec: 0.3,
+            aa_effect_pct: None,
+            aa_ci_low_pct: None,
+            aa_ci_high_pct: None,
+            aa_p_value: None,
+            aa_mde_pct: None,
+            aa_verdict: "NO DIFFERENCE".into(),
+        };
+        let plan = |mde_pct| PlanRow {
+            rounds: 300,
+            trial_sec: 0.5,
+            mde_pct,
+            wall_sec: 480.0,
+        };
+        Calibration {
+            schema_version: 2,
+            hostname: "h".into(),
+            target: "t".into(),
+            workload: "w".into(),
+            workload_key: "k".into(),
+            metric: "ops_per_sec".into(),
+            warmup_sec: 0.2,
+            noise: vec![noise],
+            noise_a: 0.03,
+            noise_b: 0.0,
+            classical_noise: Some((0.06, 0.0)),
+            overhead_sec: 0.3,
+            table: Vec::new(),
+            target_mde_pct: 1.0,
+            cheapest: None,
+            biased: None,
+            budget_note: None,
+            predictions: vec![
+                Prediction {
+                    method: Method::Rmit,
+                    within_sec: 600.0,
+                    plan: Some(plan(0.61)),
+                    classical_mde_pct: Some(1.22),
+                },
+                Prediction {
+                    method: Method::UntilDecided,
+                    within_sec: 1800.0,
+                    plan: None,
+                    classical_mde_pct: None,
+                },
+            ],
+        }
+    }
+
+    /// The robust scale stands beside the sd, the law says which it follows and that the
+    /// classical one is inflated, and each method's prediction is a line.
+    #[test]
+    fn the_robust_scale_and_the_predictions_are_shown() {
+        let text = render(&calibration(), 3, Path::new("r.db"));
+        assert!(text.contains("sd(ratio)    robust"), "{text}");
+        assert!(text.contains("6.00%     3.00%"), "{text}");
+        assert!(
+            text.contains("noise law: robust scale (Qn) = 3.000%"),
+            "{text}"
+        );
+        assert!(text.contains("the same law by the classical sd(ratio): 6.000% x (trial / 1 s)^-0.00 (outlying rounds inflate it"), "{text}");
+        assert!(
+            text.contains("rmit           within 10.0 min: MDE 0.61% (300 rounds x 0.5 s trials); by the classical sd 1.22%"),
+            "{text}"
+        );
+        assert!(
+            text.contains("until-decided  within 30.0 min: no plan fits"),
+            "{text}"
+        );
+    }
 }

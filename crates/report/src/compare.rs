@@ -17,6 +17,7 @@ use resplab_results::calibration::Validation;
 use resplab_results::import::Loaded;
 use resplab_results::sample::{Direction, SampleSet};
 use resplab_stats::ministat::Confidence;
+use std::collections::BTreeMap;
 
 /// Output style.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,9 +95,10 @@ pub struct StoredFacts {
     pub sequential: Option<Vec<String>>,
     /// The first stored experiment's sensitivity certificate, worded.
     pub certificate: Option<String>,
-    /// The newest `calibrate --validate` result of this host, for a certificate worded
-    /// here from the comparison.
-    pub validation_here: Option<Validation>,
+    /// The newest `calibrate --validate` result of this host for fixed rounds, per
+    /// validated metric, for a certificate worded here from the comparison (it quotes
+    /// only the validation of the comparison's own metric).
+    pub validation_here: BTreeMap<String, Validation>,
 }
 
 /// What the regression gate decided.
@@ -398,7 +400,8 @@ fn sensitivity(report: &default_style::Report, facts: &StoredFacts) -> String {
     let line = facts.certificate.clone().unwrap_or_else(|| {
         let metric = report.rows.first().map(|r| r.metric.as_str());
         let (mde, n) = report.sensitivity(metric);
-        certificate_line(mde, n, None, facts.validation_here.as_ref())
+        let validation = facts.validation_here.get(metric.unwrap_or("ops_per_sec"));
+        certificate_line(mde, n, None, validation)
     });
     text.push_str(&line);
     text.push('\n');

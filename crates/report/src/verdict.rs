@@ -346,8 +346,10 @@ pub fn certificate_line(
     };
     let rates = match validation {
         Some(v) => format!(
-            "calibrate --validate on this host measured false positives {}/{} ({:.1} %) and \
-             power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
+            "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
+             ({:.1} %) and power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
+            v.method.name(),
+            v.metric,
             v.false_positives.hits,
             v.false_positives.k,
             v.false_positives.rate * 100.0,

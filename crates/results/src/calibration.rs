@@ -8,8 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The version of [`Calibration`] and [`Validation`] this build writes.
-pub const CALIBRATION_SCHEMA_VERSION: u32 = 1;
+/// The version of [`Calibration`] and [`Validation`] this build writes. Version 2: the
+/// noise law and the budget table are fitted to the robust scale of the per-round log
+/// ratio (Qn), no longer to its standard deviation; predictions per method and the
+/// validation's method and metric were added.
+pub const CALIBRATION_SCHEMA_VERSION: u32 = 2;
 
 /// The `workload_key` under which `--validate` results are stored in the calibrations
 /// table: no workload's fingerprint, so no experiment takes one for its noise.
@@ -17,6 +20,10 @@ pub const VALIDATION_KEY: &str = "validate:resplab-serve";
 
 fn first_version() -> u32 {
     1
+}
+
+fn throughput() -> String {
+    "ops_per_sec".into()
 }
 
 /// The noise at one trial length.
@@ -34,6 +41,11 @@ pub struct Noise {
     pub cv_b_pct: Option<f64>,
     /// Standard deviation of the per-round log ratio.
     pub sd_log_ratio: Option<f64>,
+    /// Its robust scale (Rousseeuw and Croux's Qn, `resplab_stats::scale`): what the
+    /// noise law and every prediction use, so that one outlying round does not inflate
+    /// them. Absent in rows stored before schema version 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust_sd_log_ratio: Option<f64>,
     /// Lag-1 autocorrelation of the per-round log ratios (rounds in order) and of each
     /// arm's values in run order.
     pub lag1_ratio: Option<f64>,
@@ -75,9 +87,14 @@ pub struct Calibration {
     pub metric: String,
     pub warmup_sec: f64,
     pub noise: Vec<Noise>,
-    /// s_d(T) = a·T^(−b).
+    /// s_d(T) = a·T^(−b), fitted to the robust scale of each length (to the standard
+    /// deviation before schema version 2).
     pub noise_a: f64,
     pub noise_b: f64,
+    /// The same law fitted to the classical standard deviations, shown beside it (NaN
+    /// when nothing was fitted; absent before schema version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classical_noise: Option<(f64, f64)>,
     /// Median cost of a trial beyond its measured time, seconds.
     pub overhead_sec: f64,
     pub table: Vec<PlanRow>,
@@ -89,8 +106,49 @@ pub struct Calibration {
     /// what was measured and what was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_note: Option<String>,
+    /// What an experiment of 10 and of 30 minutes can detect here, per method.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub predictions: Vec<Prediction>,
 }
 
+/// How an experiment's rounds are run and judged; each has its own noise-to-MDE law and
+/// its own validated error rates.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// A fixed number of randomized interleaved rounds, judged once at the end by the
+    /// paired signed-rank verdict.
+    #[default]
+    Rmit,
+    /// Randomized interleaved rounds until the anytime-valid interval decides
+    /// (`until = "decided"`), at most the plan's rounds.
+    UntilDecided,
+}
+
+impl Method {
+    /// Every method, in the order calibrate reports them.
+    pub const ALL: [Method; 2] = [Method::Rmit, Method::UntilDecided];
+
+    /// The name of `--method`: `rmit` or `until-decided`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Rmit => "rmit",
+            Method::UntilDecided => "until-decided",
+        }
+    }
+}
+
+/// What an experiment of a given wall time can detect with a method: its best plan.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Prediction {
+    pub method: Method,
+    /// The wall time allowed, seconds.
+    pub within_sec: f64,
+    /// The plan of smallest MDE that fits, by the robust noise law; `None` when none fits.
+    pub plan: Option<PlanRow>,
+    /// The MDE the same plan would have by the classical law, percent.
+    pub classical_mde_pct: Option<f64>,
+}
 /// One error-rate check of `--validate`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RateCheck {
@@ -116,8 +174,17 @@ pub struct Validation {
     pub hostname: String,
     pub trial_sec: f64,
     pub rounds: u32,
-    /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent.
+    /// How the experiments were run and judged, and the metric they compared (absent
+    /// before schema version 2: fixed rounds of `ops_per_sec`).
+    #[serde(default)]
+    pub method: Method,
+    #[serde(default = "throughput")]
+    pub metric: String,
+    /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent
+    /// (from version 2 the prediction uses the robust scale beside it).
     pub sd_log_ratio: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust_sd_log_ratio: Option<f64>,
     pub predicted_mde_pct: f64,
     /// The slowdown injected for the power check and the true effect it makes.
     pub slowdown_pct: f64,
@@ -190,7 +257,29 @@ mod tests {
         });
         let c: Calibration = serde_json::from_value(v).unwrap();
         assert_eq!(c.schema_version, 1);
+        assert_eq!((c.classical_noise, c.predictions.len()), (None, 0));
+        // Written back, it stays what it is: a row of version 1 (its law is of the sd).
         let back = serde_json::to_value(&c).unwrap();
-        assert_eq!(back["schema_version"], CALIBRATION_SCHEMA_VERSION);
+        assert_eq!(back["schema_version"], 1);
+        assert!(back.get("predictions").is_none());
+    }
+
+    #[test]
+    fn a_validation_stored_before_version_2_was_of_fixed_rounds_and_throughput() {
+        let rate = serde_json::json!({
+            "name": "r", "k": 40, "hits": 2, "rate": 0.05, "ci_low": 0.0, "ci_high": 0.2,
+            "nominal": 0.05, "pass": true, "detail": ""
+        });
+        let v = serde_json::json!({
+            "hostname": "h", "trial_sec": 0.2, "rounds": 10, "sd_log_ratio": 0.06,
+            "predicted_mde_pct": 6.0, "slowdown_pct": 6.0, "true_effect_pct": -5.7,
+            "false_positives": rate, "power": rate, "coverage": rate,
+            "coordinated_omission": [], "co_pass": true, "experiments": []
+        });
+        let v: Validation = serde_json::from_value(v).unwrap();
+        assert_eq!((v.method, v.metric.as_str()), (Method::Rmit, "ops_per_sec"));
+        assert_eq!(v.robust_sd_log_ratio, None);
+        let m: Method = serde_json::from_value(serde_json::json!("until-decided")).unwrap();
+        assert_eq!((m, m.name()), (Method::UntilDecided, "until-decided"));
     }
 }

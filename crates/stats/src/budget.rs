@@ -18,10 +18,16 @@
 //! positive value; rounds are then not independent and the interval too narrow), and
 //! outlier rounds by the median absolute deviation.
 //!
+//! Within a wall time ([`best_within`]) the plan of smallest MDE is the prediction of
+//! what an experiment of that length can detect: with fixed rounds, or for a run until
+//! decided with the MDE of its confidence sequence at its last look (wider: it may be
+//! looked at any time).
+//!
 //! Cost: O(n) per descriptor; the table is O(plans).
 
 use crate::describe::plain_median_finite;
 use crate::power::PowerSpec;
+use crate::sequential::SequenceConfig;
 
 /// The rounds of the budget table.
 pub const TABLE_ROUNDS: [usize; 8] = [6, 8, 10, 15, 20, 30, 50, 100];
@@ -195,6 +201,62 @@ pub fn cheapest(table: &[Plan], target_pct: f64) -> Option<Plan> {
         .copied()
 }
 
+/// How the rounds of a plan are judged, which sets the effect they can detect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Judged {
+    /// A fixed number of rounds and the paired signed-rank verdict ([`mde_pct`]).
+    Fixed(PowerSpec),
+    /// A run until decided that reaches the plan's rounds at the latest: the confidence
+    /// sequence's MDE at its last look ([`crate::sequential::mde80_at`]).
+    Sequential(SequenceConfig),
+}
+
+impl Judged {
+    /// The MDE in percent of `rounds` rounds with log-ratio sd `sd_log`; `None` when the
+    /// rounds are too few for an interval.
+    pub fn mde_pct(&self, rounds: usize, sd_log: f64) -> Option<f64> {
+        match self {
+            Judged::Fixed(spec) => mde_pct(rounds, sd_log, spec),
+            Judged::Sequential(cfg) => {
+                crate::sequential::mde80_at(rounds, sd_log, cfg).map(|m| 100.0 * m.exp_m1())
+            }
+        }
+    }
+}
+
+/// The plan of smallest MDE whose wall time fits in `wall_sec`: for each trial length of
+/// `seconds`, as many rounds as fit (`variants` trials of T + `overhead_sec` each), judged
+/// by `judged`. `None` when no length fits enough rounds for an interval. This is the
+/// prediction "what an experiment of 10 (30) minutes can detect on this machine".
+pub fn best_within(
+    model: &NoiseModel,
+    overhead_sec: f64,
+    variants: usize,
+    wall_sec: f64,
+    seconds: &[f64],
+    judged: &Judged,
+) -> Option<Plan> {
+    seconds
+        .iter()
+        .filter(|t| **t > 0.0 && t.is_finite())
+        .filter_map(|&t| {
+            let round = variants as f64 * (t + overhead_sec.max(0.0));
+            let rounds = (wall_sec / round).floor();
+            if !(rounds >= 2.0 && rounds.is_finite()) {
+                return None;
+            }
+            let rounds = rounds.min(1e6) as usize;
+            let mde = judged.mde_pct(rounds, model.sd_at(t))?;
+            Some(Plan {
+                rounds,
+                trial_sec: t,
+                mde_pct: mde,
+                wall_sec: rounds as f64 * round,
+            })
+        })
+        .min_by(|a, b| a.mde_pct.total_cmp(&b.mde_pct))
+}
+
 /// P(X ≤ k) for X ~ Binomial(n, p), summed in logs. O(k).
 fn binomial_cdf(k: usize, n: usize, p: f64) -> f64 {
     if p <= 0.0 {
@@ -323,6 +385,32 @@ mod tests {
             .filter(|p| p.mde_pct <= 1.0)
             .all(|p| p.wall_sec >= best.wall_sec));
         assert!(cheapest(&table, 1e-6).is_none());
+    }
+
+    /// Within a wall time the plan of smallest MDE is found; a run until decided pays
+    /// for looking at any time with a wider interval, so it predicts a larger MDE for the
+    /// same rounds; more time never predicts a larger MDE.
+    #[test]
+    fn the_best_plan_within_a_wall_time() {
+        let model = NoiseModel { a: 0.05, b: 0.5 };
+        let fixed = Judged::Fixed(PowerSpec::default());
+        let seq = Judged::Sequential(SequenceConfig::default());
+        let p10 = best_within(&model, 0.5, 2, 600.0, &TABLE_SECONDS, &fixed).unwrap();
+        let p30 = best_within(&model, 0.5, 2, 1800.0, &TABLE_SECONDS, &fixed).unwrap();
+        assert!(p10.wall_sec <= 600.0 && p30.wall_sec <= 1800.0);
+        assert!(p30.mde_pct < p10.mde_pct, "{p10:?} {p30:?}");
+        for &t in &TABLE_SECONDS {
+            let n = (600.0 / (2.0 * (t + 0.5))).floor() as usize;
+            if let Some(m) = mde_pct(n, model.sd_at(t), &PowerSpec::default()) {
+                assert!(m >= p10.mde_pct - 1e-12, "{t} s: {m} vs {p10:?}");
+            }
+        }
+        let s10 = best_within(&model, 0.5, 2, 600.0, &TABLE_SECONDS, &seq).unwrap();
+        assert!(s10.mde_pct > p10.mde_pct, "{s10:?} {p10:?}");
+        assert_eq!(
+            best_within(&model, 0.5, 2, 1.0, &TABLE_SECONDS, &fixed),
+            None
+        );
     }
 
     /// The table's MDE is the signed-rank test's, somewhat above the t-based formula at

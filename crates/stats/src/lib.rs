@@ -18,7 +18,10 @@
 //! - [`sequential`]: run until decided: Lai's confidence sequence for the mean log
 //!   ratio, its stopping rule, and the simulation of its error rates.
 //! - [`power`]: minimal detectable effect and sample sizes.
-//! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target.
+//! - [`budget`]: calibration: measured noise → MDE of any plan, cheapest plan for a target,
+//!   the best plan within a wall time for fixed rounds or a run until decided.
+//! - [`scale`]: a robust scale (Rousseeuw and Croux's Qn) that one wild round cannot
+//!   inflate.
 //! - [`bootstrap`]: seeded geomean-of-ratios interval across workloads.
 //! - [`changepoint`]: change points of a history (E-Divisive means, permutation test).
 //! - [`fdr`]: Benjamini–Hochberg q-values.
@@ -38,6 +41,7 @@ pub mod ministat;
 pub mod power;
 pub mod quantile_ci;
 pub mod rank;
+pub mod scale;
 pub mod select;
 pub mod sequential;
 pub mod utest;

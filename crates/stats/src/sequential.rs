@@ -230,6 +230,18 @@ fn boundary(t: f64, cfg: &SequenceConfig) -> Option<f64> {
     (t > c).then(|| (c * (t - 1.0) / (t * (t - c))).sqrt())
 }
 
+/// The effect a run until decided of `n` rounds whose log ratios have spread `sd` detects
+/// with about 80 % power at its last look ([`Look::mde80`] before the rounds are run:
+/// the sequential half-width plus z₀.₈₀ standard errors). Log scale; `None` while the
+/// interval is unbounded at `n`. Cost: O(1).
+pub fn mde80_at(n: usize, sd: f64, cfg: &SequenceConfig) -> Option<f64> {
+    if n < 2 || !(sd.is_finite() && sd >= 0.0) {
+        return None;
+    }
+    let k = boundary(n as f64, cfg)?;
+    Some(k * sd + normal_quantile(0.8) * sd / (n as f64).sqrt())
+}
+
 /// The smallest round count n in `from..=cap` at which the half-width at spread `sd`
 /// falls below `target` (both log scale), for predicting when a run will decide;
 /// `None` if it does not within `cap`. Cost: O(log cap) looks (the half-width only
@@ -294,6 +306,16 @@ mod tests {
         // One round, or no spread: no scale, no interval.
         assert!(!confidence_sequence(&[0.1], &cfg).is_bounded());
         assert!(!confidence_sequence(&[0.1; 30], &cfg).is_bounded());
+    }
+
+    #[test]
+    fn the_predicted_mde_is_the_looks() {
+        let cfg = SequenceConfig::default();
+        let d: Vec<f64> = (0..30).map(|i| 0.02 * f64::from(i % 5) - 0.04).collect();
+        let look = confidence_sequence(&d, &cfg);
+        let want = look.mde80().unwrap();
+        assert!((mde80_at(30, look.sd, &cfg).unwrap() - want).abs() < 1e-12);
+        assert_eq!(mde80_at(3, 0.1, &cfg), None);
     }
 
     #[test]

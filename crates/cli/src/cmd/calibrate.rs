@@ -13,7 +13,7 @@ use resplab_experiment::calibrate::setup::{self, Options, WorkloadFlags};
 use resplab_experiment::calibrate::validate::{self, ValidateOptions};
 use resplab_experiment::calibrate::{self as calibration, Calibrated, Step};
 use resplab_experiment::runner::Event;
-use resplab_results::calibration::secs_text;
+use resplab_results::calibration::{secs_text, Method};
 use resplab_store::Store;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -25,6 +25,15 @@ use std::time::Duration;
 pub enum Format {
     Text,
     Json,
+}
+
+/// How the experiments of `--validate` run and are judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    /// Fixed randomized interleaved rounds, the paired verdict at the end.
+    Rmit,
+    /// Runs until decided (the anytime-valid interval), at most --validate-rounds.
+    UntilDecided,
 }
 
 /// Flags of `resplab calibrate`.
@@ -162,9 +171,14 @@ pub struct CalibrateArgs {
     /// Experiments per error-rate check of --validate.
     #[arg(long = "validate-k", value_name = "K", default_value_t = 40)]
     pub validate_k: usize,
-    /// Rounds of each --validate experiment.
+    /// Rounds of each --validate experiment (the most rounds with until-decided).
     #[arg(long = "validate-rounds", value_name = "N", default_value_t = 10)]
     pub validate_rounds: u32,
+    /// The method --validate measures: `rmit` (default) or `until-decided`; with
+    /// --metric (ops_per_sec or server_cpu_us_per_op, alias throughput or server-cpu)
+    /// its results are stored per method and metric.
+    #[arg(long, value_enum, value_name = "METHOD", requires = "validate")]
+    pub method: Option<MethodArg>,
     /// `text` (default) or `json`.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -265,6 +279,11 @@ fn run_validate(
         bail!("--validate checks against known truth with resplab serve as the server: it takes no --server, --address or --experiment");
     }
     let quiet = a.quiet || a.format == Format::Json;
+    let metric = validate::metric_named(a.metric.as_deref().unwrap_or("ops_per_sec"))?;
+    let method = match a.method {
+        None | Some(MethodArg::Rmit) => Method::Rmit,
+        Some(MethodArg::UntilDecided) => Method::UntilDecided,
+    };
     let plan = validate::plan(ValidateOptions {
         exe: std::env::current_exe().context("finding the resplab executable")?,
         durations,
@@ -272,6 +291,8 @@ fn run_validate(
         k: a.validate_k,
         rounds: a.validate_rounds,
         seed: a.seed,
+        method,
+        metric,
     })?;
     if plan.k < a.validate_k && !quiet {
         eprintln!(

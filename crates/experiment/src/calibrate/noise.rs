@@ -1,14 +1,24 @@
 //! The noise of an A/A experiment and what follows from it: the noise at one trial
 //! length ([`analyze`], from the counted trials in the store; [`noise_of`], from the
 //! values alone), and the calibration of several lengths ([`summarize`]): the noise law
-//! s_d(T) = a·T^(−b) fitted to them, the budget table, the cheapest plan, and whether the
-//! A/A verdicts found a difference that should not be there.
+//! s_d(T) = a·T^(−b) fitted to them, the budget table, the cheapest plan, what 10 and 30
+//! minutes can detect with each method, and whether the A/A verdicts found a difference
+//! that should not be there.
+//!
+//! The noise of a length is the robust scale of its per-round log ratios (Qn,
+//! `resplab_stats::scale`), and the law, the table and the predictions follow it: one
+//! round that a neighbour's burst threw far out would otherwise inflate the standard
+//! deviation, and with it every MDE and budget. The classical standard deviation and the
+//! law fitted to it are kept and shown beside, so that a gap between the two says the
+//! rounds have outliers.
 
 use super::plan::plan_row;
 use super::{CalibrateError, VARIANTS};
 use crate::{Experiment, Order, ServerSource};
-use resplab_results::calibration::{secs_text, Calibration, Noise, CALIBRATION_SCHEMA_VERSION};
-use resplab_stats::budget::{self, NoiseModel, Plan};
+use resplab_results::calibration::{
+    secs_text, Calibration, Method, Noise, Prediction, CALIBRATION_SCHEMA_VERSION,
+};
+use resplab_stats::budget::{self, Judged, NoiseModel, Plan};
 use resplab_stats::power::PowerSpec;
 use resplab_stats::verdict::{paired_from_log_ratios, CompareConfig, Direction, Verdict};
 use resplab_store::{Store, ALL_COMMANDS};
@@ -96,6 +106,7 @@ pub fn noise_of(counted: &[(String, u32, f64)], rounds: u32, direction: Directio
         cv_a_pct: budget::cv(&va).map(|c| 100.0 * c),
         cv_b_pct: budget::cv(&vb).map(|c| 100.0 * c),
         sd_log_ratio: budget::sd(&d),
+        robust_sd_log_ratio: resplab_stats::scale::qn(&d),
         lag1_ratio: budget::lag1_autocorrelation(&d),
         lag1_a: budget::lag1_autocorrelation(&va),
         lag1_b: budget::lag1_autocorrelation(&vb),
@@ -147,6 +158,8 @@ pub fn summarize(
         Vec::new()
     };
     let cheapest = budget::cheapest(&table, target_mde_pct).map(plan_row);
+    let classical = classical_law(&noise);
+    let predictions = predictions(&model, &classical, overhead, &seconds);
     let biased = bias(base, &noise);
     let w = &base.workloads[workload];
     Calibration {
@@ -160,21 +173,83 @@ pub fn summarize(
         noise,
         noise_a: model.a,
         noise_b: model.b,
+        classical_noise: Some((classical.a, classical.b)),
         overhead_sec: overhead,
         table: table.into_iter().map(plan_row).collect(),
         target_mde_pct,
         cheapest,
         biased,
         budget_note: None,
+        predictions,
     }
 }
 
-/// s_d(T) = a·T^(−b) fitted to the lengths that have a noise figure; `a` is NaN when
-/// there is nothing to fit.
+/// The wall times calibrate predicts for: 10 and 30 minutes.
+pub const PREDICTION_SECONDS: [f64; 2] = [600.0, 1800.0];
+
+/// The noise-to-MDE law of a method.
+pub fn judged(method: Method) -> Judged {
+    match method {
+        Method::Rmit => Judged::Fixed(PowerSpec::default()),
+        Method::UntilDecided => Judged::Sequential(crate::sequential::config()),
+    }
+}
+
+/// What 10 and 30 minutes can detect with each method: the best plan over the trial
+/// lengths `seconds` by the robust law `model`, and that plan's MDE by the classical law.
+pub fn predictions(
+    model: &NoiseModel,
+    classical: &NoiseModel,
+    overhead: f64,
+    seconds: &[f64],
+) -> Vec<Prediction> {
+    let mut out = Vec::new();
+    for method in Method::ALL {
+        let j = judged(method);
+        for within in PREDICTION_SECONDS {
+            let plan = model
+                .a
+                .is_finite()
+                .then(|| budget::best_within(model, overhead, VARIANTS.len(), within, seconds, &j));
+            let plan = plan.flatten();
+            let classical_mde_pct = plan.and_then(|p| {
+                classical
+                    .a
+                    .is_finite()
+                    .then(|| j.mde_pct(p.rounds, classical.sd_at(p.trial_sec)))
+                    .flatten()
+            });
+            out.push(Prediction {
+                method,
+                within_sec: within,
+                plan: plan.map(plan_row),
+                classical_mde_pct,
+            });
+        }
+    }
+    out
+}
+
+/// s_d(T) = a·T^(−b) fitted to the robust scale of the lengths that have one (a length
+/// whose robust scale is 0, most rounds tied, counts with its standard deviation); `a` is
+/// NaN when there is nothing to fit.
 pub fn noise_law(noise: &[Noise]) -> NoiseModel {
+    fit(noise, |n| {
+        n.robust_sd_log_ratio
+            .filter(|s| *s > 0.0)
+            .or(n.sd_log_ratio)
+    })
+}
+
+/// The same law fitted to the classical standard deviations.
+pub fn classical_law(noise: &[Noise]) -> NoiseModel {
+    fit(noise, |n| n.sd_log_ratio)
+}
+
+fn fit(noise: &[Noise], scale: impl Fn(&Noise) -> Option<f64>) -> NoiseModel {
     let points: Vec<(f64, f64)> = noise
         .iter()
-        .filter_map(|n| n.sd_log_ratio.map(|s| (n.trial_sec, s)))
+        .filter_map(|n| scale(n).map(|s| (n.trial_sec, s)))
         .collect();
     NoiseModel::fit(&points).unwrap_or(NoiseModel {
         a: f64::NAN,
@@ -264,6 +339,7 @@ mod tests {
         let mut n = noise_of(&trials(10, |_| 1.0), 10, Direction::HigherIsBetter);
         n.trial_sec = trial_sec;
         n.sd_log_ratio = Some(sd);
+        n.robust_sd_log_ratio = Some(sd);
         n
     }
 
@@ -316,6 +392,7 @@ mod tests {
         // No length with a noise figure: nothing to fit.
         let mut none = noise_at(1.0, 0.0);
         none.sd_log_ratio = None;
+        none.robust_sd_log_ratio = None;
         assert!(noise_law(&[none]).a.is_nan());
     }
 
@@ -337,6 +414,63 @@ mod tests {
         assert_eq!(cal.biased, None);
         assert_eq!(cal.workload, "calibrate");
         assert_eq!(cal.schema_version, CALIBRATION_SCHEMA_VERSION);
+    }
+
+    /// Per-round ratios with a seeded normal spread of `sd` (log scale) around 1.
+    fn normal_ratios(rounds: u32, sd: f64, seed: u64) -> Vec<f64> {
+        use rand::SeedableRng as _;
+        use rand_distr::{Distribution as _, Normal};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let n = Normal::new(0.0, sd).unwrap();
+        (0..rounds).map(|_| n.sample(&mut rng).exp()).collect()
+    }
+
+    /// One wild round (a neighbour's burst) leaves the noise law, the cheapest plan and
+    /// the 10- and 30-minute predictions nearly where they were; the classical sd, shown
+    /// beside, is inflated.
+    #[test]
+    fn one_wild_round_leaves_the_plan_nearly_unchanged() {
+        let base = super::super::setup::from_flags(&Default::default(), 1).unwrap();
+        let lengths = [0.5f64, 1.0, 2.0];
+        let calibrate = |wild: bool| {
+            let noise: Vec<Noise> = lengths
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut r = normal_ratios(30, 0.02 * t.powf(-0.5), 7 + i as u64);
+                    if wild && i == 1 {
+                        r[17] = 1.6;
+                    }
+                    let mut n = noise_of(
+                        &trials(30, |k| r[k as usize]),
+                        30,
+                        Direction::HigherIsBetter,
+                    );
+                    n.trial_sec = *t;
+                    n.overhead_sec = 0.3;
+                    n
+                })
+                .collect();
+            summarize(&base, 0, "redis-server", noise, 2.0)
+        };
+        let (calm, wild) = (calibrate(false), calibrate(true));
+        let sd = |c: &Calibration| c.noise[1].sd_log_ratio.unwrap();
+        assert!(sd(&wild) > 3.0 * sd(&calm), "{} {}", sd(&wild), sd(&calm));
+        let (a, b) = (calm.noise_a, wild.noise_a);
+        assert!((b / a - 1.0).abs() < 0.15, "robust law {a} -> {b}");
+        let (ca, cb) = (
+            calm.classical_noise.unwrap().0,
+            wild.classical_noise.unwrap().0,
+        );
+        assert!(cb > 1.5 * ca, "classical law {ca} -> {cb}");
+        let (p, q) = (calm.cheapest.unwrap(), wild.cheapest.unwrap());
+        assert!(q.wall_sec <= 1.5 * p.wall_sec, "{p:?} {q:?}");
+        assert_eq!(calm.predictions.len(), 4);
+        for (p, q) in calm.predictions.iter().zip(&wild.predictions) {
+            let (m, n) = (p.plan.unwrap().mde_pct, q.plan.unwrap().mde_pct);
+            assert!((n / m - 1.0).abs() < 0.15, "{:?}: {m} -> {n}", p.method);
+            assert!(q.classical_mde_pct.unwrap() > n, "{q:?}");
+        }
     }
 
     #[test]

@@ -220,12 +220,14 @@ mod tests {
             noise: Vec::new(),
             noise_a: a,
             noise_b: 0.5,
+            classical_noise: None,
             overhead_sec: 0.25,
             table: Vec::new(),
             target_mde_pct: 1.0,
             cheapest: None,
             biased: None,
             budget_note: None,
+            predictions: Vec::new(),
         };
         let (mde, wall) = predict(&cal(0.01), 10, 1.0, 2).unwrap();
         assert_eq!(wall, 10.0 * 2.0 * 1.25);

@@ -2,7 +2,9 @@
 //! newest `--validate` run of the same host beside a calibration.
 
 use super::CalibrateError;
-use resplab_results::calibration::{Calibration, StoredCalibration, Validation, VALIDATION_KEY};
+use resplab_results::calibration::{
+    Calibration, Method, StoredCalibration, Validation, VALIDATION_KEY,
+};
 use resplab_store::{CalibrationRow, Store};
 use std::path::Path;
 
@@ -69,19 +71,27 @@ pub fn load(store: &Store, db: &Path, which: &str) -> Result<StoredCalibration, 
     })
 }
 
-/// The newest `--validate` result of `hostname`, with its id, if one is stored and this
-/// build can read it: what a verdict's sensitivity certificate quotes.
+/// The newest `--validate` result of `hostname` for `method` and `metric`, with its id,
+/// if one is stored and this build can read it: what a verdict's sensitivity
+/// certificate quotes (error rates measured for another method or metric do not vouch
+/// for this one).
 ///
 /// # Errors
 /// A store failure.
 pub fn newest_validation(
     store: &Store,
     hostname: &str,
+    method: Method,
+    metric: &str,
 ) -> Result<Option<(i64, Validation)>, CalibrateError> {
-    let row = store.latest_calibration(hostname, VALIDATION_KEY, "ops_per_sec")?;
-    Ok(row.and_then(|r| {
-        serde_json::from_value::<Validation>(r.result)
-            .ok()
-            .map(|v| (r.id, v))
-    }))
+    let all = store.calibrations()?;
+    Ok(all
+        .into_iter()
+        .filter(|r| r.workload_key == VALIDATION_KEY && r.hostname == hostname)
+        .filter_map(|r| {
+            let v = serde_json::from_value::<Validation>(r.result).ok()?;
+            (v.method == method && v.metric == metric).then_some((r.created_at_unix_ms, r.id, v))
+        })
+        .max_by_key(|(at, id, _)| (*at, *id))
+        .map(|(_, id, v)| (id, v)))
 }
