@@ -20,6 +20,7 @@ use toml::Spanned;
 
 mod command;
 mod connect;
+mod tool;
 mod variant;
 mod workload;
 use command::*;
