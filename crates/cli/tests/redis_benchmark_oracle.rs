@@ -53,6 +53,39 @@ fn resplab_redis_benchmark_makes_the_server_see_what_redis_benchmark_made_it_see
     );
 }
 
+/// Lines that need a server of their own: a password (`-a`, `--user`) and a Unix
+/// socket (`-s`, which overrides the port the test appends, as in redis-benchmark).
+#[test]
+fn authenticated_and_unix_socket_lines_match_too() {
+    let mut failures = Vec::new();
+    let auth = RedisServer::start_with(&["--requirepass", "s3cret"], false)
+        .expect("redis-server (installed by scripts/setup.sh)");
+    let mut client = auth.client().unwrap();
+    client.cmd(&["AUTH", "s3cret"]).unwrap();
+    for line in [
+        "-a s3cret -t set,get -n 2000 -c 5",
+        "--user default -a s3cret -t incr,lpush -n 2000 -c 3 -P 4",
+        "-a s3cret --dbnum 2 -n 1000 -c 2 sadd s __rand_int__",
+    ] {
+        if let Err(e) = check(line, auth.port(), &mut client) {
+            failures.push(format!("{line}: {e}"));
+        }
+    }
+    let unix =
+        RedisServer::start_with_socket().expect("redis-server (installed by scripts/setup.sh)");
+    let socket = unix.socket_path().unwrap().display().to_string();
+    let mut client = unix.client().unwrap();
+    for line in [
+        format!("-s {socket} -t set,get -n 2000 -c 5"),
+        format!("-s {socket} -t ping_mbulk,hset -n 2000 -c 4 --threads 2 -q"),
+    ] {
+        if let Err(e) = check(&line, unix.port(), &mut client) {
+            failures.push(format!("{line}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// One line through both tools.
 fn check(
     line: &str,
