@@ -93,7 +93,7 @@ fn check(
     client: &mut resplab_testkit::client::Client,
 ) -> Result<(), String> {
     let (stdin, args) = shorten(line, port);
-    let (real_conns, real_calls, _) = run(client, "redis-benchmark", &[], &args, &stdin)?;
+    let (real_conns, real_calls, real_out) = run(client, "redis-benchmark", &[], &args, &stdin)?;
     let (mut conns, mut calls, out) =
         run(client, common::BIN, &["redis-benchmark"], &args, &stdin)?;
     if !real_calls.contains_key("xadd") && is_default_suite(&args) {
@@ -106,7 +106,14 @@ fn check(
         return Err(format!("{conns} connections, redis-benchmark {real_conns}"));
     }
     compare_shares("redis-benchmark", &real_calls, &calls)?;
-    check_layout(&args, &out)
+    check_layout(&args, &out)?;
+    let (titles, real_titles) = (titles(&out), titles(&real_out));
+    if titles.is_empty() || titles != real_titles {
+        return Err(format!(
+            "tests titled {titles:?}, redis-benchmark {real_titles:?}"
+        ));
+    }
+    Ok(())
 }
 
 /// Runs `program` with the line against a flushed server with fresh statistics: the
@@ -147,6 +154,28 @@ fn run(
         calls,
         String::from_utf8_lossy(&out.stdout).into_owned(),
     ))
+}
+
+/// The tests' titles in the order printed, whatever the layout (redis-benchmark's
+/// progress lines, which end in a carriage return, left out). The default suite's
+/// `XADD`, which redis-benchmark 7.0 lacks, is left out too.
+fn titles(out: &str) -> Vec<String> {
+    out.split(['\n', '\r'])
+        .filter_map(|l| {
+            let l = l.trim();
+            let title = if let Some(t) = l.strip_prefix("====== ") {
+                t.strip_suffix(" ======")
+            } else if l.contains(" requests per second, p50=") {
+                l.split(": ").next()
+            } else if l.starts_with('"') && !l.starts_with("\"test\"") {
+                l.split("\",\"").next().map(|t| t.trim_start_matches('"'))
+            } else {
+                None
+            };
+            title.map(str::to_string)
+        })
+        .filter(|t| t != "XADD")
+        .collect()
 }
 
 /// No `-t` and no command: the default suite.

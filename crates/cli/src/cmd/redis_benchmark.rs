@@ -48,6 +48,8 @@ pub fn run(args: RedisBenchmarkArgs) -> anyhow::Result<ExitCode> {
         }
         Invocation::Run(line) => *line,
     };
+    // redis-benchmark titles a command by the words of its line, without what -x reads.
+    let title = line.command_title();
     if line.last_arg_from_stdin {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -90,7 +92,7 @@ pub fn run(args: RedisBenchmarkArgs) -> anyhow::Result<ExitCode> {
         let result = resplab_engine::run(&config, &workload, &stop, &mut show);
         progress.clear();
         let record = result.with_context(|| format!("run against {}", config.target))?;
-        print(&line, &config, &workload, &record);
+        print(&line, &title, &config, &workload, &record);
         if line.looping && record.end == RunEnd::Interrupted {
             // Ctrl-C is how a loop ends.
             return Ok(ExitCode::SUCCESS);
@@ -105,15 +107,20 @@ pub fn run(args: RedisBenchmarkArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints the run in the layout the line asks for.
-fn print(line: &RbLine, config: &resplab_engine::RunConfig, workload: &Workload, r: &RunRecord) {
-    let command_title = line.command_title();
+fn print(
+    line: &RbLine,
+    command_title: &str,
+    config: &resplab_engine::RunConfig,
+    workload: &Workload,
+    r: &RunRecord,
+) {
     let mut tests = Vec::new();
     for phase in workload.phases() {
         let single = phase.commands.len() == 1;
         for cmd in &phase.commands {
             if let Some(summary) = r.commands.get(cmd) {
                 let title = if !line.command.is_empty() {
-                    command_title.as_str()
+                    command_title
                 } else if single {
                     phase.title.as_str()
                 } else {
