@@ -41,7 +41,9 @@ enum Command {
     Serve(Box<cmd::serve::ServeArgs>),
     /// A memtier_benchmark command line with memtier's meaning (-c per thread, -n per client).
     Memtier(cmd::memtier::MemtierArgs),
-    /// Links named memtier_benchmark to this binary in DIR (they run resplab memtier).
+    /// A redis-benchmark (or valkey-benchmark) command line with its meaning and layouts.
+    RedisBenchmark(cmd::redis_benchmark::RedisBenchmarkArgs),
+    /// Links named memtier_benchmark, redis-benchmark and valkey-benchmark to this binary in DIR.
     InstallLinks(cmd::links::InstallLinksArgs),
     /// Compare sampled profiles: changed functions and a differential flame graph.
     Profile(cmd::profile::ProfileArgs),
@@ -70,7 +72,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            if let Some(hint) = memtier_hint(&e) {
+            if let Some(hint) = unknown_option_hint(&e) {
                 eprintln!("resplab: {hint}");
             }
             return ExitCode::from(code);
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::History(a) => cmd::history::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Memtier(a) => cmd::memtier::run(a),
+        Command::RedisBenchmark(a) => cmd::redis_benchmark::run(a),
         Command::InstallLinks(a) => cmd::links::run(&a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Profile(a) => cmd::profile::run(a),
@@ -102,9 +105,9 @@ fn main() -> ExitCode {
     })
 }
 
-/// An option `resplab bench` does not know but memtier_benchmark does: the advice to
-/// run `resplab memtier`.
-fn memtier_hint(e: &clap::Error) -> Option<String> {
+/// An option `resplab bench` does not know but memtier_benchmark or redis-benchmark
+/// does: the advice to run `resplab memtier` or `resplab redis-benchmark`.
+fn unknown_option_hint(e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};
     if e.kind() != clap::error::ErrorKind::UnknownArgument {
         return None;
@@ -112,6 +115,7 @@ fn memtier_hint(e: &clap::Error) -> Option<String> {
     match e.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(arg)) => {
             resplab_workload::memtier::hint::unknown_option_hint(arg)
+                .or_else(|| resplab_workload::redis_benchmark::unknown_option_hint(arg))
         }
         _ => None,
     }

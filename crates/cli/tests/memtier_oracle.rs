@@ -14,24 +14,12 @@
 
 mod common;
 
-use resplab_testkit::client::Reply;
 use resplab_testkit::redis::RedisServer;
 use resplab_workload::memtier::{parse, Invocation};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// Commands a tool sends to set itself up (resplab's control connection asks INFO).
-const SETUP: &[&str] = &[
-    "info",
-    "config|resetstat",
-    "config",
-    "hello",
-    "auth",
-    "select",
-    "flushall",
-];
 
 #[test]
 fn resplab_memtier_makes_the_server_see_what_memtier_made_it_see() {
@@ -98,7 +86,7 @@ fn check(
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let (connections, calls) = server_facts(client)?;
+    let (connections, calls) = common::oracle::server_facts(client)?;
     let runs = run_count(&args);
     let want_conns = fact["connections"].as_u64().unwrap_or(0);
     if connections.saturating_sub(runs) != want_conns {
@@ -107,7 +95,7 @@ fn check(
         ));
     }
     let want: BTreeMap<String, u64> = serde_json::from_value(fact["calls"].clone()).unwrap();
-    compare_shares(&want, &calls)?;
+    common::oracle::compare_shares("memtier", &want, &calls)?;
     if is_counted(&args) {
         for (cmd, n) in &want {
             let got = calls.get(cmd).copied().unwrap_or(0);
@@ -121,23 +109,6 @@ fn check(
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
         .map_err(|e| format!("--json-out-file is not JSON: {e}"))?;
     check_keys(&fact["json_keys"], &doc)
-}
-
-/// Shares of the workload's commands within 5 points of memtier's.
-fn compare_shares(want: &BTreeMap<String, u64>, got: &BTreeMap<String, u64>) -> Result<(), String> {
-    let share = |m: &BTreeMap<String, u64>, k: &str| {
-        let total: u64 = m.values().sum();
-        100.0 * m.get(k).copied().unwrap_or(0) as f64 / total.max(1) as f64
-    };
-    for k in want.keys().chain(got.keys()) {
-        let (w, g) = (share(want, k), share(got, k));
-        if (w - g).abs() > 5.0 {
-            return Err(format!(
-                "{k}: {g:.1}% of the calls, memtier {w:.1}% (memtier {want:?}, resplab {got:?})"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Every key memtier's JSON had at the top, in its first result section and in its
@@ -169,39 +140,6 @@ fn check_keys(keys: &Value, doc: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// `total_connections_received` and the calls of each workload command.
-fn server_facts(
-    client: &mut resplab_testkit::client::Client,
-) -> Result<(u64, BTreeMap<String, u64>), String> {
-    let info = match client
-        .cmd(&["INFO", "everything"])
-        .map_err(|e| e.to_string())?
-    {
-        Reply::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
-        other => return Err(format!("INFO replied {other:?}")),
-    };
-    let mut conns = 0;
-    let mut calls = BTreeMap::new();
-    for row in info.lines() {
-        if let Some(n) = row.strip_prefix("total_connections_received:") {
-            conns = n.trim().parse().unwrap_or(0);
-        }
-        if let Some(rest) = row.strip_prefix("cmdstat_") {
-            let (name, stats) = rest.split_once(':').unwrap_or((rest, ""));
-            let n = stats
-                .split(',')
-                .next()
-                .and_then(|c| c.strip_prefix("calls="))
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0);
-            if !SETUP.contains(&name) {
-                calls.insert(name.to_string(), n);
-            }
-        }
-    }
-    Ok((conns, calls))
-}
-
 fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -214,7 +152,7 @@ fn lines(path: &Path) -> Vec<String> {
 
 /// The line as run: `--test-time 1`, `-n 200` when no length is given, the server.
 fn shorten(line: &str, port: u16) -> Vec<String> {
-    let words = shell_words(line);
+    let words = common::oracle::shell_words(line);
     let mut out = Vec::new();
     let mut has_length = false;
     let mut i = 0;
@@ -271,28 +209,4 @@ fn is_counted(args: &[String]) -> bool {
         plan(args).length,
         resplab_workload::memtier::RunLength::RequestsPerClient(_)
     ) && plan(args).rate_limit_per_connection.is_none()
-}
-
-/// Splits a line as a POSIX shell does for these lines: words separated by blanks,
-/// double and single quotes grouping (and removed), a backslash escaping one character.
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                word.get_or_insert_with(String::new);
-            }
-            (None, '\\') => word.get_or_insert_with(String::new).extend(chars.next()),
-            (None, c) if c.is_whitespace() => words.extend(word.take()),
-            (None, c) => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    words
 }

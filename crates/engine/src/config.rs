@@ -201,6 +201,9 @@ pub struct RunConfig {
     /// ([`crate::CommandProgress`]), for a live metrics endpoint. Off by default: the
     /// workers then copy no per-command histogram ten times a second.
     pub progress_commands: bool,
+    /// Every connection sends `CLIENT TRACKING on` after its set-up (redis-benchmark's
+    /// `--enable-tracking`); invalidation pushes that arrive are skipped, as any push.
+    pub client_tracking: bool,
 }
 
 impl RunConfig {
@@ -230,6 +233,7 @@ impl RunConfig {
             read_from_replicas: false,
             cluster_wait: DEFAULT_CLUSTER_WAIT,
             progress_commands: false,
+            client_tracking: false,
         }
     }
 
@@ -368,6 +372,9 @@ impl RunConfig {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
         if let (Some(at), Some(obj)) = (start_at, out.as_object_mut()) {
             obj.insert("start_at_unix_ms".into(), (at.as_millis() as u64).into());
+        }
+        if let (true, Some(obj)) = (self.client_tracking, out.as_object_mut()) {
+            obj.insert("client_tracking".into(), true.into());
         }
         if let (true, Some(obj)) = (self.cluster || self.read_from_replicas, out.as_object_mut()) {
             obj.insert(

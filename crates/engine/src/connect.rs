@@ -386,8 +386,8 @@ fn step(stream: &mut StdStream, name: &'static str, args: &[&[u8]]) -> Result<Va
 }
 
 /// Opens a connection and runs the set-up the configuration asks for: `HELLO 3` (with
-/// `AUTH` inside when credentials are given) or `AUTH`, then `SELECT`; or just `PING`
-/// when none of them is needed.
+/// `AUTH` inside when credentials are given) or `AUTH`, then `SELECT`, then `CLIENT
+/// TRACKING on`; or just `PING` when none of them is needed.
 pub(crate) fn open_ready(cfg: &RunConfig, timeout: Duration) -> Result<StdStream, SetupError> {
     open_ready_to(cfg, &cfg.target, false, timeout)
 }
@@ -448,7 +448,11 @@ fn ready(cfg: &RunConfig, s: &mut StdStream) -> Result<(), SetupError> {
     if let Some(db) = cfg.db {
         step(s, "SELECT", &[b"SELECT", db.to_string().as_bytes()])?;
     }
-    if cfg.protocol == Protocol::Resp2 && cfg.credentials.is_none() && cfg.db.is_none() {
+    if cfg.client_tracking {
+        step(s, "CLIENT TRACKING on", &[b"CLIENT", b"TRACKING", b"on"])?;
+    }
+    let asked = cfg.credentials.is_some() || cfg.db.is_some() || cfg.client_tracking;
+    if cfg.protocol == Protocol::Resp2 && !asked {
         // Nothing was asked of the server yet. A kernel completes TCP handshakes for a
         // process that is stopped or wedged, so only an answer proves the server is there;
         // without this, a reconnect to such a server would count as a success.

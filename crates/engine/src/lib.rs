@@ -57,6 +57,7 @@ pub mod control;
 pub mod error;
 pub mod fdlimit;
 pub mod host;
+pub mod idle;
 pub mod memtier;
 mod run;
 pub mod server;

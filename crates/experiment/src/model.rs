@@ -3,6 +3,8 @@
 //! defaults are applied during resolution, so the runner never guesses.
 
 use resplab_workload::flags::{Given, KeyPatterns, TestList};
+use resplab_workload::memtier::MemtierPlan;
+use resplab_workload::redis_benchmark::RbLine;
 use resplab_workload::CommandSpec;
 use resplab_workload::{Arrivals, Ratio, ValueSize};
 use serde::{Deserialize, Serialize};
@@ -247,6 +249,22 @@ pub struct Workload {
     /// resplab's own load; the bench fields above are then unused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<CommandRun>,
+    /// `memtier = "…"`: a memtier_benchmark line, run by resplab's engine with memtier's
+    /// meaning (its workload; `clients`, `threads`, `pipeline`, `rate` and `budget`
+    /// above are the line's).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "words::memtier"
+    )]
+    pub memtier: Option<Given<MemtierPlan>>,
+    /// `redis_benchmark = "…"`: a redis-benchmark line, as `memtier` is.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "words::redis_benchmark"
+    )]
+    pub redis_benchmark: Option<Given<RbLine>>,
 }
 
 impl Workload {
@@ -272,6 +290,8 @@ impl Workload {
             budget,
             preload: None,
             run: None,
+            memtier: None,
+            redis_benchmark: None,
         }
     }
 }
@@ -583,6 +603,16 @@ mod words {
         d: D,
     ) -> Result<Option<Given<ValueSize>>, D::Error> {
         Given::deserialize_with(d, flags::parse_data_size_range)
+    }
+    pub(super) fn memtier<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Given<resplab_workload::memtier::MemtierPlan>>, D::Error> {
+        Given::deserialize_with(d, crate::words::memtier_line)
+    }
+    pub(super) fn redis_benchmark<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Given<resplab_workload::redis_benchmark::RbLine>>, D::Error> {
+        Given::deserialize_with(d, crate::words::redis_benchmark_line)
     }
     pub(super) fn data_size_list<'de, D: Deserializer<'de>>(
         d: D,

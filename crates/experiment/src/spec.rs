@@ -210,6 +210,10 @@ pub struct WorkloadSpecToml {
     pub test_time: Option<Spanned<DurationValue>>,
     pub requests: Option<Spanned<u64>>,
     pub preload: Option<PreloadSpec>,
+    /// A memtier_benchmark line with memtier's meaning, run by resplab's engine.
+    pub memtier: Option<Spanned<String>>,
+    /// A redis-benchmark line with redis-benchmark's meaning, run by resplab's engine.
+    pub redis_benchmark: Option<Spanned<String>>,
     /// A command line to run instead of the bench vocabulary (a command workload).
     pub run: Option<Spanned<String>>,
     /// Run `run` with `sh -c` (default: split into words, no shell).

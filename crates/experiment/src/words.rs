@@ -182,6 +182,92 @@ pub fn cpu_list_len(list: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// A workload's `memtier = "…"`: a memtier_benchmark line read by
+/// `resplab_workload::memtier` with memtier's meaning. Only its workload and load words
+/// belong in an experiment: where to connect is the variant's, and what to write is
+/// the experiment's, so connection, output and `--run-count` options are refused.
+///
+/// # Errors
+/// A line that does not split or parse, or one of the options above.
+pub fn memtier_line(
+    text: &str,
+) -> Result<resplab_workload::memtier::MemtierPlan, resplab_workload::WorkloadError> {
+    use resplab_workload::memtier::{parse, Invocation};
+    let bad = |why: String| resplab_workload::WorkloadError::new("memtier", text, why);
+    let words = split_words(text).map_err(bad)?;
+    let plan = match parse(&words).map_err(|e| bad(e.to_string()))? {
+        Invocation::Run(plan) => *plan,
+        _ => return Err(bad("a benchmark line, not --help or --version".into())),
+    };
+    let Ok(Invocation::Run(default)) = parse(&[]) else {
+        return Err(bad("memtier's defaults to read".into()));
+    };
+    if plan.connection != default.connection {
+        return Err(bad("no connection options (server, port, socket, uri, authentication, database, protocol, TLS, cluster): the variant says where and how to connect".into()));
+    }
+    if plan.output != default.output || plan.run_count != 1 {
+        return Err(bad("no output options and one run: the experiment stores every trial with its full histograms and runs the rounds".into()));
+    }
+    if plan.randomize {
+        return Err(bad(
+            "no --randomize: each trial's seed is derived from the experiment's seed".into(),
+        ));
+    }
+    Ok(plan)
+}
+
+/// A workload's `redis_benchmark = "…"`: a redis-benchmark line read by
+/// `resplab_workload::redis_benchmark` with its meaning. As for memtier lines, only the
+/// workload and load words belong in an experiment.
+///
+/// # Errors
+/// A line that does not split or parse, or a connection or output option.
+pub fn redis_benchmark_line(
+    text: &str,
+) -> Result<resplab_workload::redis_benchmark::RbLine, resplab_workload::WorkloadError> {
+    use resplab_workload::redis_benchmark::{parse, Invocation};
+    let bad = |why: String| resplab_workload::WorkloadError::new("redis_benchmark", text, why);
+    let words = split_words(text).map_err(bad)?;
+    let line = match parse(&words).map_err(|e| bad(e.to_string()))? {
+        Invocation::Run(line) => *line,
+        _ => return Err(bad("a benchmark line, not --help or --version".into())),
+    };
+    let connection = line.host.is_some()
+        || line.port.is_some()
+        || line.socket.is_some()
+        || line.uri.is_some()
+        || line.password.is_some()
+        || line.user.is_some()
+        || line.dbnum.is_some()
+        || line.resp3
+        || line.tls
+        || line.cluster
+        || line.enable_tracking
+        || line.sni.is_some()
+        || line.cacert.is_some()
+        || line.cacertdir.is_some()
+        || line.cert.is_some()
+        || line.key.is_some()
+        || line.insecure
+        || line.tls_ciphersuites.is_some();
+    if connection {
+        return Err(bad("no connection options (-h, -p, -s, -u, -a, --user, --dbnum, -3, --cluster, --enable-tracking, TLS): the variant says where and how to connect".into()));
+    }
+    if line.quiet || line.csv || line.precision.is_some() || line.looping || line.idle {
+        return Err(bad("no -q, --csv, --precision, -l or -I: the experiment stores every trial with its full histograms and runs the rounds".into()));
+    }
+    if line.last_arg_from_stdin {
+        return Err(bad(
+            "no -x: an experiment has no standard input to read; write the argument in the line"
+                .into(),
+        ));
+    }
+    if line.seed.is_some() || line.warmup.is_some() {
+        return Err(bad("no --seed or --warmup: each trial's seed is derived from the experiment's seed, and its warm-up is the experiment's".into()));
+    }
+    Ok(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

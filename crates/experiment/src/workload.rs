@@ -33,6 +33,9 @@ pub fn is_mix(w: &Workload) -> bool {
 /// letter for a mix), or a combination [`WorkloadSpec::validate`] refuses.
 pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
     let e = |x: resplab_workload::WorkloadError| format!("workload \"{}\": {x}", w.name);
+    if let Some(spec) = tool_spec(w, seed)? {
+        return Ok(spec);
+    }
     let mix = is_mix(w);
     let tests = w.tests.names().to_vec();
     let mut commands = Vec::new();
@@ -73,6 +76,36 @@ pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
         values: Some(values),
     };
     words.into_spec(seed).map_err(e)
+}
+
+/// The spec of a workload given as a memtier or redis-benchmark line (`None` for any
+/// other), with `seed`.
+fn tool_spec(w: &Workload, seed: u64) -> Result<Option<WorkloadSpec>, String> {
+    let mut spec = if let Some(m) = &w.memtier {
+        m.value().workload.clone()
+    } else if let Some(r) = &w.redis_benchmark {
+        resplab_engine::words::redis_benchmark::resolve(r.value())
+            .map_err(|e| format!("workload \"{}\": {e}", w.name))?
+            .spec
+    } else {
+        return Ok(None);
+    };
+    spec.seed = seed;
+    Ok(Some(spec))
+}
+
+/// The compiled workload of one trial: memtier's clients share one key stream unless
+/// the line says `--distinct-client-seed`, as in `resplab memtier`.
+///
+/// # Errors
+/// A spec the workload crate refuses.
+pub fn compile(w: &Workload, spec: &WorkloadSpec) -> Result<resplab_workload::Workload, String> {
+    let compiled =
+        resplab_workload::Workload::new(spec).map_err(|e| format!("workload `{}`: {e}", w.name))?;
+    Ok(match &w.memtier {
+        Some(m) if !m.value().distinct_client_seed => compiled.with_shared_streams(),
+        _ => compiled,
+    })
 }
 
 /// The name of preload key `index` for workload `w`.

@@ -37,6 +37,7 @@ pub mod error;
 pub mod flags;
 pub mod keys;
 pub mod memtier;
+pub mod redis_benchmark;
 pub mod request;
 pub mod schedule;
 pub mod seed;

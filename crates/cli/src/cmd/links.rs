@@ -1,8 +1,9 @@
 //! `resplab install-links DIR`, and the names resplab answers to.
 //!
 //! A link named `memtier_benchmark` to the resplab binary runs `resplab memtier` with
-//! the link's arguments (the name is read from argv[0] in `main`), so scripts that call
-//! memtier_benchmark switch to resplab by `PATH` alone.
+//! the link's arguments, one named `redis-benchmark` or `valkey-benchmark` runs `resplab
+//! redis-benchmark` (the name is read from argv[0] in `main`), so scripts that call those
+//! tools switch to resplab by `PATH` alone.
 
 use anyhow::Context as _;
 use clap::Args;
@@ -10,7 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The names resplab answers to and the subcommand each stands for.
-pub const NAMES: &[(&str, &str)] = &[("memtier_benchmark", "memtier")];
+pub const NAMES: &[(&str, &str)] = &[
+    ("memtier_benchmark", "memtier"),
+    ("redis-benchmark", "redis-benchmark"),
+    ("valkey-benchmark", "redis-benchmark"),
+];
 
 /// The subcommand a program name stands for (`memtier_benchmark` → `memtier`), if any.
 pub fn subcommand_for(argv0: &str) -> Option<&'static str> {

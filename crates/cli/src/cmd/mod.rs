@@ -9,6 +9,7 @@ pub mod memtier;
 pub mod merge;
 pub mod profile;
 pub mod proto;
+pub mod redis_benchmark;
 pub mod report;
 pub mod serve;
 pub mod shell;

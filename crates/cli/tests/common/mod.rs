@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test file uses some of them
 
+pub mod oracle;
+
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

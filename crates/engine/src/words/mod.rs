@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod connect;
 pub mod load;
+pub mod redis_benchmark;
 pub mod workload;
 
 use std::fmt;

@@ -66,6 +66,11 @@ fn refuse_bench_keys(
     let bench_keys = [
         ("tests", w.tests.as_ref().map(|v| v.span())),
         ("command", w.command.as_ref().map(|v| v.span())),
+        ("memtier", w.memtier.as_ref().map(|v| v.span())),
+        (
+            "redis_benchmark",
+            w.redis_benchmark.as_ref().map(|v| v.span()),
+        ),
         ("ratio", w.ratio.as_ref().map(|v| v.span())),
         ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
         ("keyspace", w.keyspace.as_ref().map(|v| v.span())),

@@ -21,6 +21,7 @@ use toml::Spanned;
 mod command;
 mod connect;
 mod profile;
+mod tool;
 mod variant;
 mod workload;
 use command::*;

@@ -17,6 +17,10 @@ pub(super) fn resolve_workload(
     if name.is_empty() {
         return Err(cx.err_key(w.name.span(), key("name"), "expected a non-empty name"));
     }
+    if let Some(workload) = super::tool::resolve_tool_workload(cx, index, w, &name, default_budget)?
+    {
+        return Ok(workload);
+    }
     if w.run.is_some() {
         return resolve_command_workload(cx, index, w, name, default_budget);
     }
@@ -105,6 +109,8 @@ pub(super) fn resolve_workload(
         budget,
         preload,
         run: None,
+        memtier: None,
+        redis_benchmark: None,
     })
 }
 

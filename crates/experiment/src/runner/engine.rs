@@ -76,8 +76,7 @@ impl Runner<'_> {
             resplab_workload::seed::trial_seed(exp.seed, slot.round, slot.attempt, slot.workload),
         )
         .map_err(RunError::Workload)?;
-        let compiled = resplab_workload::Workload::new(&spec)
-            .map_err(|e| RunError::Workload(format!("workload `{}`: {e}", workload.name)))?;
+        let compiled = crate::workload::compile(workload, &spec).map_err(RunError::Workload)?;
         let mut cfg = trial_config(exp, workload, variant, base, host, port, spec.seed)?;
         let port = self.load_port(variant, &mut cfg)?;
         let started = resplab_store::write::now_unix_ms();

@@ -9,4 +9,5 @@
 
 pub mod hdr;
 pub mod rbcompat;
+pub mod rbtext;
 pub mod table;
