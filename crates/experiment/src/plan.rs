@@ -10,6 +10,8 @@
 //! - `abba`: file order on even rounds and its reverse on odd rounds (counterbalanced).
 //! - `fixed`: file order in every round; biased by design, for showing that an A/A
 //!   experiment catches an order effect.
+//! - `duet`: both variants at the same time, one execution per workload holding both
+//!   trials (run together by `runner::duet`); the workloads' order is shuffled.
 //!
 //! A unit of the order is an *execution*: one server process. Ordinary variants get one
 //! execution per trial (a fresh server each time). A hot-toggle variant shares the
@@ -100,6 +102,12 @@ pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> 
             execs.push((v, w, members));
         }
     }
+    if exp.order == Order::Duet {
+        // One execution per workload runs both variants at once (baseline first).
+        execs = (0..exp.workloads.len())
+            .map(|w| (0, w, (0..exp.variants.len()).collect()))
+            .collect();
+    }
     match exp.order {
         Order::Rmit => {
             rng.shuffle(&mut execs);
@@ -107,6 +115,7 @@ pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> 
                 rng.shuffle(&mut e.2);
             }
         }
+        Order::Duet => rng.shuffle(&mut execs),
         Order::Abba if reverse => {
             execs.reverse();
             for e in &mut execs {
