@@ -75,7 +75,7 @@ struct Stored {
     cpus: String,
     partner: String,
     start_at: String,
-    interval_ends: Vec<f64>,
+    run: resplab_results::RunRecord,
     histograms: bool,
     start_check: Option<(bool, String)>,
 }
@@ -95,8 +95,12 @@ fn stored(db: &Path, name: &str) -> Vec<Stored> {
             cpus: fact("duet_cpus"),
             partner: fact("duet_partner"),
             start_at: fact("duet_start_at_unix_ms"),
-            interval_ends: run.series.iter().filter_map(|x| x.unix_ms).collect(),
-            histograms: !run.series.is_empty() && run.series.iter().all(|x| x.histogram.is_some()),
+            histograms: !run.series.is_empty()
+                && run
+                    .series
+                    .iter()
+                    .all(|x| x.histogram.is_some() && x.unix_ms.is_some()),
+            run,
             start_check: t
                 .checks
                 .iter()
@@ -134,6 +138,7 @@ fn an_aa_duet_swaps_cpu_sets_pairs_intervals_and_finds_nothing() {
     // The baseline's CPU set alternates round by round.
     assert_ne!(base_cpus(0), base_cpus(1), "{trials:?}");
     assert_eq!(base_cpus(0), base_cpus(2), "{trials:?}");
+    let (mut paired, mut started_together) = (0, 0);
     for pair in trials.chunks(2) {
         let [a, b] = pair else { panic!("{pair:?}") };
         assert_eq!(a.round, b.round, "a round's two trials are stored together");
@@ -147,24 +152,29 @@ fn an_aa_duet_swaps_cpu_sets_pairs_intervals_and_finds_nothing() {
             !a.start_at.is_empty() && a.start_at == b.start_at,
             "{pair:?}"
         );
-        // The intervals pair: as many on each side, ending at the same wall-clock times.
-        assert!(a.interval_ends.len() >= 5, "{pair:?}");
-        assert_eq!(a.interval_ends.len(), b.interval_ends.len(), "{pair:?}");
-        for (x, y) in a.interval_ends.iter().zip(&b.interval_ends) {
-            assert!((x - y).abs() <= 50.0, "{pair:?}");
-        }
+        // The intervals pair by their wall-clock ends. An arm starved of its CPU for a
+        // moment closes one long interval where its partner closes several, so not
+        // every interval finds a partner; most do.
         assert!(a.histograms && b.histograms, "{pair:?}");
+        paired += resplab_results::duet::pair_intervals(&a.run, &b.run).len();
         let (passed, detail) = a.start_check.clone().expect("a duet_start check");
         assert!(detail.contains("ms apart"), "{detail}");
-        let _ = passed;
+        started_together += usize::from(passed);
     }
+    // 0.6 s trials keep 0.1 s intervals: six a side.
+    let rounds = trials.len() / 2;
+    assert!(paired >= 3 * rounds, "{paired} pairs in {rounds} rounds");
+    assert!(
+        started_together * 2 > rounds,
+        "{started_together} of {rounds} rounds"
+    );
 }
 
 #[test]
 fn a_ten_percent_slowdown_is_found_slower() {
     let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let f = file(dir.path(), "slow", 10, 60, "");
+    let f = file(dir.path(), "slow", 10, 120, "");
     let (code, out, err) = run_in(
         &["experiment", "run", f.to_str().unwrap(), "--db", "r.db"],
         dir.path(),
@@ -217,7 +227,10 @@ fn what_a_duet_cannot_run_is_a_one_line_error() {
     assert_eq!(code, 2);
     assert!(err.contains("runs exactly two variants at once"), "{err}");
 
-    let command = |t: String| t.replace("tests = \"set\"", "run = \"true\"\nformat = \"numbers\"");
+    let command = |t: String| {
+        let at = t.find("tests = \"set\"").unwrap();
+        format!("{}run = \"true\"\nformat = \"numbers\"\n", &t[..at])
+    };
     let (code, err) = refused(command, true, None);
     assert_eq!(code, 2);
     assert!(

@@ -23,6 +23,10 @@
 use crate::model::{Experiment, ServerSource, TrialBudget};
 use crate::words::{cpu_list, cpu_list_text};
 
+/// How far ahead of now a round's shared start is set: time for both generators to
+/// connect.
+pub const START_LEAD: std::time::Duration = std::time::Duration::from_millis(700);
+
 /// The two disjoint CPU sets of a duet; `first` is the baseline's in even rounds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuSets {
@@ -241,5 +245,48 @@ tests = "set"
         e.variants[1].server_cpus = None;
         e.workloads[0].budget = TrialBudget::Requests(1000);
         assert_eq!(check(&e).unwrap_err().key, "workload \"w\".requests");
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use crate::plan::{estimate_execution, round_plan};
+
+    #[test]
+    fn a_duet_round_is_one_execution_per_workload_holding_both_variants() {
+        let text = r#"
+[experiment]
+name = "d"
+order = "duet"
+test_time = "1s"
+[[variant]]
+name = "a"
+server = "redis-server --port {port}"
+[[variant]]
+name = "b"
+server = "redis-server --port {port}"
+[[workload]]
+name = "w"
+tests = "set"
+[[workload]]
+name = "v"
+tests = "get"
+"#;
+        // Read as RMIT (the file's duet check would ask this machine for two CPUs),
+        // then planned as a duet.
+        let text = text.replace("order = \"duet\"", "");
+        let mut exp = crate::resolve::parse("d.toml", &text, &Default::default()).unwrap();
+        exp.order = crate::Order::Duet;
+        for round in 0..4 {
+            let plan = round_plan(&exp, round, 0);
+            assert_eq!(plan.len(), 2);
+            for e in &plan {
+                let variants: Vec<usize> = e.trials.iter().map(|s| s.variant).collect();
+                assert_eq!(variants, vec![0, 1]);
+                assert_eq!(e.server_variant, 0);
+                // Both trials at once: one trial's time, not two.
+                assert!(estimate_execution(&exp, e).as_secs_f64() < 2.5);
+            }
+        }
     }
 }

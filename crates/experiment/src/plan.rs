@@ -252,17 +252,27 @@ pub fn estimate_trial(exp: &Experiment, workload: usize) -> Duration {
     Duration::from_secs_f64(phases * (per_phase + exp.warmup.as_secs_f64()) + preload)
 }
 
-/// A rough estimate of the whole first pass: trials plus one server start (about
-/// 0.3 s) per execution and the guard time of each toggle switch.
+/// A rough estimate of the whole first pass: the sum of its executions'
+/// [`estimate_execution`].
 pub fn estimate_total(exp: &Experiment) -> Duration {
-    let mut total = Duration::ZERO;
-    for e in full_plan(exp) {
-        total += Duration::from_millis(300);
-        for s in &e.trials {
-            total += estimate_trial(exp, s.workload);
-            if let ServerSource::Toggle { guard, .. } = &exp.variants[s.variant].server {
-                total += *guard * 2;
-            }
+    full_plan(exp)
+        .iter()
+        .map(|e| estimate_execution(exp, e))
+        .sum()
+}
+
+/// A rough estimate of one execution: one server start (about 0.3 s), its trials and
+/// the guard time of each toggle switch; a duet's two trials run at once, after a
+/// shared start [`crate::duet::START_LEAD`] ahead.
+pub fn estimate_execution(exp: &Experiment, e: &Execution) -> Duration {
+    let mut total = Duration::from_millis(300);
+    if exp.order == Order::Duet {
+        return total + crate::duet::START_LEAD + estimate_trial(exp, e.workload);
+    }
+    for s in &e.trials {
+        total += estimate_trial(exp, s.workload);
+        if let ServerSource::Toggle { guard, .. } = &exp.variants[s.variant].server {
+            total += *guard * 2;
         }
     }
     total

@@ -14,7 +14,7 @@
 //! more than [`START_SKEW_MS`] apart.
 
 use super::*;
-use crate::duet::CpuSets;
+use crate::duet::{CpuSets, START_LEAD};
 use crate::evidence::{Node, NodeReading};
 use crate::words::cpu_list_text;
 use resplab_sys::perf::Counting;
@@ -22,9 +22,6 @@ use std::time::SystemTime;
 
 /// The most two arms' loads may begin apart and still count as started together.
 pub(super) const START_SKEW_MS: f64 = 50.0;
-
-/// How far ahead the common start is set: time for both generators to connect.
-const START_LEAD: Duration = Duration::from_millis(700);
 
 /// One arm of a duet while it runs.
 struct Arm {
