@@ -9,10 +9,11 @@
 
 mod common;
 
-use common::{run_in, BIN};
+use common::{kill_9_once_stored, run_in, spawn_experiment, BIN};
 use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -181,6 +182,78 @@ fn a_ten_percent_slowdown_is_found_slower() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("set / other vs baseline: SLOWER: +"), "{out}");
+}
+
+#[test]
+fn a_killed_duet_resumes_whole_rounds_and_compare_and_report_read_it() {
+    let _serial = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let f = file(dir.path(), "resumed", 0, 20, "");
+    // A fixed count of rounds instead of a run until decided.
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("until = \"decided\"\nmax_rounds = 20", "rounds = 6");
+    std::fs::write(&f, text).unwrap();
+    let db = dir.path().join("r.db");
+    let mut child = spawn_experiment(&f, &db);
+    let count = |db: &Path| {
+        Store::open(db)
+            .ok()
+            .and_then(|s| {
+                let id = s.find_experiment("resumed").ok()??.id;
+                Some(s.trials(id).ok()?.len())
+            })
+            .unwrap_or(0)
+    };
+    kill_9_once_stored(
+        &mut child,
+        || count(&db),
+        2,
+        Duration::from_secs(120),
+        Duration::from_millis(400),
+    );
+    // A round is stored whole or not at all.
+    assert_eq!(count(&db) % 2, 0);
+    let (code, _, err) = run_in(
+        &[
+            "experiment",
+            "resume",
+            "resumed",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let trials = stored(&db, "resumed");
+    for round in 0..6 {
+        let pair: Vec<&Stored> = trials.iter().filter(|t| t.round == round).collect();
+        assert!(
+            pair.len() >= 2 && pair.len().is_multiple_of(2),
+            "round {round}: {pair:?}"
+        );
+        assert_eq!(pair[0].start_at, pair[1].start_at);
+    }
+    let (code, out, err) = run_in(
+        &["compare", "db:resumed", "--db", db.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(out.contains("other"), "{out}");
+    let (code, _, err) = run_in(
+        &[
+            "report",
+            "resumed",
+            "--db",
+            db.to_str().unwrap(),
+            "-o",
+            "r.md",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(md.contains("Duet: paired intervals"), "{md}");
 }
 
 /// Runs a duet file rewritten by `edit`, dry or not, under `taskset -c CPUS` when
