@@ -106,6 +106,11 @@ fn stored_experiment(store: &Store, name: &str) -> Result<Option<Experiment>, St
 /// The newest `--validate` result of this host for `exp`'s method (fixed rounds or until
 /// decided) and primary metric, if any can be read.
 pub fn newest_validation_here(store: &Store, exp: &Experiment) -> Option<(i64, Validation)> {
+    // `calibrate --validate` does not measure duets: quoting another method's error
+    // rates would be wrong.
+    if exp.order == crate::model::Order::Duet {
+        return None;
+    }
     let method = if exp.until_decided.is_some() {
         Method::UntilDecided
     } else {

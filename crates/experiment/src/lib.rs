@@ -30,6 +30,7 @@ pub mod client;
 pub mod cluster;
 pub mod command;
 pub mod configcheck;
+pub mod duet;
 pub mod error;
 pub mod error_rate;
 pub mod evidence;

@@ -31,15 +31,19 @@ pub enum Order {
     /// File order in every round: biased by design (whatever runs first always runs
     /// first), for checking that an A/A experiment catches an order effect.
     Fixed,
+    /// Both variants at once, each server and its generator on its own CPU set, the
+    /// sets swapped every round ([`crate::duet`], docs/duet.md).
+    Duet,
 }
 
 impl Order {
-    /// `"rmit"`, `"abba"` or `"fixed"`.
+    /// `"rmit"`, `"abba"`, `"fixed"` or `"duet"`.
     pub fn name(self) -> &'static str {
         match self {
             Order::Rmit => "rmit",
             Order::Abba => "abba",
             Order::Fixed => "fixed",
+            Order::Duet => "duet",
         }
     }
 }

@@ -10,6 +10,8 @@
 //! - `abba`: file order on even rounds and its reverse on odd rounds (counterbalanced).
 //! - `fixed`: file order in every round; biased by design, for showing that an A/A
 //!   experiment catches an order effect.
+//! - `duet`: both variants at the same time, one execution per workload holding both
+//!   trials (run together by `runner::duet`); the workloads' order is shuffled.
 //!
 //! A unit of the order is an *execution*: one server process. Ordinary variants get one
 //! execution per trial (a fresh server each time). A hot-toggle variant shares the
@@ -100,6 +102,12 @@ pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> 
             execs.push((v, w, members));
         }
     }
+    if exp.order == Order::Duet {
+        // One execution per workload runs both variants at once (baseline first).
+        execs = (0..exp.workloads.len())
+            .map(|w| (0, w, (0..exp.variants.len()).collect()))
+            .collect();
+    }
     match exp.order {
         Order::Rmit => {
             rng.shuffle(&mut execs);
@@ -107,6 +115,7 @@ pub fn round_plan(exp: &Experiment, round: u32, attempt: u32) -> Vec<Execution> 
                 rng.shuffle(&mut e.2);
             }
         }
+        Order::Duet => rng.shuffle(&mut execs),
         Order::Abba if reverse => {
             execs.reverse();
             for e in &mut execs {
@@ -243,17 +252,27 @@ pub fn estimate_trial(exp: &Experiment, workload: usize) -> Duration {
     Duration::from_secs_f64(phases * (per_phase + exp.warmup.as_secs_f64()) + preload)
 }
 
-/// A rough estimate of the whole first pass: trials plus one server start (about
-/// 0.3 s) per execution and the guard time of each toggle switch.
+/// A rough estimate of the whole first pass: the sum of its executions'
+/// [`estimate_execution`].
 pub fn estimate_total(exp: &Experiment) -> Duration {
-    let mut total = Duration::ZERO;
-    for e in full_plan(exp) {
-        total += Duration::from_millis(300);
-        for s in &e.trials {
-            total += estimate_trial(exp, s.workload);
-            if let ServerSource::Toggle { guard, .. } = &exp.variants[s.variant].server {
-                total += *guard * 2;
-            }
+    full_plan(exp)
+        .iter()
+        .map(|e| estimate_execution(exp, e))
+        .sum()
+}
+
+/// A rough estimate of one execution: one server start (about 0.3 s), its trials and
+/// the guard time of each toggle switch; a duet's two trials run at once, after a
+/// shared start [`crate::duet::START_LEAD`] ahead.
+pub fn estimate_execution(exp: &Experiment, e: &Execution) -> Duration {
+    let mut total = Duration::from_millis(300);
+    if exp.order == Order::Duet {
+        return total + crate::duet::START_LEAD + estimate_trial(exp, e.workload);
+    }
+    for s in &e.trials {
+        total += estimate_trial(exp, s.workload);
+        if let ServerSource::Toggle { guard, .. } = &exp.variants[s.variant].server {
+            total += *guard * 2;
         }
     }
     total

@@ -157,14 +157,10 @@ pub fn rounds_to_decision(c: &ComparisonLook, margin: Option<f64>) -> Option<usi
 
 /// A rough duration of one round (its trials and server starts), from the plan.
 pub fn round_estimate(exp: &Experiment) -> Duration {
-    let mut total = Duration::ZERO;
-    for e in plan::round_plan(exp, 0, 0) {
-        total += Duration::from_millis(300);
-        for s in &e.trials {
-            total += plan::estimate_trial(exp, s.workload);
-        }
-    }
-    total
+    plan::round_plan(exp, 0, 0)
+        .iter()
+        .map(|e| plan::estimate_execution(exp, e))
+        .sum()
 }
 
 /// Which setting a [`LimitError`] is about.

@@ -268,6 +268,53 @@ pub fn redis_benchmark_line(
     Ok(line)
 }
 
+/// The CPUs a `taskset -c` list names, ascending and without repeats (`"0,2-3"` →
+/// `[0, 2, 3]`); at most [`MAX_CPU`] is accepted, the most one thread can be pinned to.
+///
+/// # Errors
+/// A message naming the list and the accepted form.
+pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
+    cpu_list_len(list)?;
+    let mut cpus = std::collections::BTreeSet::new();
+    for part in list.split(',') {
+        let (a, b) = match part.trim().split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part.trim(), part.trim()),
+        };
+        let (a, b): (usize, usize) = (a.parse().unwrap_or(0), b.parse().unwrap_or(0));
+        if b > MAX_CPU {
+            return Err(format!(
+                "expected CPUs numbered up to {MAX_CPU}, found \"{list}\""
+            ));
+        }
+        cpus.extend(a..=b);
+    }
+    Ok(cpus.into_iter().collect())
+}
+
+/// The highest CPU number [`cpu_list`] accepts (the kernel's `CPU_SETSIZE` less one).
+pub const MAX_CPU: usize = 1023;
+
+/// A CPU list in `taskset -c` form, runs of consecutive CPUs joined (`[0, 1, 2, 5]` →
+/// `"0-2,5"`).
+pub fn cpu_list_text(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +364,10 @@ mod tests {
         assert_eq!(cpu_list_len("0-3,6").unwrap(), 5);
         assert!(cpu_list_len("3-1").is_err());
         assert!(cpu_list_len("a").is_err());
+        assert_eq!(cpu_list("3,0-1,1").unwrap(), vec![0, 1, 3]);
+        assert!(cpu_list("0-5000").is_err());
+        assert!(cpu_list("x").is_err());
+        assert_eq!(cpu_list_text(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(cpu_list_text(&[1]), "1");
     }
 }

@@ -76,7 +76,7 @@ fn type_errors_and_bad_values_name_line_and_key() {
     let err = parse(&text).unwrap_err();
     assert!(
         err.to_string()
-            .contains("expected \"rmit\", \"abba\" or \"fixed\", found \"abab\""),
+            .contains("expected \"rmit\", \"abba\", \"fixed\" or \"duet\", found \"abab\""),
         "{err}"
     );
     assert_eq!(err.line, Some(7));

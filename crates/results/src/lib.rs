@@ -15,6 +15,8 @@
 //! [`calibration`] is the stored shape of what `resplab calibrate` found; [`history`] the
 //! points of a tracked series and their change points.
 //!
+//! [`duet`] pairs the intervals of a duet round's two trials (same wall-clock instants).
+//!
 //! [`import`] turns other tools' outputs (memtier, redis-benchmark, `go test -bench`,
 //! hyperfine, HdrHistogram files, plain numbers) into observations; the histograms it
 //! rebuilds or sums go through `resplab_stats::hist`, the one histogram type.
@@ -37,6 +39,7 @@ pub mod run;
 
 pub use run::*;
 pub mod csv;
+pub mod duet;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;
 pub mod history;

@@ -23,6 +23,23 @@ pub fn mean_var(xs: &[f64]) -> (f64, f64) {
     (mean, ss / (n - 1.0))
 }
 
+/// The lag-1 autocorrelation of a series: Σ(xᵢ−x̄)(xᵢ₊₁−x̄) / Σ(xᵢ−x̄)², the usual
+/// estimator (Box & Jenkins). `None` for fewer than three values or a constant series.
+/// Near 0: neighbours are unrelated; near 1: each value repeats the last, and the
+/// series holds fewer independent values than it has points. O(n).
+pub fn lag1_autocorrelation(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 3 || xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let denom: f64 = xs.iter().map(|x| (x - mean) * (x - mean)).sum();
+    if denom <= 0.0 {
+        return None;
+    }
+    let num: f64 = xs.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    Some(num / denom)
+}
+
 /// Quantile `q` of an ascending sample by Hyndman & Fan definition 8, as go-moremath's
 /// `Sample.Quantile` computes it. NaN for an empty sample. O(1).
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
@@ -192,5 +209,17 @@ mod tests {
             median(&[4.0, 1.0, 3.0, 2.0]).unwrap(),
             plain_median(&[4.0, 1.0, 3.0, 2.0])
         );
+    }
+
+    #[test]
+    fn lag1_autocorrelation_of_known_series() {
+        // Alternating values are perfectly anti-correlated with their neighbours (the
+        // estimator's n−1 terms in the numerator give −(n−1)/n).
+        let alt = [1.0, -1.0, 1.0, -1.0, 1.0, -1.0];
+        assert!((lag1_autocorrelation(&alt).unwrap() + 5.0 / 6.0).abs() < 1e-12);
+        let trend: Vec<f64> = (0..50).map(f64::from).collect();
+        assert!(lag1_autocorrelation(&trend).unwrap() > 0.9);
+        assert_eq!(lag1_autocorrelation(&[1.0, 1.0, 1.0]), None);
+        assert_eq!(lag1_autocorrelation(&[1.0, 2.0]), None);
     }
 }

@@ -256,69 +256,37 @@ impl Store {
     /// [`StoreError::UnknownName`] for a variant or workload the experiment lacks,
     /// [`StoreError::Sqlite`] on a database failure (nothing is then written).
     pub fn insert_trial(&mut self, trial: &NewTrial) -> Result<i64, StoreError> {
-        let variant_id =
-            self.name_id("variants", "variant", trial.experiment_id, &trial.variant)?;
-        let workload_id = self.name_id(
-            "workloads",
-            "workload",
-            trial.experiment_id,
-            &trial.workload,
-        )?;
-        let host_json = serde_json::to_string(&trial.host).unwrap_or_default();
-        let run_json = serde_json::to_string(&trial.run).unwrap_or_default();
-        let checks_json = serde_json::to_string(&trial.checks).unwrap_or_default();
-        // No password reaches the file: CONFIG GET * and server commands lose their secrets.
-        let mut server_info = trial.server_info.clone();
-        resplab_results::secrets::redact_server_info(&mut server_info);
-        let info_json = serde_json::to_string(&server_info).unwrap_or_default();
-        let env_fp = fingerprint(host_json.as_bytes());
+        let ids = self.insert_trials(std::slice::from_ref(trial))?;
+        Ok(ids[0])
+    }
+
+    /// Stores trials that belong together (a duet round's pair) in one transaction:
+    /// all of them or, on any error, none. Returns their ids in order.
+    ///
+    /// # Errors
+    /// As [`Store::insert_trial`] for any of them.
+    pub fn insert_trials(&mut self, trials: &[NewTrial]) -> Result<Vec<i64>, StoreError> {
+        let mut names = Vec::with_capacity(trials.len());
+        for trial in trials {
+            let variant_id =
+                self.name_id("variants", "variant", trial.experiment_id, &trial.variant)?;
+            let workload_id = self.name_id(
+                "workloads",
+                "workload",
+                trial.experiment_id,
+                &trial.workload,
+            )?;
+            names.push((variant_id, workload_id));
+        }
         let path = self.path.clone();
         let err = |e| crate::sqlite_err(&path, e);
         let tx = self.conn.transaction().map_err(err)?;
-        let env_id = environment_id(&tx, &env_fp, &host_json).map_err(err)?;
-        let inserted = tx.execute(
-            "INSERT INTO trials (experiment_id, variant_id, workload_id, round, attempt, position,
-                 started_at_unix_ms, finished_at_unix_ms, valid, checks_json, run_json,
-                 server_info_json, client_cpu_sec, server_cpu_sec, environment_id, phase_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            params![
-                trial.experiment_id,
-                variant_id,
-                workload_id,
-                trial.round,
-                trial.attempt,
-                trial.position,
-                trial.started_at_unix_ms as i64,
-                trial.finished_at_unix_ms as i64,
-                trial.is_valid(),
-                checks_json,
-                run_json,
-                info_json,
-                trial.run.client_cpu.total_sec(),
-                trial.server_cpu_sec,
-                env_id,
-                trial.phase,
-            ],
-        );
-        match inserted {
-            Ok(_) => {}
-            Err(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-            {
-                return Err(StoreError::DuplicateTrial {
-                    round: trial.round,
-                    attempt: trial.attempt,
-                    variant: trial.variant.clone(),
-                    workload: trial.workload.clone(),
-                });
-            }
-            Err(e) => return Err(err(e)),
+        let mut ids = Vec::with_capacity(trials.len());
+        for (trial, (variant_id, workload_id)) in trials.iter().zip(names) {
+            ids.push(write_trial(&tx, &path, trial, variant_id, workload_id)?);
         }
-        let trial_id = tx.last_insert_rowid();
-        insert_metrics(&tx, trial_id, trial).map_err(err)?;
-        insert_histograms(&tx, trial_id, &trial.run).map_err(err)?;
         tx.commit().map_err(err)?;
-        Ok(trial_id)
+        Ok(ids)
     }
 
     fn name_id(
@@ -341,6 +309,68 @@ impl Store {
                 name: name.to_string(),
             })
     }
+}
+
+/// Writes one trial, its metrics and histograms inside the caller's transaction.
+fn write_trial(
+    tx: &rusqlite::Transaction<'_>,
+    path: &std::path::Path,
+    trial: &NewTrial,
+    variant_id: i64,
+    workload_id: i64,
+) -> Result<i64, StoreError> {
+    let err = |e| crate::sqlite_err(path, e);
+    let host_json = serde_json::to_string(&trial.host).unwrap_or_default();
+    let run_json = serde_json::to_string(&trial.run).unwrap_or_default();
+    let checks_json = serde_json::to_string(&trial.checks).unwrap_or_default();
+    // No password reaches the file: CONFIG GET * and server commands lose their secrets.
+    let mut server_info = trial.server_info.clone();
+    resplab_results::secrets::redact_server_info(&mut server_info);
+    let info_json = serde_json::to_string(&server_info).unwrap_or_default();
+    let env_fp = fingerprint(host_json.as_bytes());
+    let env_id = environment_id(tx, &env_fp, &host_json).map_err(err)?;
+    let inserted = tx.execute(
+        "INSERT INTO trials (experiment_id, variant_id, workload_id, round, attempt, position,
+             started_at_unix_ms, finished_at_unix_ms, valid, checks_json, run_json,
+             server_info_json, client_cpu_sec, server_cpu_sec, environment_id, phase_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            trial.experiment_id,
+            variant_id,
+            workload_id,
+            trial.round,
+            trial.attempt,
+            trial.position,
+            trial.started_at_unix_ms as i64,
+            trial.finished_at_unix_ms as i64,
+            trial.is_valid(),
+            checks_json,
+            run_json,
+            info_json,
+            trial.run.client_cpu.total_sec(),
+            trial.server_cpu_sec,
+            env_id,
+            trial.phase,
+        ],
+    );
+    match inserted {
+        Ok(_) => {}
+        Err(rusqlite::Error::SqliteFailure(f, _))
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            return Err(StoreError::DuplicateTrial {
+                round: trial.round,
+                attempt: trial.attempt,
+                variant: trial.variant.clone(),
+                workload: trial.workload.clone(),
+            });
+        }
+        Err(e) => return Err(err(e)),
+    }
+    let trial_id = tx.last_insert_rowid();
+    insert_metrics(tx, trial_id, trial).map_err(err)?;
+    insert_histograms(tx, trial_id, &trial.run).map_err(err)?;
+    Ok(trial_id)
 }
 
 /// The id of the environment with fingerprint `env_fp`, stored first if it is new.

@@ -99,6 +99,19 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<Experiment
         exp.shared_server.is_some(),
     )?;
     check_respb_workloads(file, &exp.variants, &exp.workloads)?;
+    if exp.order == Order::Duet {
+        let refuse = |key: &str, message: String| SpecError {
+            file: file.into(),
+            line: None,
+            column: None,
+            key: Some(key.into()),
+            message,
+        };
+        crate::duet::check(&exp).map_err(|r| refuse(&r.key, r.message))?;
+        // This machine's CPUs: checked here too, so that a dry run says it.
+        crate::duet::cpu_sets(&exp, &crate::duet::allowed_cpus())
+            .map_err(|m| refuse("server_cpus", m))?;
+    }
     if let Some(r) = overrides.rounds {
         exp.rounds = r.max(1);
     }
@@ -209,17 +222,20 @@ fn trial_budget(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<TrialBudget, SpecErr
     })
 }
 
-/// The trial order: `rmit` (the default), `abba` or `fixed`.
+/// The trial order: `rmit` (the default), `abba`, `fixed` or `duet`.
 fn order(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Order, SpecError> {
     Ok(
         match e.order.as_ref().map(|o| (o.get_ref().as_str(), o.span())) {
             None | Some(("rmit", _)) => Order::Rmit,
             Some(("abba", _)) => Order::Abba,
             Some(("fixed", _)) => Order::Fixed,
+            Some(("duet", _)) => Order::Duet,
             Some((other, span)) => {
                 return Err(cx.err(
                     span,
-                    format!("expected \"rmit\", \"abba\" or \"fixed\", found \"{other}\""),
+                    format!(
+                        "expected \"rmit\", \"abba\", \"fixed\" or \"duet\", found \"{other}\""
+                    ),
                 ))
             }
         },

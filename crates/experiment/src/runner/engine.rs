@@ -210,7 +210,7 @@ fn no_server(variant: &Variant, workload: &crate::model::Workload) -> RunError {
 /// What comes before a trial's load, in order: the `before_trial` hook; for a toggle
 /// variant, its configuration set (the old values kept, returned, to restore after), its
 /// `toggle_on` hook and its guard time; the workload's preload.
-fn before_measuring(
+pub(super) fn before_measuring(
     variant: &Variant,
     workload: &crate::model::Workload,
     mut ctl: Option<&mut Client>,
@@ -254,7 +254,7 @@ fn before_measuring(
 
 /// The engine's configuration for one trial: the base variant's connection, the
 /// workload's shape and budget, the experiment's warm-up and the trial's seed.
-fn trial_config(
+pub(super) fn trial_config(
     exp: &Experiment,
     workload: &crate::model::Workload,
     variant: &Variant,

@@ -36,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 mod command;
+mod duet;
 mod engine;
 mod evidence;
 mod generators;
@@ -199,6 +200,8 @@ struct Runner<'a> {
     captured: Option<resplab_sys::profile::Stacks>,
     /// Numbers the data files of this run's recordings.
     profile_seq: u64,
+    /// A duet's two CPU sets (`order = "duet"` only).
+    duet_sets: Option<crate::duet::CpuSets>,
 }
 
 /// Runs (or resumes) an experiment until every round is valid or out of reruns, the
@@ -233,6 +236,7 @@ pub fn run_phase(
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<Outcome, RunError> {
     let selected = selected_variants(exp, only)?;
+    let duet_sets = duet::duet_sets(exp, only)?;
     let id = register(store, exp, spec_text)?;
     let phase = if selected.is_empty() {
         None
@@ -278,6 +282,7 @@ pub fn run_phase(
         profile_off: false,
         captured: None,
         profile_seq: 0,
+        duet_sets,
     };
     let mut outcome = Outcome {
         experiment_id: id,
@@ -376,6 +381,9 @@ impl Runner<'_> {
         let base = &exp.variants[exec.server_variant];
         for slot in &exec.trials {
             self.ensure_setup(slot.variant)?;
+        }
+        if exp.order == crate::Order::Duet {
+            return self.run_duet(exec, stored, outcome);
         }
         let Started {
             host,
@@ -554,6 +562,19 @@ impl Runner<'_> {
         trial: &NewTrial,
         outcome: &mut Outcome,
     ) -> Result<i64, RunError> {
+        let trial_id = self.store.insert_trial(trial)?;
+        self.announce_stored(slot, trial, trial_id, outcome);
+        Ok(trial_id)
+    }
+
+    /// Counts a trial just stored and reports it with its primary value.
+    fn announce_stored(
+        &mut self,
+        slot: &TrialSlot,
+        trial: &NewTrial,
+        trial_id: i64,
+        outcome: &mut Outcome,
+    ) {
         let exp = self.exp;
         let variant = &exp.variants[slot.variant];
         let workload = &exp.workloads[slot.workload];
@@ -576,7 +597,6 @@ impl Runner<'_> {
                 })
             }
         };
-        let trial_id = self.store.insert_trial(trial)?;
         outcome.trials_run += 1;
         if !valid {
             outcome.invalid += 1;
@@ -591,7 +611,6 @@ impl Runner<'_> {
             primary,
         });
         self.give_notices();
-        Ok(trial_id)
     }
 
     fn control(&self, v: &Variant, host: &str, port: u16) -> Result<Client, RunError> {

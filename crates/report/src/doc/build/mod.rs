@@ -27,11 +27,13 @@ use resplab_stats::hist::LatencyHistogram;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+mod duet;
 mod plots;
 mod profiles;
 mod provenance;
 mod summary;
 mod workload;
+use duet::*;
 use plots::*;
 use provenance::*;
 use summary::*;

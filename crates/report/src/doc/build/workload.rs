@@ -79,6 +79,7 @@ pub(super) fn workload(
         ));
     }
 
+    duet_pairs(ctx, &stem, w, blocks);
     trial_plots(ctx, &stem, w, blocks)?;
     latency_plots(ctx, &stem, w, blocks)?;
     Ok(())
