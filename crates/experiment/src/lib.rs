@@ -23,6 +23,7 @@
 //! `calibrate --validate`, `resplab-sys` starts and reaps server processes and reads
 //! `/proc`.
 
+pub mod bisect;
 pub mod calibrate;
 pub mod certificate;
 pub mod client;
