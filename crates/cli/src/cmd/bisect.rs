@@ -203,13 +203,12 @@ fn show(ev: BisectEvent<'_>, quiet: bool) {
             experiment,
             stored,
         } => format!(
-            "measuring {} against {} (experiment {experiment}{})",
-            sides[0].short(),
-            sides[1..]
+            "measuring {} (experiment {experiment}{})",
+            sides
                 .iter()
                 .map(|c| c.short())
                 .collect::<Vec<_>>()
-                .join(" and "),
+                .join(" vs "),
             if stored { ", stored" } else { "" }
         ),
         BisectEvent::Run(resplab_experiment::runner::Event::Stored {

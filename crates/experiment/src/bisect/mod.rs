@@ -143,6 +143,8 @@ pub struct StepReport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Conclusion {
+    /// Still searching (the state written while the bisect runs).
+    Searching,
     /// Good against bad was not decided different: nothing to look for.
     NoEffect,
     /// One step, one commit.
@@ -250,9 +252,12 @@ pub fn run(
         return Ok(outcome);
     }
     let user_floor = spec.margin.map_or(0.0, f64::ln_1p);
-    let floor = (top.mean.abs() / 4.0).max(user_floor);
+    let floor = (top.mean.abs() / 3.0).max(user_floor);
     outcome.margin = Some(search::margin_of(floor));
-    lab.partial = Some(outcome.clone());
+    lab.partial = Some(Outcome {
+        conclusion: Conclusion::Searching,
+        ..outcome.clone()
+    });
     let found = search::search(&mut lab, last, top, floor)?;
     outcome.tested = found.tested.iter().map(|t| lab.report(t)).collect();
     outcome.steps = found

@@ -8,15 +8,16 @@
 //! experiment against both the base and `right`, until both comparisons are decided,
 //! and classified by [`classify`]:
 //!
-//! - *before*: equivalent to the base (inside the bisect's margin) and not to the end:
-//!   the search goes right;
-//! - *after*: equivalent to the end and not to the base — its effect matches the
-//!   range's effect: the search goes left;
+//! - *before*: decided different from the end and not from the base (equivalent to
+//!   it, or still open at the round limit), or, when neither difference is proven,
+//!   equivalent to the base and not to the end: the search goes right;
+//! - *after*: the same the other way round — its effect matches the range's effect:
+//!   the search goes left;
 //! - *split*: decided different from both: it sits between the levels (or beyond, or
 //!   on the other side): the range holds more than one step, so it is cut at the
 //!   candidate and each side is searched on its own, the upper side against the
 //!   candidate;
-//! - *undecided* after the round limit, or a commit that does not build (*skipped*):
+//! - *undecided* (neither) at the round limit, or a commit that does not build (*skipped*):
 //!   left out, as `git bisect skip` does; the search tries the nearest other commit.
 //!
 //! A range ends when no candidate is left between `left` and `right`: its step is the
@@ -282,11 +283,15 @@ pub fn is_step(m: &Measured, floor: f64) -> bool {
 /// rule in the module documentation).
 pub fn classify(to_base: &Measured, to_end: &Measured) -> Class {
     let equivalent = |m: &Measured| m.decision == Decision::Equivalent;
-    match (equivalent(to_base), equivalent(to_end)) {
-        (true, false) => Class::Before,
-        (false, true) => Class::After,
-        _ if to_base.is_different() && to_end.is_different() => Class::Split,
-        _ => Class::Undecided,
+    match (to_base.is_different(), to_end.is_different()) {
+        (true, true) => Class::Split,
+        (false, true) => Class::Before,
+        (true, false) => Class::After,
+        (false, false) => match (equivalent(to_base), equivalent(to_end)) {
+            (true, false) => Class::Before,
+            (false, true) => Class::After,
+            _ => Class::Undecided,
+        },
     }
 }
 
@@ -363,7 +368,7 @@ mod tests {
         };
         let last = t.levels.len() - 1;
         let top = t.measure(0, last, None).unwrap();
-        let floor = top.mean.abs() / 4.0;
+        let floor = top.mean.abs() / 3.0;
         let found = search(&mut t, last, top, floor).unwrap();
         (found, t)
     }
@@ -448,7 +453,9 @@ mod tests {
         assert_eq!(classify(&m(0.0, eq), &m(0.7, higher)), Class::Before);
         assert_eq!(classify(&m(-0.7, lower), &m(0.0, eq)), Class::After);
         assert_eq!(classify(&m(-0.3, lower), &m(0.4, higher)), Class::Split);
-        assert_eq!(classify(&m(-0.7, lower), &m(0.0, open)), Class::Undecided);
+        assert_eq!(classify(&m(-0.7, lower), &m(0.0, open)), Class::After);
+        assert_eq!(classify(&m(0.1, open), &m(0.6, higher)), Class::Before);
+        assert_eq!(classify(&m(0.1, open), &m(-0.2, open)), Class::Undecided);
         assert_eq!(classify(&m(0.0, eq), &m(0.0, eq)), Class::Undecided);
         assert!(((-margin_of(0.3)).ln_1p() + 0.3).abs() < 1e-12);
         assert_eq!(m(-0.7, lower).reversed().decision, higher);
