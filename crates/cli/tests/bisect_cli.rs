@@ -343,3 +343,84 @@ fn bad_input_is_one_line_and_exit_code_2() {
     std::fs::create_dir_all(&nothing).unwrap();
     refused(dir, &nothing, good, bad, "true", server, "--repo: ");
 }
+
+/// Trials stored in every experiment of `db`.
+fn stored_trials(db: &Path) -> usize {
+    let Ok(store) = resplab_store::Store::open(db) else {
+        return 0;
+    };
+    let experiments = store.list_experiments().unwrap_or_default();
+    experiments
+        .iter()
+        .filter_map(|e| store.trials(e.id).ok())
+        .map(|t| t.len())
+        .sum()
+}
+
+#[test]
+fn a_bisect_killed_with_sigkill_continues_when_run_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let costs: Vec<u64> = (0..13)
+        .map(|i| if i >= 7 { 400_000 } else { 100_000 })
+        .collect();
+    let ids = make_repo(&repo, &revs(&costs));
+    let file = experiment_file(tmp.path());
+    let db = tmp.path().join("lab.db");
+    let mut child = Command::new(BIN)
+        .args([
+            "bisect",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--good",
+            &ids[0],
+            "--bad",
+            &ids[12],
+            "--build",
+            "sh build.sh",
+            "--server",
+            "sh {src}/serve.sh {port}",
+            "--experiment",
+            file.to_str().unwrap(),
+            "--max-rounds",
+            "16",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Good against bad takes at least 12 trials: the kill comes inside a candidate's
+    // measurement.
+    common::kill_9_once_stored(
+        &mut child,
+        || stored_trials(&db),
+        15,
+        std::time::Duration::from_secs(240),
+        std::time::Duration::from_millis(100),
+    );
+    let before = stored_trials(&db);
+    let (code, json, err) = bisect(tmp.path(), &repo, &ids[0], &ids[12], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(steps(&json), vec![vec![ids[7].clone()]], "{json:#}\n{err}");
+    assert!(
+        err.contains(", stored)"),
+        "good against bad is reused: {err}"
+    );
+    for built_before in [&ids[0], &ids[12], &ids[6]] {
+        let line = format!("built {}", &built_before[..10]);
+        assert!(!err.contains(&line), "{line} again: {err}");
+    }
+    // The candidate measured when the kill came continues from its stored rounds.
+    let first = format!("{}-vs-{}-{}", &ids[6][..10], &ids[0][..10], &ids[12][..10]);
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines.iter().position(|l| l.contains(&first));
+    let next = at.and_then(|i| lines.get(i + 1)).copied().unwrap_or("");
+    assert!(
+        next.starts_with("  round ") && !next.starts_with("  round 1 "),
+        "the measurement in progress continues from its stored rounds: {err}"
+    );
+    assert!(stored_trials(&db) >= before, "nothing stored is lost");
+}
