@@ -35,6 +35,8 @@ enum Command {
     Track(cmd::track::TrackArgs),
     /// A tracked series with its change points; --gate for CI.
     History(cmd::history::HistoryArgs),
+    /// Find the commit that changed the server's performance between a good and a bad one.
+    Bisect(Box<cmd::bisect::BisectArgs>),
     /// Markdown or self-contained HTML report with plots of an experiment or result files.
     Report(cmd::report::ReportArgs),
     /// The lab's reference server (RESP2/RESP3, known effects and faults).
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Track(a) => cmd::track::run(a),
         Command::History(a) => cmd::history::run(a),
+        Command::Bisect(a) => cmd::bisect::run(*a),
         Command::Report(a) => cmd::report::run(a),
         Command::Memtier(a) => cmd::memtier::run(a),
         Command::RedisBenchmark(a) => cmd::redis_benchmark::run(a),

@@ -24,6 +24,7 @@
 //! `/proc`; [`readback`] hands stored experiments to `resplab-report` as its plain
 //! values, which is all this crate uses of it.
 
+pub mod bisect;
 pub mod calibrate;
 pub mod certificate;
 pub mod client;

@@ -1,5 +1,6 @@
 //! One module per subcommand: `resplab bench` ↔ `bench.rs` ↔ `BenchArgs` ↔ `run`.
 
+pub mod bisect;
 pub mod calibrate;
 pub mod compare;
 pub mod experiment;

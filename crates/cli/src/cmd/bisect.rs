@@ -1,0 +1,303 @@
+//! `resplab bisect`: which commit changed the server's performance. The flags become a
+//! `BisectSpec`; the worktrees, builds, experiments and search are
+//! `resplab_experiment::bisect`'s; this file prints its events and its outcome (text or
+//! JSON), each verdict in `resplab_report::verdict`'s words.
+
+use crate::args::DbArg;
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use resplab_engine::StopToken;
+use resplab_experiment::bisect::build::Built;
+use resplab_experiment::bisect::search::Measured;
+use resplab_experiment::bisect::{
+    self, BisectError, BisectEvent, BisectSpec, Conclusion, Outcome, Source,
+};
+use resplab_experiment::TrialBudget;
+use resplab_report::verdict::sequential_line;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Find the commit between a good and a bad one that changed the server's performance.
+#[derive(Debug, Args)]
+#[command(
+    group = clap::ArgGroup::new("measure").required(true).args(["workload", "experiment"]),
+    after_help = "Each commit is checked out in its own worktree under the cache and built once; its server is the --server template with {src} set to that worktree. Good against bad is measured first, run until decided; then each candidate against good, until decided or --max-rounds. Rerunning the same command continues an interrupted bisect and reuses every measured pair (docs/bisect.md).\n\nExit codes: 0 the change was found (one commit, a range, or several steps); 1 good and bad are not decided different, so there is nothing to look for; 2 bad input or a failed run (what was measured stays stored)."
+)]
+pub struct BisectArgs {
+    /// The git repository (no uncommitted changes to tracked files).
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+    /// A commit with the old performance.
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later commit with the new performance.
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// Shell command that builds a commit, run in its worktree ({src}).
+    #[arg(long, value_name = "CMD")]
+    pub build: String,
+    /// Server command: {port} (required), {dir} (a fresh directory), {src} (the worktree).
+    #[arg(long, value_name = "CMD")]
+    pub server: String,
+    /// The workload: redis-benchmark tests (e.g. `get` or `set,get`).
+    #[arg(long, value_name = "TESTS")]
+    pub workload: Option<String>,
+    /// The workload, budgets and metric of an experiment file (its variants are replaced).
+    #[arg(long, value_name = "FILE")]
+    pub experiment: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Worktrees and build results (default: DB's folder, `<db name>-bisect`).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Most rounds of each measured pair.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub max_rounds: u32,
+    /// Equivalence margin in percent (good against bad is decided equivalent inside it).
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<String>,
+    /// Measured time of each test phase of a trial (e.g. 1s).
+    #[arg(long, value_name = "DUR")]
+    pub test_time: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Print only the outcome (no line per trial).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Runs `resplab bisect`.
+///
+/// # Errors
+/// A store that does not open (exit code 2); everything else is a one-line message and
+/// an exit code here.
+pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
+    let spec = match spec(&a) {
+        Ok(s) => s,
+        Err(e) => return Ok(fail(&e)),
+    };
+    let mut store = resplab_store::Store::open(&a.db.db)
+        .with_context(|| format!("opening the result store {}", a.db.db.display()))?;
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        let _ = crate::signal::set_handler(move || stop.stop());
+    }
+    let quiet = a.quiet;
+    let outcome = bisect::run(&spec, &mut store, &stop, &mut |ev| show(ev, quiet));
+    match outcome {
+        Ok(o) => {
+            match a.format {
+                Format::Json => out(&serde_json::to_string_pretty(&o)?),
+                Format::Text => print_outcome(&o),
+            }
+            Ok(ExitCode::from(u8::from(
+                o.conclusion == Conclusion::NoEffect,
+            )))
+        }
+        Err(BisectError::Interrupted) => {
+            eprintln!("resplab: interrupted; what was measured is stored: run the same command again to continue");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Ok(fail(&e)),
+    }
+}
+
+fn fail(e: &BisectError) -> ExitCode {
+    eprintln!("resplab: {e}");
+    ExitCode::from(2)
+}
+
+fn spec(a: &BisectArgs) -> Result<BisectSpec, BisectError> {
+    let input = |flag: &str, message: String| BisectError::Input {
+        flag: flag.into(),
+        message,
+    };
+    let margin = match &a.margin {
+        Some(m) => Some(
+            resplab_engine::words::number("--margin", m, 0.0, 99.0)
+                .map_err(|e| input("--margin", e.to_string()))?
+                / 100.0,
+        ),
+        None => None,
+    };
+    let budget = match &a.test_time {
+        Some(t) => match resplab_experiment::words::parse_duration(t) {
+            Ok(d) if !d.is_zero() => Some(TrialBudget::TestTime(d)),
+            Ok(_) => {
+                return Err(input(
+                    "--test-time",
+                    format!("expected a duration above zero, found \"{t}\""),
+                ))
+            }
+            Err(e) => return Err(input("--test-time", e)),
+        },
+        None => None,
+    };
+    let source = match (&a.workload, &a.experiment) {
+        (Some(w), _) => Source::Workload(w.clone()),
+        (None, Some(f)) => Source::Experiment(f.clone()),
+        (None, None) => {
+            return Err(input(
+                "--workload",
+                "expected --workload TESTS or --experiment FILE".into(),
+            ))
+        }
+    };
+    let cache = a.cache.clone().unwrap_or_else(|| {
+        let stem =
+            a.db.db
+                .file_stem()
+                .map_or("resplab".into(), |s| s.to_string_lossy().into_owned());
+        a.db.db.with_file_name(format!("{stem}-bisect"))
+    });
+    let cache = std::path::absolute(&cache).unwrap_or(cache);
+    Ok(BisectSpec {
+        repo: a.repo.clone(),
+        good: a.good.clone(),
+        bad: a.bad.clone(),
+        build: a.build.clone(),
+        server: a.server.clone(),
+        source,
+        cache,
+        max_rounds: a.max_rounds,
+        margin,
+        budget,
+    })
+}
+
+fn out(line: &str) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Progress on standard error: builds, pairs, trials, tested commits.
+fn show(ev: BisectEvent<'_>, quiet: bool) {
+    let mut err = std::io::stderr();
+    let line = match ev {
+        BisectEvent::Range { commits } => format!(
+            "bisect {}..{}: {} commit(s) between",
+            commits[0].short(),
+            commits[commits.len() - 1].short(),
+            commits.len() - 2
+        ),
+        BisectEvent::Built { commit, built } => match built {
+            Built::Ok { cached: true, .. } => return,
+            Built::Ok { .. } => format!("built {} {}", commit.short(), commit.subject),
+            Built::Failed { log, .. } => format!(
+                "build fails at {} {} (skipped; output in {})",
+                commit.short(),
+                commit.subject,
+                log.display()
+            ),
+        },
+        BisectEvent::Measure {
+            sides,
+            experiment,
+            stored,
+        } => format!(
+            "measuring {} (experiment {experiment}{})",
+            sides
+                .iter()
+                .map(|c| c.short())
+                .collect::<Vec<_>>()
+                .join(" vs "),
+            if stored { ", stored" } else { "" }
+        ),
+        BisectEvent::Run(resplab_experiment::runner::Event::Stored {
+            slot,
+            variant,
+            primary,
+            valid,
+            ..
+        }) if !quiet => format!(
+            "  round {} {variant}: {}{}",
+            slot.round + 1,
+            primary.map_or("-".into(), |v| format!("{v:.1}")),
+            if valid { "" } else { " INVALID" }
+        ),
+        BisectEvent::Run(_) => return,
+        BisectEvent::Tested(t) => format!(
+            "  {} {}: {}",
+            t.commit.short(),
+            t.commit.subject,
+            t.class.name()
+        ),
+    };
+    let _ = writeln!(err, "{line}");
+}
+
+/// A verdict line of a measured pair, in the words of every verdict.
+fn verdict(m: &Measured, variant: &str, higher: bool, margin: Option<f64>) -> String {
+    sequential_line(&m.workload, variant, &m.look(), m.decision, higher, margin)
+}
+
+fn print_outcome(o: &Outcome) {
+    let higher = o.higher_is_better;
+    out(&format!(
+        "bisect {}..{} ({} commits between), {}:",
+        o.good.short(),
+        o.bad.short(),
+        o.between,
+        o.metric
+    ));
+    out(&format!(
+        "  good→bad: {}",
+        verdict(&o.effect, o.bad.short(), higher, None)
+    ));
+    if o.conclusion == Conclusion::NoEffect {
+        out("  good and bad are not decided different: nothing to bisect (more --max-rounds, a longer --test-time, or a wider --margin may decide it)");
+        return;
+    }
+    out("tested (each against the commits before and after the change it was placed between):");
+    for t in &o.tested {
+        out(&format!(
+            "  {} {} — {}",
+            t.commit.short(),
+            t.commit.subject,
+            t.class.name()
+        ));
+        for (m, other) in [(&t.effect, &t.against), (&t.effect_against_end, &t.end)] {
+            if let Some(m) = m {
+                let line = verdict(m, t.commit.short(), higher, o.margin);
+                out(&format!("      against {}: {line}", other.short()));
+            }
+        }
+    }
+    if o.steps.len() > 1 {
+        out(&format!(
+            "{} changes in the range (not one culprit):",
+            o.steps.len()
+        ));
+    }
+    for s in &o.steps {
+        let head = match s.commits.as_slice() {
+            [c] => format!("culprit: {} {}", c.id, c.subject),
+            many => format!(
+                "culprit: one of {} commits ({}..{}; the others do not build or were undecided): {}",
+                many.len(),
+                many[0].short(),
+                many[many.len() - 1].short(),
+                many.iter().map(|c| format!("{} {}", c.short(), c.subject)).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        out(&head);
+        out(&format!(
+            "  effect against {}: {}",
+            s.against.short(),
+            verdict(
+                &s.effect,
+                s.commits[s.commits.len() - 1].short(),
+                higher,
+                o.margin
+            )
+        ));
+    }
+}
