@@ -219,18 +219,7 @@ pub fn run(
         names: BTreeMap::new(),
         partial: None,
     };
-    for (i, flag) in [(0, "--good"), (last, "--bad")] {
-        if !lab.build(i)? {
-            return Err(BisectError::Input {
-                flag: "--build".into(),
-                message: format!(
-                    "the build command fails at {flag} {} (its output: {}); every candidate would be skipped",
-                    commits[i].short(),
-                    lab.logs.get(&i).map_or(String::new(), |p| p.display().to_string())
-                ),
-            });
-        }
-    }
+    build_ends(&mut lab, last)?;
     let top = lab.measure(0, last, spec.margin)?;
     let mut outcome = Outcome {
         id,
@@ -259,6 +248,31 @@ pub fn run(
         ..outcome.clone()
     });
     let found = search::search(&mut lab, last, top, floor)?;
+    conclude(&mut outcome, &found, &lab, &commits);
+    lab.save(&outcome);
+    Ok(outcome)
+}
+
+/// Builds both ends first: a build that fails at good or bad would skip every candidate.
+fn build_ends(lab: &mut Lab<'_>, last: usize) -> Result<(), BisectError> {
+    for (i, flag) in [(0, "--good"), (last, "--bad")] {
+        if !lab.build(i)? {
+            return Err(BisectError::Input {
+                flag: "--build".into(),
+                message: format!(
+                    "the build command fails at {flag} {} (its output: {}); every candidate would be skipped",
+                    lab.commits[i].short(),
+                    lab.logs.get(&i).map_or(String::new(), |p| p.display().to_string())
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The search's findings written into the outcome: every tested commit, the steps and
+/// the conclusion they make.
+fn conclude(outcome: &mut Outcome, found: &search::Found, lab: &Lab<'_>, commits: &[Commit]) {
     outcome.tested = found.tested.iter().map(|t| lab.report(t)).collect();
     outcome.steps = found
         .steps
@@ -274,8 +288,6 @@ pub fn run(
         [_] => Conclusion::Range,
         _ => Conclusion::Steps,
     };
-    lab.save(&outcome);
-    Ok(outcome)
 }
 
 /// The bisect's identity: its commits, build, server and template experiment.
