@@ -227,6 +227,41 @@ pub struct WorkloadSpecToml {
     pub format: Option<Spanned<String>>,
 }
 
+impl WorkloadSpecToml {
+    /// Each key that says what load to send (the bench vocabulary, a tool's line) or
+    /// how to run a command, with where it was given (`None`: absent), in the order a
+    /// refusal names the first one given.
+    pub fn key_spans(&self) -> Vec<(&'static str, Option<std::ops::Range<usize>>)> {
+        fn at<T>(v: &Option<Spanned<T>>) -> Option<std::ops::Range<usize>> {
+            v.as_ref().map(Spanned::span)
+        }
+        vec![
+            ("tests", at(&self.tests)),
+            ("command", at(&self.command)),
+            ("memtier", at(&self.memtier)),
+            ("redis_benchmark", at(&self.redis_benchmark)),
+            ("ratio", at(&self.ratio)),
+            ("key_pattern", at(&self.key_pattern)),
+            ("keyspace", at(&self.keyspace)),
+            ("data_size", at(&self.data_size)),
+            ("data_size_range", at(&self.data_size_range)),
+            ("data_size_list", at(&self.data_size_list)),
+            ("pipeline", at(&self.pipeline)),
+            ("clients", at(&self.clients)),
+            ("threads", at(&self.threads)),
+            ("rate", at(&self.rate)),
+            ("arrivals", at(&self.arrivals)),
+            ("test_time", at(&self.test_time)),
+            ("requests", at(&self.requests)),
+            ("run", at(&self.run)),
+            ("shell", at(&self.shell)),
+            ("timeout", at(&self.timeout)),
+            ("cwd", at(&self.cwd)),
+            ("format", at(&self.format)),
+        ]
+    }
+}
+
 /// `"set,get"` or `["set", "get"]`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]

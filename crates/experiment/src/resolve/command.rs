@@ -63,35 +63,13 @@ fn refuse_bench_keys(
     w: &WorkloadSpecToml,
     key: &dyn Fn(&str) -> String,
 ) -> Result<(), SpecError> {
-    let bench_keys = [
-        ("tests", w.tests.as_ref().map(|v| v.span())),
-        ("command", w.command.as_ref().map(|v| v.span())),
-        ("memtier", w.memtier.as_ref().map(|v| v.span())),
-        (
-            "redis_benchmark",
-            w.redis_benchmark.as_ref().map(|v| v.span()),
-        ),
-        ("ratio", w.ratio.as_ref().map(|v| v.span())),
-        ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
-        ("keyspace", w.keyspace.as_ref().map(|v| v.span())),
-        ("data_size", w.data_size.as_ref().map(|v| v.span())),
-        (
-            "data_size_range",
-            w.data_size_range.as_ref().map(|v| v.span()),
-        ),
-        (
-            "data_size_list",
-            w.data_size_list.as_ref().map(|v| v.span()),
-        ),
-        ("pipeline", w.pipeline.as_ref().map(|v| v.span())),
-        ("clients", w.clients.as_ref().map(|v| v.span())),
-        ("threads", w.threads.as_ref().map(|v| v.span())),
-        ("rate", w.rate.as_ref().map(|v| v.span())),
-        ("arrivals", w.arrivals.as_ref().map(|v| v.span())),
-        ("test_time", w.test_time.as_ref().map(|v| v.span())),
-        ("requests", w.requests.as_ref().map(|v| v.span())),
-    ];
-    if let Some((k, Some(span))) = bench_keys.iter().find(|(_, s)| s.is_some()) {
+    // Every key before `run` is the bench vocabulary or a tool's line.
+    let given = w.key_spans();
+    let bench = given
+        .iter()
+        .take_while(|(k, _)| *k != "run")
+        .find(|(_, s)| s.is_some());
+    if let Some((k, Some(span))) = bench {
         return Err(cx.err_key(
             span.clone(),
             key(k),

@@ -74,35 +74,13 @@ fn refuse_other_keys(
     tool: &str,
     key: &dyn Fn(&str) -> String,
 ) -> Result<(), SpecError> {
-    let given = [
-        ("tests", w.tests.as_ref().map(|v| v.span())),
-        ("command", w.command.as_ref().map(|v| v.span())),
-        ("ratio", w.ratio.as_ref().map(|v| v.span())),
-        ("key_pattern", w.key_pattern.as_ref().map(|v| v.span())),
-        ("keyspace", w.keyspace.as_ref().map(|v| v.span())),
-        ("data_size", w.data_size.as_ref().map(|v| v.span())),
-        (
-            "data_size_range",
-            w.data_size_range.as_ref().map(|v| v.span()),
-        ),
-        (
-            "data_size_list",
-            w.data_size_list.as_ref().map(|v| v.span()),
-        ),
-        ("pipeline", w.pipeline.as_ref().map(|v| v.span())),
-        ("clients", w.clients.as_ref().map(|v| v.span())),
-        ("threads", w.threads.as_ref().map(|v| v.span())),
-        ("rate", w.rate.as_ref().map(|v| v.span())),
-        ("arrivals", w.arrivals.as_ref().map(|v| v.span())),
-        ("test_time", w.test_time.as_ref().map(|v| v.span())),
-        ("requests", w.requests.as_ref().map(|v| v.span())),
-        ("run", w.run.as_ref().map(|v| v.span())),
-        ("shell", w.shell.as_ref().map(|v| v.span())),
-        ("timeout", w.timeout.as_ref().map(|v| v.span())),
-        ("cwd", w.cwd.as_ref().map(|v| v.span())),
-        ("format", w.format.as_ref().map(|v| v.span())),
-    ];
-    if let Some((k, Some(span))) = given.iter().find(|(_, s)| s.is_some()) {
+    // Both tools' lines together were refused before this.
+    let given = w.key_spans();
+    let other = given
+        .iter()
+        .filter(|(k, _)| *k != "memtier" && *k != "redis_benchmark")
+        .find(|(_, s)| s.is_some());
+    if let Some((k, Some(span))) = other {
         return Err(cx.err_key(
             span.clone(),
             key(k),
