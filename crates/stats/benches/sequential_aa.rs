@@ -3,7 +3,7 @@
 //! peeking (a fixed-sample paired t test repeated after every round from round 6).
 //!
 //! Per-round noise of the log ratio: normal with sd 0.15 (one-second trials on a shared
-//! 2-vCPU VM, issue 23's calibration), Student t₃ scaled to sd 0.15 (heavy tails), and
+//! 2-vCPU VM, as `resplab calibrate` measured it), Student t₃ scaled to sd 0.15 (heavy tails), and
 //! normal sd 0.15 with 5 % of rounds at four times that (a disturbed round now and then).
 //! Each run stops at 200 rounds if still undecided; no equivalence margin, so only a
 //! "different" verdict or the limit ends an A/A run (the worst case for false positives).
