@@ -149,6 +149,20 @@ fn fixed_mde(standing: &[Standing]) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// Stores one `calibrate --validate` result of `host` for `metric`.
+    fn insert_validation(store: &mut Store, host: &str, metric: &str, v: serde_json::Value) {
+        store
+            .insert_calibration(&resplab_store::NewCalibration {
+                hostname: host.to_string(),
+                target: "t".into(),
+                workload_key: resplab_results::calibration::VALIDATION_KEY.into(),
+                workload_name: "validate".into(),
+                metric: metric.into(),
+                result: v,
+            })
+            .unwrap();
+    }
+
     fn rate(hits: usize) -> serde_json::Value {
         serde_json::json!({
             "name": "r", "k": 40, "hits": hits, "rate": hits as f64 / 40.0, "ci_low": 0.0,
@@ -176,16 +190,7 @@ mod tests {
                 "false_positives": rate(hits), "power": rate(power), "coverage": rate(38),
                 "coordinated_omission": [], "co_pass": true, "experiments": []
             });
-            store
-                .insert_calibration(&resplab_store::NewCalibration {
-                    hostname: host.clone(),
-                    target: "t".into(),
-                    workload_key: resplab_results::calibration::VALIDATION_KEY.into(),
-                    workload_name: "validate".into(),
-                    metric: "ops_per_sec".into(),
-                    result: v,
-                })
-                .unwrap();
+            insert_validation(&mut store, &host, "ops_per_sec", v);
         }
         // A newer validation of another method or metric does not vouch for this one.
         for (method, metric) in [
@@ -199,16 +204,7 @@ mod tests {
                 "false_positives": rate(9), "power": rate(9), "coverage": rate(9),
                 "coordinated_omission": [], "co_pass": true, "experiments": []
             });
-            store
-                .insert_calibration(&resplab_store::NewCalibration {
-                    hostname: host.clone(),
-                    target: "t".into(),
-                    workload_key: resplab_results::calibration::VALIDATION_KEY.into(),
-                    workload_name: "validate".into(),
-                    metric: metric.into(),
-                    result: v,
-                })
-                .unwrap();
+            insert_validation(&mut store, &host, metric, v);
         }
         let c = of_experiment(&store, &exp).unwrap();
         let (_, v) = c.validation.expect("the stored validation");
