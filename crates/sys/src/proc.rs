@@ -3,7 +3,8 @@
 //! `/proc/<pid>/stat` gives times in clock ticks of `USER_HZ`, which is 100 per second on
 //! every Linux architecture resplab targets (10 ms resolution: ample for runs of seconds).
 //! Its second field, the command name in parentheses, may hold spaces and parentheses, so
-//! fields are counted from the last `)`. The CPU time of the calling thread comes from the
+//! fields are counted from the last `)`. This process's own CPU time and its children's
+//! come from `getrusage`, to the microsecond. The CPU time of the calling thread comes from the
 //! kernel's per-thread CPU clock (`CLOCK_THREAD_CPUTIME_ID`): the same counter as the first
 //! field of `/proc/thread-self/schedstat`, but read to the nanosecond at every call rather
 //! than as of the last scheduler tick, and without opening a file, so a busy-wait can
@@ -159,19 +160,27 @@ pub fn own_stat() -> Option<Stat> {
     parse_stat(&fs::read_to_string("/proc/self/stat").ok()?)
 }
 
-/// User and system CPU time used so far by this process (all its threads).
+/// User and system CPU time used so far by this process (all its threads), from
+/// `getrusage(RUSAGE_SELF)`: to the microsecond, where `/proc/self/stat` rounds to clock
+/// ticks (10 ms), which a short run (a smoke trial of a tenth of a second) can fall
+/// entirely inside.
 pub fn own_cpu() -> Option<CpuSeconds> {
-    let s = own_stat()?;
-    Some(CpuSeconds {
-        user_sec: s.utime as f64 / USER_HZ,
-        system_sec: s.stime as f64 / USER_HZ,
-    })
+    usage(nix::sys::resource::UsageWho::RUSAGE_SELF)
 }
 
-/// CPU seconds of this process's terminated, waited-for children (user + system).
+/// CPU seconds of this process's terminated, waited-for children (user + system), from
+/// `getrusage(RUSAGE_CHILDREN)`, to the microsecond.
 pub fn children_cpu_sec() -> Option<f64> {
-    let s = own_stat()?;
-    Some((s.cutime + s.cstime) as f64 / USER_HZ)
+    usage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).map(|c| c.user_sec + c.system_sec)
+}
+
+fn usage(who: nix::sys::resource::UsageWho) -> Option<CpuSeconds> {
+    let u = nix::sys::resource::getrusage(who).ok()?;
+    let sec = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Some(CpuSeconds {
+        user_sec: sec(u.user_time()),
+        system_sec: sec(u.system_time()),
+    })
 }
 
 /// When process `pid` started, in clock ticks since boot: with the pid, it names one
