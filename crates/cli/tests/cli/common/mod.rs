@@ -1,0 +1,200 @@
+//! Helpers shared by the CLI's integration tests: running the real binary (collecting its
+//! output, in a directory, against a database, or as an assert_cmd `Command`) and killing
+//! a run with SIGKILL once it has stored enough trials; the lanes that give a timing
+//! test the machine alone.
+
+pub mod oracle;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_resplab");
+
+/// Runs `resplab ARGS` with no stdin and no REDISCLI_AUTH from the test's environment.
+pub fn resplab(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `resplab` as an assert_cmd `Command`, with no REDISCLI_AUTH from the test's environment.
+pub fn command() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("resplab").expect("the resplab binary is built");
+    c.env_remove("REDISCLI_AUTH");
+    c
+}
+
+/// [`command`], killed if it runs longer than `limit`.
+pub fn command_within(limit: Duration) -> assert_cmd::Command {
+    let mut c = command();
+    c.timeout(limit);
+    c
+}
+
+/// Runs `resplab ARGS` in `dir` (no stdin, no REDISCLI_AUTH): its exit code (-1 when a
+/// signal ended it), standard output and standard error.
+pub fn run_in(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REDISCLI_AUTH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `resplab ARGS --db DB` with `env` added (no stdin, no REDISCLI_AUTH unless `env`
+/// gives it).
+pub fn run_db(args: &[&str], db: &Path, env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env_remove("REDISCLI_AUTH")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Standard output and standard error together, for messages and assertions.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Starts `resplab experiment run FILE --db DB` with its stderr piped.
+pub fn spawn_experiment(file: &Path, db: &Path) -> Child {
+    Command::new(BIN)
+        .args(["experiment", "run"])
+        .arg(file)
+        .arg("--db")
+        .arg(db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `stored()` reaches `at_least` (failing the test if the run ends first or
+/// `within` passes), lets the next trial begin for `then`, and kills the run with SIGKILL.
+pub fn kill_9_once_stored(
+    child: &mut Child,
+    stored: impl Fn() -> usize,
+    at_least: usize,
+    within: Duration,
+    then: Duration,
+) {
+    let deadline = Instant::now() + within;
+    while stored() < at_least {
+        assert!(
+            Instant::now() < deadline,
+            "no progress within {} s",
+            within.as_secs()
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("finished ({status}) before it could be killed:\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(then);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
+/// A `resplab serve` child on free ports, killed on drop: its RESP port and, when started
+/// with `--respb-port 0` among the flags, its RESPB port.
+pub struct Serve {
+    pub child: Child,
+    pub port: u16,
+    pub respb_port: Option<u16>,
+}
+
+impl Serve {
+    /// `resplab serve --port 0 FLAGS`.
+    pub fn start(flags: &[&str]) -> Serve {
+        Serve::start_with(Command::new(BIN), flags)
+    }
+
+    /// Started by `command`, which runs the binary (in the same process: `prlimit`
+    /// executes it); the ports are read from the lines serve prints when it listens.
+    pub fn start_with(mut command: Command, flags: &[&str]) -> Serve {
+        use std::io::{BufRead as _, BufReader};
+        let mut child = command
+            .args(["serve", "--port", "0"])
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let port = line
+            .split("listening on 127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        let mut respb_port = None;
+        if flags.contains(&"--respb-port") {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            respb_port = line
+                .split("RESPB on 127.0.0.1:")
+                .nth(1)
+                .and_then(|r| r.trim().parse().ok());
+            assert!(respb_port.is_some(), "no RESPB port in {line:?}");
+        }
+        Serve {
+            child,
+            port,
+            respb_port,
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// All the tests of this binary share one process and run two at a time. A test that
+/// asserts a timing or a measured effect must have the machine to itself, as it had when
+/// each file was a binary of its own: it takes [`alone`]. Every other test takes
+/// [`shared`] first, so that it waits while such a test runs (the lock serves writers
+/// before new readers, so an `alone` test is not starved).
+static LANES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A lane beside other shared tests; held for the whole test.
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    LANES
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The machine to this test alone: no other test of the binary runs while it is held.
+pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    LANES
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
