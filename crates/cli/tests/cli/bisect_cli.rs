@@ -1,8 +1,10 @@
 //! `resplab bisect` against a git repository made by the test: every commit holds a
 //! `cost` file (nanoseconds of work per command) that its server, `resplab serve
 //! --work-ns`, reads, and a `build.sh` that fails where a commit is marked broken.
-//! The cost steps are large (100 µs → 400 µs, so the server's work decides the rate) and the trials short, so each measured pair is
-//! decided in a few rounds.
+//! The cost steps are large (100 µs → 400 µs, so the server's work decides the rate) and
+//! the trials short, so each measured pair is decided different in a few rounds; 10
+//! rounds at most, as a candidate's side at its own level may stay open at the limit and
+//! still classify it (docs/bisect.md), where more rounds only cost time.
 
 use crate::common::{run_db, BIN};
 use std::path::{Path, PathBuf};
@@ -117,7 +119,7 @@ fn bisect(
         "--experiment",
         file.to_str().unwrap(),
         "--max-rounds",
-        "16",
+        "10",
         "--format",
         "json",
     ];
@@ -346,14 +348,15 @@ fn bad_input_is_one_line_and_exit_code_2() {
     refused(dir, &nothing, good, bad, "true", server, "--repo: ");
 }
 
-/// Trials stored in every experiment of `db`.
-fn stored_trials(db: &Path) -> usize {
+/// Trials stored in the experiments of `db` whose name contains `part`.
+fn stored_trials(db: &Path, part: &str) -> usize {
     let Ok(store) = resplab_store::Store::open(db) else {
         return 0;
     };
     let experiments = store.list_experiments().unwrap_or_default();
     experiments
         .iter()
+        .filter(|e| e.name.contains(part))
         .filter_map(|e| store.trials(e.id).ok())
         .map(|t| t.len())
         .sum()
@@ -386,7 +389,7 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
             "--experiment",
             file.to_str().unwrap(),
             "--max-rounds",
-            "16",
+            "10",
             "--db",
             db.to_str().unwrap(),
         ])
@@ -395,16 +398,18 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Good against bad takes at least 12 trials: the kill comes inside a candidate's
-    // measurement.
+    // The kill comes inside the first candidate's measurement, once it has stored one
+    // whole round (the candidate, good and bad), however many rounds good against bad
+    // took before it.
+    let first = format!("{}-vs-{}-{}", &ids[6][..10], &ids[0][..10], &ids[12][..10]);
     crate::common::kill_9_once_stored(
         &mut child,
-        || stored_trials(&db),
-        15,
+        || stored_trials(&db, &first),
+        3,
         std::time::Duration::from_secs(240),
         std::time::Duration::from_millis(100),
     );
-    let before = stored_trials(&db);
+    let before = stored_trials(&db, "");
     let (code, json, err) = bisect(tmp.path(), &repo, &ids[0], &ids[12], &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(steps(&json), vec![vec![ids[7].clone()]], "{json:#}\n{err}");
@@ -417,7 +422,6 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
         assert!(!err.contains(&line), "{line} again: {err}");
     }
     // The candidate measured when the kill came continues from its stored rounds.
-    let first = format!("{}-vs-{}-{}", &ids[6][..10], &ids[0][..10], &ids[12][..10]);
     let lines: Vec<&str> = err.lines().collect();
     let at = lines.iter().position(|l| l.contains(&first));
     let next = at.and_then(|i| lines.get(i + 1)).copied().unwrap_or("");
@@ -425,5 +429,5 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
         next.starts_with("  round ") && !next.starts_with("  round 1 "),
         "the measurement in progress continues from its stored rounds: {err}"
     );
-    assert!(stored_trials(&db) >= before, "nothing stored is lost");
+    assert!(stored_trials(&db, "") >= before, "nothing stored is lost");
 }
