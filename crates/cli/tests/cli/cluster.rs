@@ -22,6 +22,20 @@ fn record(path: &std::path::Path) -> RunRecord {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// `resplab bench ARGS --no-progress --json JSON`, which must succeed: the record it
+/// wrote and what it printed.
+fn bench_record(json: &std::path::Path, args: &[&str]) -> (RunRecord, String) {
+    let json_arg = json.to_str().unwrap();
+    let all: Vec<&str> = std::iter::once("bench")
+        .chain(args.iter().copied())
+        .chain(["--no-progress", "--json", json_arg])
+        .collect();
+    let o = resplab(&all);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    (record(json), out)
+}
+
 fn dbsize(s: &RedisServer) -> i64 {
     s.client()
         .unwrap()
@@ -166,27 +180,23 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let port = c.master(1).port().to_string();
-    let o = resplab(&[
-        "bench",
-        "-p",
-        &port,
-        "--cluster-mode",
-        "--read-from-replicas",
-        "-t",
-        "set,get",
-        "-r",
-        "10000",
-        "-n",
-        "3000",
-        "-c",
-        "3",
-        "--no-progress",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
-    let r = record(&json);
+    let (r, out) = bench_record(
+        &json,
+        &[
+            "-p",
+            &port,
+            "--cluster-mode",
+            "--read-from-replicas",
+            "-t",
+            "set,get",
+            "-r",
+            "10000",
+            "-n",
+            "3000",
+            "-c",
+            "3",
+        ],
+    );
     assert_eq!(r.totals.errors, 0, "{out}");
     let cl = r.cluster.as_ref().unwrap();
     assert_eq!((cl.masters, cl.replicas), (3, 3));
@@ -210,25 +220,12 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
 
     // Open loop: the schedule is kept per client across its node connections.
     let json2 = dir.path().join("open.json");
-    let o = resplab(&[
-        "bench",
-        "-p",
-        &port,
-        "--ratio",
-        "1:3",
-        "--rate",
-        "3000",
-        "-n",
-        "3000",
-        "-c",
-        "4",
-        "--no-progress",
-        "--json",
-        json2.to_str().unwrap(),
-    ]);
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
-    let r = record(&json2);
+    let (r, out) = bench_record(
+        &json2,
+        &[
+            "-p", &port, "--ratio", "1:3", "--rate", "3000", "-n", "3000", "-c", "4",
+        ],
+    );
     assert_eq!(r.totals.requests, 3000, "{out}");
     assert_eq!(r.totals.errors, 0, "{out}");
     assert!(r.open_loop.is_some());
@@ -435,30 +432,26 @@ fn a_cluster_started_at_once_with_the_bench_gives_no_clusterdown() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let port = c.master(0).port().to_string();
-    let o = resplab(&[
-        "bench",
-        "-p",
-        &port,
-        "--cluster",
-        "--cluster-wait",
-        "30s",
-        "-t",
-        "set,get",
-        "-r",
-        "10000",
-        "-n",
-        "20000",
-        "-c",
-        "4",
-        "--no-progress",
-        "--max-error-rate",
-        "0",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
-    let r = record(&json);
+    let (r, out) = bench_record(
+        &json,
+        &[
+            "-p",
+            &port,
+            "--cluster",
+            "--cluster-wait",
+            "30s",
+            "-t",
+            "set,get",
+            "-r",
+            "10000",
+            "-n",
+            "20000",
+            "-c",
+            "4",
+            "--max-error-rate",
+            "0",
+        ],
+    );
     assert_eq!(r.totals.errors, 0, "{:?}\n{out}", r.commands);
     for (name, s) in &r.commands {
         assert!(!s.error_kinds.contains_key("CLUSTERDOWN"), "{name}: {out}");
