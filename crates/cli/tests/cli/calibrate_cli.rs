@@ -394,26 +394,19 @@ fn validate_results_are_stored_and_reported() {
     let _shared = shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = command_within(LIMIT)
-        .args(["calibrate", "--validate", "--validate-k", "2"])
-        .args([
+    let v = crate::common::validation(
+        &[
+            "--validate-k",
+            "2",
             "--validate-rounds",
             "6",
             "--durations",
             "0.1s",
             "--budget",
             "70s",
-        ])
-        .args(["--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &db,
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let id = v["id"].as_i64().expect("the validation's id");
     assert_eq!(v["false_positives"]["k"], 2, "{v:#}");
     assert_eq!(v["power"]["k"], 2, "{v:#}");

@@ -8,7 +8,7 @@ use crate::common::command_within;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Longest the validation may take.
+/// Longest a `resplab` call may take.
 const LIMIT: Duration = Duration::from_secs(240);
 
 #[test]
@@ -16,20 +16,25 @@ fn an_until_decided_validation_of_server_cpu_is_kept_per_method_and_metric() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
-    let out = command_within(LIMIT)
-        .args(["calibrate", "--validate", "--method", "until-decided"])
-        .args(["--metric", "server-cpu", "--validate-k", "6"])
-        .args(["--validate-rounds", "8", "--durations", "0.2s"])
-        .args(["--budget", "4m", "--seed", "5", "--format", "json", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = crate::common::validation(
+        &[
+            "--method",
+            "until-decided",
+            "--metric",
+            "server-cpu",
+            "--validate-k",
+            "6",
+            "--validate-rounds",
+            "8",
+            "--durations",
+            "0.2s",
+            "--budget",
+            "4m",
+            "--seed",
+            "5",
+        ],
+        &db,
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["method"], "until-decided", "{v:#}");
     assert_eq!(v["metric"], "server_cpu_us_per_op", "{v:#}");
     let (sd, robust) = (

@@ -75,6 +75,25 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// Runs `resplab calibrate --validate ARGS --format json --db DB` (killed after 4
+/// minutes), which must end with exit code 0 or 1 (the checks passed or not: at a test's
+/// small K either may come); what it printed, as JSON.
+pub fn validation(args: &[&str], db: &Path) -> serde_json::Value {
+    let out = command_within(Duration::from_secs(240))
+        .args(["calibrate", "--validate"])
+        .args(args)
+        .args(["--format", "json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Starts `resplab experiment run FILE --db DB` with its stderr piped.
 pub fn spawn_experiment(file: &Path, db: &Path) -> Child {
     Command::new(BIN)
