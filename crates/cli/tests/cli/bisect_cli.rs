@@ -95,16 +95,10 @@ fn experiment_file(dir: &Path) -> PathBuf {
     path
 }
 
-/// Runs the bisect of `repo` from its first to its last commit as JSON.
-fn bisect(
-    dir: &Path,
-    repo: &Path,
-    good: &str,
-    bad: &str,
-    extra: &[&str],
-) -> (i32, serde_json::Value, String) {
-    let file = experiment_file(dir);
-    let mut args = vec![
+/// The words of a bisect of `repo` from `good` to `bad` with the test's build, server
+/// and experiment file (`file`), 10 rounds at most per measurement.
+fn bisect_args<'a>(repo: &'a Path, good: &'a str, bad: &'a str, file: &'a Path) -> Vec<&'a str> {
+    vec![
         "bisect",
         "--repo",
         repo.to_str().unwrap(),
@@ -120,9 +114,20 @@ fn bisect(
         file.to_str().unwrap(),
         "--max-rounds",
         "10",
-        "--format",
-        "json",
-    ];
+    ]
+}
+
+/// Runs the bisect of `repo` from `good` to `bad` as JSON.
+fn bisect(
+    dir: &Path,
+    repo: &Path,
+    good: &str,
+    bad: &str,
+    extra: &[&str],
+) -> (i32, serde_json::Value, String) {
+    let file = experiment_file(dir);
+    let mut args = bisect_args(repo, good, bad, &file);
+    args.extend_from_slice(&["--format", "json"]);
     args.extend_from_slice(extra);
     let out = run_db(&args, &dir.join("lab.db"), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -348,20 +353,6 @@ fn bad_input_is_one_line_and_exit_code_2() {
     refused(dir, &nothing, good, bad, "true", server, "--repo: ");
 }
 
-/// Trials stored in the experiments of `db` whose name contains `part`.
-fn stored_trials(db: &Path, part: &str) -> usize {
-    let Ok(store) = resplab_store::Store::open(db) else {
-        return 0;
-    };
-    let experiments = store.list_experiments().unwrap_or_default();
-    experiments
-        .iter()
-        .filter(|e| e.name.contains(part))
-        .filter_map(|e| store.trials(e.id).ok())
-        .map(|t| t.len())
-        .sum()
-}
-
 #[test]
 fn a_bisect_killed_with_sigkill_continues_when_run_again() {
     let _lane = crate::common::shared();
@@ -374,25 +365,9 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
     let file = experiment_file(tmp.path());
     let db = tmp.path().join("lab.db");
     let mut child = Command::new(BIN)
-        .args([
-            "bisect",
-            "--repo",
-            repo.to_str().unwrap(),
-            "--good",
-            &ids[0],
-            "--bad",
-            &ids[12],
-            "--build",
-            "sh build.sh",
-            "--server",
-            "sh {src}/serve.sh {port}",
-            "--experiment",
-            file.to_str().unwrap(),
-            "--max-rounds",
-            "10",
-            "--db",
-            db.to_str().unwrap(),
-        ])
+        .args(bisect_args(&repo, &ids[0], &ids[12], &file))
+        .arg("--db")
+        .arg(&db)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -404,12 +379,12 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
     let first = format!("{}-vs-{}-{}", &ids[6][..10], &ids[0][..10], &ids[12][..10]);
     crate::common::kill_9_once_stored(
         &mut child,
-        || stored_trials(&db, &first),
+        || crate::common::stored_trials(&db, |n| n.contains(&first)),
         3,
         std::time::Duration::from_secs(240),
         std::time::Duration::from_millis(100),
     );
-    let before = stored_trials(&db, "");
+    let before = crate::common::stored_trials(&db, |_| true);
     let (code, json, err) = bisect(tmp.path(), &repo, &ids[0], &ids[12], &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(steps(&json), vec![vec![ids[7].clone()]], "{json:#}\n{err}");
@@ -429,5 +404,8 @@ fn a_bisect_killed_with_sigkill_continues_when_run_again() {
         next.starts_with("  round ") && !next.starts_with("  round 1 "),
         "the measurement in progress continues from its stored rounds: {err}"
     );
-    assert!(stored_trials(&db, "") >= before, "nothing stored is lost");
+    assert!(
+        crate::common::stored_trials(&db, |_| true) >= before,
+        "nothing stored is lost"
+    );
 }

@@ -16,43 +16,13 @@ use std::time::Duration;
 /// A duet of two `resplab serve` variants, the second with `--slowdown PCT`, run until
 /// decided within `max_rounds`; `extra` goes into `[experiment]`.
 fn file(dir: &Path, name: &str, slowdown: u32, max_rounds: u32, extra: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    let margin = if slowdown > 0 { 0.03 } else { 0.2 };
-    std::fs::write(
-        &path,
-        format!(
-            r#"
-[experiment]
-name = "{name}"
-order = "duet"
-until = "decided"
-max_rounds = {max_rounds}
-test_time = "0.6s"
-warmup = "0.2s"
-client_cpu_limit = 1.0
-primary_metric = "server_cpu_us_per_op"
-margin = {margin}
-{extra}
-
-[[variant]]
-name = "base"
-server = "{BIN} serve --port {{port}} --work-ns 2000"
-
-[[variant]]
-name = "other"
-server = "{BIN} serve --port {{port}} --work-ns 2000 --slowdown {slowdown}"
-
-[[workload]]
-name = "set"
-tests = "set"
-clients = 8
-pipeline = 8
-threads = 1
-"#
-        ),
+    crate::common::serve_pair_file(
+        dir,
+        name,
+        slowdown,
+        &format!("max_rounds = {max_rounds}\norder = \"duet\"\n{extra}"),
+        "clients = 8\npipeline = 8",
     )
-    .unwrap();
-    path
 }
 
 /// One stored trial's duet facts: round, variant, CPU set, partner, shared start, the
@@ -185,15 +155,7 @@ fn a_killed_duet_resumes_whole_rounds_and_compare_and_report_read_it() {
     std::fs::write(&f, text).unwrap();
     let db = dir.path().join("r.db");
     let mut child = spawn_experiment(&f, &db);
-    let count = |db: &Path| {
-        Store::open(db)
-            .ok()
-            .and_then(|s| {
-                let id = s.find_experiment("resumed").ok()??.id;
-                Some(s.trials(id).ok()?.len())
-            })
-            .unwrap_or(0)
-    };
+    let count = |db: &Path| crate::common::stored_trials(db, |n| n == "resumed");
     kill_9_once_stored(
         &mut child,
         || count(&db),
@@ -203,16 +165,7 @@ fn a_killed_duet_resumes_whole_rounds_and_compare_and_report_read_it() {
     );
     // A round is stored whole or not at all.
     assert_eq!(count(&db) % 2, 0);
-    let (code, _, err) = run_in(
-        &[
-            "experiment",
-            "resume",
-            "resumed",
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let (code, _, err) = crate::common::resume("resumed", &db, dir.path());
     assert_eq!(code, 0, "{err}");
     let trials = stored(&db, "resumed");
     for round in 0..6 {

@@ -45,13 +45,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn stored(db: &Path, name: &str) -> usize {
-    Store::open(db)
-        .ok()
-        .and_then(|s| {
-            let info = s.find_experiment(name).ok()??;
-            Some(s.trials(info.id).ok()?.len())
-        })
-        .unwrap_or(0)
+    crate::common::stored_trials(db, |n| n == name)
 }
 
 /// Every stored trial is a merge of `shards` shards that together ran the workload.

@@ -53,13 +53,7 @@ fn orphans_of(parent: u32, own_dir: &Path) -> Vec<String> {
 }
 
 fn stored(db: &Path) -> usize {
-    Store::open(db)
-        .ok()
-        .and_then(|s| {
-            let info = s.find_experiment("kill-resume").ok()??;
-            Some(s.trials(info.id).ok()?.len())
-        })
-        .unwrap_or(0)
+    crate::common::stored_trials(db, |n| n == "kill-resume")
 }
 
 #[test]

@@ -7,51 +7,15 @@
 //! more per batch of work, which that metric sees whatever else the machine runs, while
 //! throughput on a busy shared machine can swing by a factor of ten between rounds.
 
-use crate::common::{kill_9_once_stored, run_in, BIN};
+use crate::common::{kill_9_once_stored, run_in};
 use resplab_store::Store;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// An experiment of two `resplab serve` variants, the second with `--slowdown PCT`; its
-/// equivalence margin is ±20 %, or ±3 % with a slowdown (so that a 10 % slowdown, once
-/// measured closely, cannot be called equivalent before it is called slower).
+/// [`crate::common::serve_pair_file`] with `limits` (the run's limits) in
+/// `[experiment]`, 50 clients and a pipeline of 16.
 fn file(dir: &Path, name: &str, slowdown: u32, limits: &str) -> std::path::PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    let margin = if slowdown > 0 { 0.03 } else { 0.2 };
-    std::fs::write(
-        &path,
-        format!(
-            r#"
-[experiment]
-name = "{name}"
-until = "decided"
-{limits}
-test_time = "0.6s"
-warmup = "0.2s"
-client_cpu_limit = 1.0
-primary_metric = "server_cpu_us_per_op"
-margin = {margin}
-
-[[variant]]
-name = "base"
-server = "{BIN} serve --port {{port}} --work-ns 2000"
-
-[[variant]]
-name = "other"
-server = "{BIN} serve --port {{port}} --work-ns 2000 --slowdown {slowdown}"
-
-[[workload]]
-name = "set"
-tests = "set"
-clients = 50
-pipeline = 16
-threads = 1
-"#
-        ),
-    )
-    .unwrap();
-    path
+    crate::common::serve_pair_file(dir, name, slowdown, limits, "clients = 50\npipeline = 16")
 }
 
 fn stop_of(db: &Path, name: &str) -> resplab_store::StopRow {
@@ -135,15 +99,7 @@ fn a_killed_run_resumes_its_sequence() {
         "max_rounds = 8\nmax_time = \"5m\"",
     );
     let db = dir.path().join("r.db");
-    let mut child = Command::new(BIN)
-        .args(["experiment", "run"])
-        .arg(&f)
-        .arg("--db")
-        .arg(&db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::common::spawn_experiment(&f, &db);
     let looks = |db: &Path| -> usize {
         Store::open(db)
             .ok()
@@ -165,16 +121,7 @@ fn a_killed_run_resumes_its_sequence() {
     let elapsed = before.sequential_elapsed(id).unwrap();
     assert!(before.sequential_stop(id).unwrap().is_none());
     drop(before);
-    let (code, out, err) = run_in(
-        &[
-            "experiment",
-            "resume",
-            "resumed",
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let (code, out, err) = crate::common::resume("resumed", &db, dir.path());
     assert_eq!(code, 0, "{err}");
     let stop = stop_of(&db, "resumed");
     assert!(stop.elapsed_sec > elapsed, "{stop:?} after {elapsed}");

@@ -94,6 +94,78 @@ pub fn validation(args: &[&str], db: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Trials stored in the experiments of `db` whose name `of` accepts (0 while the store
+/// cannot be opened yet).
+pub fn stored_trials(db: &Path, of: impl Fn(&str) -> bool) -> usize {
+    let Ok(store) = resplab_store::Store::open(db) else {
+        return 0;
+    };
+    let experiments = store.list_experiments().unwrap_or_default();
+    experiments
+        .iter()
+        .filter(|e| of(&e.name))
+        .filter_map(|e| store.trials(e.id).ok())
+        .map(|t| t.len())
+        .sum()
+}
+
+/// `resplab experiment resume NAME --db DB` in `dir`: as [`run_in`].
+pub fn resume(name: &str, db: &Path, dir: &Path) -> (i32, String, String) {
+    run_in(
+        &["experiment", "resume", name, "--db", db.to_str().unwrap()],
+        dir,
+    )
+}
+
+/// An experiment file `DIR/NAME.toml` run until decided on the server CPU per request,
+/// of two `resplab serve` variants doing 2 µs of work per command, `other` with
+/// `--slowdown PCT`; its equivalence margin is ±20 %, or ±3 % with a slowdown (so that a
+/// 10 % slowdown, once measured closely, cannot be called equivalent before it is called
+/// slower). `experiment` lines go into `[experiment]`, `workload` lines into its one
+/// workload, `set`.
+pub fn serve_pair_file(
+    dir: &Path,
+    name: &str,
+    slowdown: u32,
+    experiment: &str,
+    workload: &str,
+) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    let margin = if slowdown > 0 { 0.03 } else { 0.2 };
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[experiment]
+name = "{name}"
+until = "decided"
+{experiment}
+test_time = "0.6s"
+warmup = "0.2s"
+client_cpu_limit = 1.0
+primary_metric = "server_cpu_us_per_op"
+margin = {margin}
+
+[[variant]]
+name = "base"
+server = "{BIN} serve --port {{port}} --work-ns 2000"
+
+[[variant]]
+name = "other"
+server = "{BIN} serve --port {{port}} --work-ns 2000 --slowdown {slowdown}"
+
+[[workload]]
+name = "set"
+tests = "set"
+{workload}
+threads = 1
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
 /// Starts `resplab experiment run FILE --db DB` with its stderr piped.
 pub fn spawn_experiment(file: &Path, db: &Path) -> Child {
     Command::new(BIN)
