@@ -75,7 +75,9 @@ fn stored(db: &Path, name: &str) -> Vec<Stored> {
 fn an_aa_duet_swaps_cpu_sets_pairs_intervals_and_finds_nothing() {
     let _alone = crate::common::alone();
     let dir = tempfile::tempdir().unwrap();
-    let f = file(dir.path(), "aa", 0, 20, "");
+    // Ten rounds at most: what is checked is how the rounds are run and stored, and that
+    // an A/A run claims no difference, which a run until decided keeps at any length.
+    let f = file(dir.path(), "aa", 0, 10, "");
     let (code, out, err) = run_in(
         &["experiment", "run", f.to_str().unwrap(), "--db", "r.db"],
         dir.path(),
