@@ -246,7 +246,6 @@ fn cpu_ticks(pid: u32) -> u64 {
 /// leave.
 #[test]
 fn at_the_descriptor_limit_new_clients_are_refused_and_the_server_stays_idle() {
-    let _lane = crate::common::shared();
     use std::io::{ErrorKind, Read, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
