@@ -48,6 +48,8 @@ CPU_LINES = [
     "-t 1 -c 50 --ratio 1:10 --test-time 5",
     "-t 1 -c 50 --ratio 1:1 --pipeline 16 --test-time 5",
     "-t 1 -c 10 --command=\"HSET __key__ f __data__\" --command=\"HGET __key__ f\" --test-time 5",
+    # The HSET/HGET line's SET:GET twin: the same 10 connections, the mix's commands.
+    "-t 1 -c 10 --ratio 1:1 --test-time 5",
 ]
 
 

@@ -74,6 +74,7 @@ pub fn to_spec(w: &Workload, seed: u64) -> Result<WorkloadSpec, String> {
         random_keyspace: w.keyspace,
         data_size: Some(w.data_size.unwrap_or(3) as usize),
         values: Some(values),
+        expiry: None,
     };
     words.into_spec(seed).map_err(e)
 }

@@ -16,7 +16,7 @@ use crate::keys::KeyPattern;
 use crate::keys::KeySpace;
 use crate::schedule::Arrivals;
 use crate::spec::{
-    CommandSpec, CommandsSpec, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
+    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
 };
 use crate::template;
 use crate::values::{ValueSize, WeightedSize};
@@ -89,6 +89,8 @@ pub struct WorkloadFlags {
     /// `--data-size-range`/`--data-size-list` (or a caller's default) for a mix or
     /// templates; `None`: `data_size`, else memtier's 32 bytes.
     pub values: Option<ValueSize>,
+    /// `--expiry-range` of a mix's SETs (templates carry their own expiry, if any).
+    pub expiry: Option<ExpiryRange>,
 }
 
 impl WorkloadFlags {
@@ -117,6 +119,7 @@ impl WorkloadFlags {
                 get_pattern,
                 keys: self.keys,
                 values,
+                expiry: self.expiry,
             })
         } else {
             let defaults = TestsSpec::default();

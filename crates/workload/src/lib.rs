@@ -51,6 +51,8 @@ pub use error::WorkloadError;
 pub use keys::{KeyPattern, KeySpace};
 pub use request::{ArgWriter, Args, Request};
 pub use schedule::{Arrivals, Schedule, ScheduleStream};
-pub use spec::{CommandSpec, CommandsSpec, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec};
+pub use spec::{
+    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
+};
 pub use values::{ValueSize, WeightedSize};
 pub use workload::{Generator, Phase, Workload};

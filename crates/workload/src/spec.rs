@@ -108,6 +108,9 @@ pub struct MixSpec {
     pub keys: KeySpace,
     /// Value sizes of the SETs (default 32 bytes).
     pub values: ValueSize,
+    /// Times to live of the SETs (memtier's `--expiry-range`); `None`: plain SETs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<ExpiryRange>,
 }
 
 impl Default for MixSpec {
@@ -118,7 +121,37 @@ impl Default for MixSpec {
             get_pattern: KeyPattern::Random,
             keys: KeySpace::default(),
             values: ValueSize::default(),
+            expiry: None,
         }
+    }
+}
+
+/// The times to live of a mix's SETs, memtier's `--expiry-range MIN-MAX`: each SET draws
+/// a whole number of seconds uniformly from `min_sec..=max_sec` and goes out as
+/// `SETEX key seconds value`, or as a plain `SET` when the draw is 0 (what
+/// memtier_benchmark sends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpiryRange {
+    /// Shortest time to live, seconds (0 allowed: those SETs carry none).
+    pub min_sec: u64,
+    /// Longest time to live, seconds (at least 1).
+    pub max_sec: u64,
+}
+
+impl ExpiryRange {
+    /// Checks the range.
+    ///
+    /// # Errors
+    /// `min_sec > max_sec`, or `max_sec` of 0 (no SET would expire).
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        if self.min_sec > self.max_sec || self.max_sec == 0 {
+            return Err(WorkloadError::new(
+                "--expiry-range",
+                format!("{}-{}", self.min_sec, self.max_sec),
+                "MIN-MAX seconds with MIN no larger than MAX and MAX at least 1, like 10-100",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -242,6 +275,9 @@ impl WorkloadSpec {
                 }
                 m.keys.validate()?;
                 m.values.validate()?;
+                if let Some(e) = &m.expiry {
+                    e.validate()?;
+                }
             }
             WorkloadKind::Commands(c) => {
                 if c.commands.is_empty() {

@@ -53,6 +53,9 @@ pub(crate) enum Piece {
     Data,
     /// The request's five-digit tag.
     Tag,
+    /// The request's time to live in seconds, in decimal. No placeholder writes it: only
+    /// the `SETEX` form of a mix's SETs with an expiry range ([`setex`]).
+    Ttl,
 }
 
 /// One argument of a compiled command.
@@ -251,6 +254,21 @@ pub(crate) fn compile(
         uses_key,
         uses_data,
     })
+}
+
+/// `SETEX __key__ <ttl> __data__`: the form a mix's SET takes when it draws a time to
+/// live (memtier_benchmark's `--expiry-range`).
+pub(crate) fn setex() -> CompiledTemplate {
+    CompiledTemplate {
+        args: vec![
+            ArgTemplate::Fixed(Box::from(&b"SETEX"[..])),
+            ArgTemplate::Pieces(Box::new([Piece::Key])),
+            ArgTemplate::Pieces(Box::new([Piece::Ttl])),
+            ArgTemplate::Pieces(Box::new([Piece::Data])),
+        ],
+        uses_key: true,
+        uses_data: true,
+    }
 }
 
 /// Splits one argument into literal runs and placeholders.

@@ -1,9 +1,11 @@
 //! Values: how large each request's `__data__` is and which bytes it carries.
 //!
-//! Sizes follow memtier_benchmark's three forms: a fixed size (`--data-size`, default
-//! 32), a uniform range (`--data-size-range MIN-MAX`) and weighted sizes
+//! Sizes follow memtier_benchmark's forms: a fixed size (`--data-size`, default 32), a
+//! uniform range (`--data-size-range MIN-MAX`), weighted sizes
 //! (`--data-size-list SIZE:WEIGHT,…`, each request drawing a size with probability
-//! proportional to its weight).
+//! proportional to its weight), and a range spread over the key range
+//! (`--data-size-range` with `--data-size-pattern=S`: the size follows the request's
+//! key, so every key always gets the same size).
 //!
 //! Contents differ from request to request without costing an allocation or a random
 //! byte per byte: each stream owns a shared, seeded pool of printable bytes that is
@@ -16,6 +18,7 @@
 //! the whole run ([`crate::catalog::payload`]) and so does resplab there.
 
 use crate::error::WorkloadError;
+use crate::keys::KeySpace;
 use rand::distributions::{Distribution, Uniform};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -49,6 +52,16 @@ pub enum ValueSize {
         /// The choices; weights are relative.
         sizes: Vec<WeightedSize>,
     },
+    /// A size set by the request's key (`--data-size-pattern=S`): `min` bytes for the
+    /// key at the key range's minimum, `max` at its maximum, and in between the linear
+    /// share, rounded down, as memtier_benchmark computes it. A request without a key
+    /// gets `min`.
+    ByKey {
+        /// Size in bytes at the key range's minimum.
+        min: usize,
+        /// Size in bytes at the key range's maximum.
+        max: usize,
+    },
 }
 
 /// One choice of a [`ValueSize::List`].
@@ -72,16 +85,19 @@ impl ValueSize {
     pub fn max_bytes(&self) -> usize {
         match self {
             ValueSize::Fixed { bytes } => *bytes,
-            ValueSize::Range { max, .. } => *max,
+            ValueSize::Range { max, .. } | ValueSize::ByKey { max, .. } => *max,
             ValueSize::List { sizes } => sizes.iter().map(|s| s.bytes).max().unwrap_or(0),
         }
     }
 
-    /// The mean size in bytes.
+    /// The mean size in bytes (of [`ValueSize::ByKey`]: over keys drawn evenly from the
+    /// key range).
     pub fn mean_bytes(&self) -> f64 {
         match self {
             ValueSize::Fixed { bytes } => *bytes as f64,
-            ValueSize::Range { min, max } => (*min as f64 + *max as f64) / 2.0,
+            ValueSize::Range { min, max } | ValueSize::ByKey { min, max } => {
+                (*min as f64 + *max as f64) / 2.0
+            }
             ValueSize::List { sizes } => {
                 let total: f64 = sizes.iter().map(|s| f64::from(s.weight)).sum();
                 if total == 0.0 {
@@ -118,7 +134,14 @@ impl ValueSize {
                 format!("{min}-{max}"),
                 "MIN-MAX with MIN no larger than MAX, like 32-1024",
             )),
-            ValueSize::Range { max, .. } if *max > MAX_VALUE_BYTES => {
+            ValueSize::ByKey { min, max } if min > max => Err(WorkloadError::new(
+                "--data-size-range",
+                format!("{min}-{max}"),
+                "MIN-MAX with MIN no larger than MAX, like 32-1024",
+            )),
+            ValueSize::Range { max, .. } | ValueSize::ByKey { max, .. }
+                if *max > MAX_VALUE_BYTES =>
+            {
                 Err(too_big("--data-size-range", *max))
             }
             ValueSize::List { sizes } => {
@@ -158,11 +181,19 @@ pub(crate) enum SizeDist {
         cumulative: Box<[u64]>,
         sizes: Box<[usize]>,
     },
+    /// [`ValueSize::ByKey`] over the key range `first..=first + span`.
+    ByKey {
+        min: usize,
+        max: usize,
+        first: u64,
+        span: u64,
+    },
 }
 
 impl ValueSource {
-    /// A pool-backed source for validated `size`, its bytes derived from `seed`.
-    pub(crate) fn pool(size: &ValueSize, seed: u64) -> Self {
+    /// A pool-backed source for validated `size` with keys from `keys`, its bytes
+    /// derived from `seed`.
+    pub(crate) fn pool(size: &ValueSize, keys: &KeySpace, seed: u64) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         let len = size.max_bytes().saturating_add(POOL_WINDOW);
@@ -174,6 +205,12 @@ impl ValueSource {
             ValueSize::Range { min, max } => {
                 SizeDist::Range(Uniform::new_inclusive(*min, (*max).max(*min)))
             }
+            ValueSize::ByKey { min, max } => SizeDist::ByKey {
+                min: *min,
+                max: (*max).max(*min),
+                first: keys.minimum,
+                span: keys.maximum.saturating_sub(keys.minimum),
+            },
             ValueSize::List { sizes } => {
                 let mut acc = 0u64;
                 let mut cumulative = Vec::new();
@@ -210,15 +247,17 @@ impl ValueSource {
                     // POOL_WINDOW longer than the largest size.
                     SizeDist::Range(_) => pool.len().saturating_sub(POOL_WINDOW),
                     SizeDist::List { sizes, .. } => sizes.iter().copied().max().unwrap_or(0),
+                    SizeDist::ByKey { max, .. } => *max,
                 };
                 most.min(pool.len())
             }
         }
     }
 
-    /// Appends the next value to `out`.
+    /// Appends the next value to `out`; `key` is the request's key number (sizes of
+    /// [`ValueSize::ByKey`] follow it).
     #[inline]
-    pub(crate) fn write<R: Rng>(&self, out: &mut Vec<u8>, rng: &mut R) {
+    pub(crate) fn write<R: Rng>(&self, out: &mut Vec<u8>, rng: &mut R, key: u64) {
         match self {
             ValueSource::Fixed(bytes) => out.extend_from_slice(bytes),
             ValueSource::Pool { pool, sizes } => {
@@ -231,6 +270,12 @@ impl ValueSource {
                         let i = cumulative.partition_point(|&c| c <= x);
                         sizes.get(i).copied().unwrap_or(0)
                     }
+                    SizeDist::ByKey {
+                        min,
+                        max,
+                        first,
+                        span,
+                    } => size_by_key(*min, *max, key.saturating_sub(*first), *span),
                 };
                 let offset = rng.gen_range(0..POOL_WINDOW);
                 let end = offset.saturating_add(len).min(pool.len());
@@ -240,20 +285,57 @@ impl ValueSource {
     }
 }
 
+/// The size of the key `offset` places above the key range's minimum, of `span + 1`
+/// keys: memtier_benchmark's `(max - min) × offset / span + min` in floating point,
+/// rounded down. A range of one key has no share to take: it gets `min`.
+#[inline]
+fn size_by_key(min: usize, max: usize, offset: u64, span: u64) -> usize {
+    if span == 0 {
+        return min;
+    }
+    let share = offset.min(span) as f64 / span as f64;
+    ((max - min) as f64 * share + min as f64) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn draw(size: &ValueSize, n: usize) -> Vec<Vec<u8>> {
-        let src = ValueSource::pool(size, 7);
+        let src = ValueSource::pool(size, &KeySpace::default(), 7);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
         (0..n)
             .map(|_| {
                 let mut v = Vec::new();
-                src.write(&mut v, &mut rng);
+                src.write(&mut v, &mut rng, 0);
                 v
             })
             .collect()
+    }
+
+    #[test]
+    fn by_key_sizes_follow_the_key_as_memtier_computes_them() {
+        let keys = KeySpace {
+            minimum: 1,
+            maximum: 1001,
+            ..KeySpace::default()
+        };
+        let src = ValueSource::pool(&ValueSize::ByKey { min: 10, max: 110 }, &keys, 7);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+        let mut size = |key| {
+            let mut v = Vec::new();
+            src.write(&mut v, &mut rng, key);
+            v.len()
+        };
+        // 100 × (key - 1) / 1000 + 10, rounded down; below the range is its start.
+        assert_eq!(
+            [1, 2, 11, 501, 999, 1001, 0].map(&mut size),
+            [10, 10, 11, 60, 109, 110, 10]
+        );
+        assert_eq!(size_by_key(7, 9, 0, 0), 7);
+        assert_eq!(src.max_len(), 110);
+        assert_eq!(ValueSize::ByKey { min: 10, max: 110 }.mean_bytes(), 60.0);
+        assert!(ValueSize::ByKey { min: 5, max: 4 }.validate().is_err());
     }
 
     #[test]

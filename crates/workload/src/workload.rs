@@ -77,6 +77,16 @@ struct CompiledCommand {
     inline: bool,
     /// The whole request prepared in advance, when its layout never changes.
     image: Option<Image>,
+    /// A mix's SET with an expiry range: the form it takes when it draws a time to live.
+    expiring: Option<Box<Expiring>>,
+}
+
+/// The `SETEX` form of a SET and the times to live it draws from (memtier's
+/// `--expiry-range`); a draw of 0 sends the plain form.
+#[derive(Debug)]
+struct Expiring {
+    template: CompiledTemplate,
+    ttl_sec: Uniform<u64>,
 }
 
 /// A request whose bytes are the same every time except for fixed-width
@@ -122,7 +132,7 @@ impl Image {
                                 tags.push(bytes.len());
                                 bytes.extend_from_slice(b"00000");
                             }
-                            Piece::Key => return None,
+                            Piece::Key | Piece::Ttl => return None,
                         }
                     }
                 }
@@ -145,6 +155,7 @@ impl CompiledCommand {
             pattern,
             inline,
             image: None,
+            expiring: None,
         }
     }
 }
@@ -440,35 +451,19 @@ impl Generator {
         } else {
             0
         };
-        let mut tag: Option<u64> = None;
-        for arg in &cmd.template.args {
-            match arg {
-                ArgTemplate::Fixed(bytes) => req.push_arg(bytes),
-                ArgTemplate::Pieces(pieces) => req.push_arg_with(|w| {
-                    let out = w.buffer();
-                    for piece in pieces.iter() {
-                        match piece {
-                            Piece::Lit(bytes) => out.extend_from_slice(bytes),
-                            Piece::Key => {
-                                out.extend_from_slice(phase.keys.prefix.as_bytes());
-                                write_decimal(out, key);
-                            }
-                            Piece::Data => phase.values.write(out, rng),
-                            Piece::RandInt => {
-                                let n = rand_int.as_ref().map_or(0, |u| u.sample(rng));
-                                write_rand_int(out, n);
-                            }
-                            Piece::Tag => {
-                                let t = *tag.get_or_insert_with(|| draw_tag(rng));
-                                let at = out.len();
-                                out.extend_from_slice(b"00000");
-                                patch_tag(&mut out[at..], t);
-                            }
-                        }
-                    }
-                }),
-            }
-        }
+        let (template, ttl_sec) = match &cmd.expiring {
+            Some(e) => match e.ttl_sec.sample(rng) {
+                0 => (&cmd.template, 0),
+                ttl => (&e.template, ttl),
+            },
+            None => (&cmd.template, 0),
+        };
+        let fields = Fields {
+            key,
+            ttl_sec,
+            tag: None,
+        };
+        write_args(template, req, phase, rng, rand_int.as_ref(), fields);
         idx
     }
 
@@ -477,9 +472,12 @@ impl Generator {
         let phase = &self.phase;
         let max_value = phase.values.max_len();
         let mut most = (0, 0);
-        for cmd in &phase.commands {
+        let templates = phase.commands.iter().flat_map(|c| {
+            std::iter::once(&c.template).chain(c.expiring.as_ref().map(|e| &e.template))
+        });
+        for template in templates {
             let mut bytes = 0usize;
-            for arg in &cmd.template.args {
+            for arg in &template.args {
                 bytes = bytes.saturating_add(match arg {
                     ArgTemplate::Fixed(b) => b.len(),
                     ArgTemplate::Pieces(pieces) => pieces
@@ -491,12 +489,13 @@ impl Generator {
                             Piece::Data => max_value,
                             Piece::RandInt => 12,
                             Piece::Tag => 5,
+                            Piece::Ttl => 20,
                         })
                         .fold(0usize, usize::saturating_add),
                 });
             }
             most.0 = most.0.max(bytes);
-            most.1 = most.1.max(cmd.template.args.len());
+            most.1 = most.1.max(template.args.len());
         }
         most
     }
@@ -511,6 +510,58 @@ impl Generator {
     /// Number of commands in the generator's phase.
     pub fn command_count(&self) -> usize {
         self.phase.commands.len()
+    }
+}
+
+/// What one request's placeholders are filled with, besides the value.
+struct Fields {
+    /// The key number of `__key__`.
+    key: u64,
+    /// The time to live of a `SETEX`, seconds.
+    ttl_sec: u64,
+    /// The request's tag, drawn at its first `__tag__`.
+    tag: Option<u64>,
+}
+
+/// Appends the arguments of `template` to `req`, its placeholders filled from
+/// `fields`, the phase's values and `rng`.
+#[inline]
+fn write_args(
+    template: &CompiledTemplate,
+    req: &mut Request,
+    phase: &CompiledPhase,
+    rng: &mut Xoshiro256PlusPlus,
+    rand_int: Option<&Uniform<u64>>,
+    mut fields: Fields,
+) {
+    for arg in &template.args {
+        match arg {
+            ArgTemplate::Fixed(bytes) => req.push_arg(bytes),
+            ArgTemplate::Pieces(pieces) => req.push_arg_with(|w| {
+                let out = w.buffer();
+                for piece in pieces.iter() {
+                    match piece {
+                        Piece::Lit(bytes) => out.extend_from_slice(bytes),
+                        Piece::Key => {
+                            out.extend_from_slice(phase.keys.prefix.as_bytes());
+                            write_decimal(out, fields.key);
+                        }
+                        Piece::Data => phase.values.write(out, rng, fields.key),
+                        Piece::RandInt => {
+                            let n = rand_int.map_or(0, |u| u.sample(rng));
+                            write_rand_int(out, n);
+                        }
+                        Piece::Tag => {
+                            let t = *fields.tag.get_or_insert_with(|| draw_tag(rng));
+                            let at = out.len();
+                            out.extend_from_slice(b"00000");
+                            patch_tag(&mut out[at..], t);
+                        }
+                        Piece::Ttl => write_decimal(out, fields.ttl_sec),
+                    }
+                }
+            }),
+        }
     }
 }
 
@@ -574,16 +625,27 @@ fn compile_mix(
 ) -> Result<(), WorkloadError> {
     let set = template::compile("SET __key__ __data__", "--ratio", false)?;
     let get = template::compile("GET __key__", "--ratio", false)?;
+    let mut set = CompiledCommand::new(set, m.set_pattern, false);
+    set.expiring = m.expiry.map(|e| {
+        Box::new(Expiring {
+            template: template::setex(),
+            ttl_sec: Uniform::new_inclusive(e.min_sec, e.max_sec.max(e.min_sec)),
+        })
+    });
     let mut cycle = vec![0u32; m.ratio.set as usize];
     cycle.resize(cycle.len() + m.ratio.get as usize, 1u32);
     phases.push(Phase {
         name: "MIX".to_string(),
         title: format!(
-            "SET:GET {}:{} (keys {}:{})",
+            "SET:GET {}:{} (keys {}:{}{})",
             m.ratio.set,
             m.ratio.get,
             m.set_pattern.letter(),
-            m.get_pattern.letter()
+            m.get_pattern.letter(),
+            m.expiry.map_or(String::new(), |e| format!(
+                ", expiry {}-{} s",
+                e.min_sec, e.max_sec
+            ))
         ),
         commands: vec!["SET".to_string(), "GET".to_string()],
     });
@@ -591,13 +653,14 @@ fn compile_mix(
         CompiledPhase {
             index: 0,
             seed,
-            commands: vec![
-                CompiledCommand::new(set, m.set_pattern, false),
-                CompiledCommand::new(get, m.get_pattern, false),
-            ],
+            commands: vec![set, CompiledCommand::new(get, m.get_pattern, false)],
             cycle: cycle.into_boxed_slice(),
             keys: m.keys.clone(),
-            values: ValueSource::pool(&m.values, derive_seed(seed, SeedPurpose::Values, 0, 0)),
+            values: ValueSource::pool(
+                &m.values,
+                &m.keys,
+                derive_seed(seed, SeedPurpose::Values, 0, 0),
+            ),
             rand_range: None,
         }
         .with_images(),
@@ -635,7 +698,11 @@ fn compile_commands(
             commands,
             cycle: cycle.into_boxed_slice(),
             keys: c.keys.clone(),
-            values: ValueSource::pool(&c.values, derive_seed(seed, SeedPurpose::Values, 0, 0)),
+            values: ValueSource::pool(
+                &c.values,
+                &c.keys,
+                derive_seed(seed, SeedPurpose::Values, 0, 0),
+            ),
             rand_range: c.random_keyspace,
         }
         .with_images(),

@@ -2,8 +2,8 @@
 //! semantics of mixes and commands, and no allocation on the hot path.
 
 use resplab_workload::{
-    flags, CommandSpec, CommandsSpec, KeyPattern, KeySpace, MixSpec, Ratio, Request, TestName,
-    TestsSpec, ValueSize, Workload, WorkloadKind, WorkloadSpec,
+    flags, CommandSpec, CommandsSpec, ExpiryRange, KeyPattern, KeySpace, MixSpec, Ratio, Request,
+    TestName, TestsSpec, ValueSize, Workload, WorkloadKind, WorkloadSpec,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -223,6 +223,7 @@ fn mix_patterns_per_side_and_key_range() {
                 ..KeySpace::default()
             },
             values: ValueSize::Range { min: 2, max: 4 },
+            expiry: None,
         },
     );
     let w = Workload::new(&spec).unwrap();
@@ -245,6 +246,87 @@ fn mix_patterns_per_side_and_key_range() {
         let n: u64 = std::str::from_utf8(&a[1][1..]).unwrap().parse().unwrap();
         assert!((10..=14).contains(&n));
     }
+}
+
+#[test]
+fn sets_with_an_expiry_range_go_as_setex_or_as_set_when_the_draw_is_zero() {
+    let spec = mix(
+        5,
+        MixSpec {
+            ratio: Ratio { set: 1, get: 1 },
+            keys: KeySpace {
+                prefix: "k".into(),
+                minimum: 1,
+                maximum: 9,
+                ..KeySpace::default()
+            },
+            values: ValueSize::Fixed { bytes: 4 },
+            expiry: Some(ExpiryRange {
+                min_sec: 0,
+                max_sec: 3,
+            }),
+            ..MixSpec::default()
+        },
+    );
+    let w = Workload::new(&spec).unwrap();
+    let mut ttls = [0usize; 4];
+    for (cmd, a) in take(&w, 0, 0, 800) {
+        match cmd {
+            // SET and SETEX are one command of the phase: memtier's "Sets".
+            0 if a[0] == b"SETEX" => {
+                assert_eq!(a.len(), 4);
+                assert_eq!(a[3].len(), 4);
+                let ttl: usize = std::str::from_utf8(&a[2]).unwrap().parse().unwrap();
+                ttls[ttl] += 1;
+            }
+            0 => {
+                assert_eq!((a[0].as_slice(), a.len()), (&b"SET"[..], 3));
+                ttls[0] += 1;
+            }
+            _ => assert_eq!(a[0], b"GET"),
+        }
+    }
+    // 400 SETs, each time to live 0..=3 about a quarter of them.
+    assert!(ttls.iter().all(|&n| (60..140).contains(&n)), "{ttls:?}");
+    let bad = MixSpec {
+        expiry: Some(ExpiryRange {
+            min_sec: 0,
+            max_sec: 0,
+        }),
+        ..MixSpec::default()
+    };
+    let e = Workload::new(&mix(1, bad)).unwrap_err();
+    assert!(e.to_string().contains("--expiry-range '0-0'"), "{e}");
+}
+
+#[test]
+fn sizes_by_key_follow_the_sets_key() {
+    let spec = mix(
+        2,
+        MixSpec {
+            ratio: Ratio { set: 1, get: 0 },
+            set_pattern: KeyPattern::Sequential,
+            keys: KeySpace {
+                prefix: String::new(),
+                minimum: 1,
+                maximum: 5,
+                ..KeySpace::default()
+            },
+            values: ValueSize::ByKey { min: 10, max: 30 },
+            ..MixSpec::default()
+        },
+    );
+    let w = Workload::new(&spec).unwrap();
+    let sizes: Vec<(String, usize)> = take(&w, 0, 0, 5)
+        .into_iter()
+        .map(|(_, a)| (String::from_utf8(a[1].clone()).unwrap(), a[2].len()))
+        .collect();
+    let want = [("1", 10), ("2", 15), ("3", 20), ("4", 25), ("5", 30)];
+    assert_eq!(
+        sizes,
+        want.map(|(k, n)| (k.to_string(), n)).to_vec(),
+        "memtier's (max - min) × (key - minimum) / (maximum - minimum) + min"
+    );
 }
 
 #[test]

@@ -88,6 +88,7 @@ proptest! {
                     ..KeySpace::default()
                 },
                 values: ValueSize::Fixed { bytes: 4 },
+                expiry: None,
             }),
             setup_commands: vec![],
         };

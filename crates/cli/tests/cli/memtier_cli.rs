@@ -193,6 +193,20 @@ fn refused_and_malformed_lines_exit_2_with_one_line_before_any_load() {
             "WAIT commands are not sent",
         ),
         (vec!["memtier", "--threads", "x"], "invalid --threads 'x'"),
+        (
+            vec!["memtier", "--expiry-range", "0-0"],
+            "invalid --expiry-range '0-0': expected MIN-MAX whole seconds",
+        ),
+        (
+            vec![
+                "memtier",
+                "--command=SET __key__ __data__",
+                "--data-size-range=8-64",
+                "--data-size-pattern=S",
+                "--key-minimum=1",
+            ],
+            "as if its key were 0",
+        ),
         (vec!["memtier", "--bogus"], "unknown option '--bogus'"),
         // A bad output path fails before connecting (nothing listens on port 1).
         (

@@ -275,6 +275,10 @@ pub struct Echo {
     pub data_size_range: String,
     /// `--data-size-list` as given, or empty.
     pub data_size_list: String,
+    /// `--data-size-pattern`: `"R"` or `"S"`.
+    pub data_size_pattern: String,
+    /// `--expiry-range` as `"MIN:MAX"`, or `"0:0"`.
+    pub expiry_range: String,
     /// `--random-data`.
     pub random_data: bool,
     /// `--key-prefix`.

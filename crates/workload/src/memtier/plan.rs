@@ -11,7 +11,7 @@ use super::{
 };
 use crate::flags::{self, WorkloadFlags};
 use crate::keys::{KeyPattern, KeySpace};
-use crate::spec::{CommandSpec, Ratio};
+use crate::spec::{CommandSpec, ExpiryRange, Ratio};
 use crate::values::ValueSize;
 
 /// Most connections of a run (the engine's limit), threads × clients per thread.
@@ -65,6 +65,9 @@ struct Builder {
     data_size: Option<usize>,
     range: Option<(ValueSize, String)>,
     list: Option<(ValueSize, String)>,
+    /// `--data-size-pattern=S`: sizes of a range follow the key.
+    sizes_by_key: bool,
+    expiry: Option<ExpiryRange>,
     random_data: bool,
     commands: Vec<CommandSpec>,
 }
@@ -155,6 +158,8 @@ impl Builder {
                 self.range = Some((flags::parse_data_size_range(v)?, v.replace('-', ":")))
             }
             "data-size-list" => self.list = Some((flags::parse_data_size_list(v)?, v.to_string())),
+            "data-size-pattern" => self.sizes_by_key = size_pattern(g)?,
+            "expiry-range" => self.expiry = Some(expiry_range(g)?),
             "random-data" => self.random_data = true,
             "command" => self.commands.push(flags::parse_command(v)?),
             "command-ratio" => self.last_command(g)?.ratio = flags::parse_command_ratio(v)?,
@@ -166,8 +171,6 @@ impl Builder {
             // Given with the value that asks for memtier's default behaviour (any other
             // value was refused by `refusal`).
             "data-offset"
-            | "data-size-pattern"
-            | "expiry-range"
             | "reconnect-interval"
             | "max-reconnect-attempts"
             | "reconnect-backoff-factor"
@@ -201,6 +204,89 @@ impl Builder {
         }
     }
 
+    /// The value sizes, as memtier chooses among `--data-size`, `--data-size-list` and
+    /// `--data-size-range` (one at most) and applies `--data-size-pattern` (to a range
+    /// only).
+    fn values(&self, arbitrary_commands: bool) -> Result<Option<ValueSize>, MemtierError> {
+        if self.data_size.is_some() && (self.range.is_some() || self.list.is_some()) {
+            return Err(MemtierError::usage(
+                "--data-size cannot be used with --data-size-list or --data-size-range",
+            ));
+        }
+        if self.range.is_some() && self.list.is_some() {
+            return Err(MemtierError::usage(
+                "--data-size-list cannot be used with --data-size-range",
+            ));
+        }
+        let Some((range, _)) = &self.range else {
+            let list = self.list.as_ref().map(|(v, _)| v.clone());
+            return Ok(list.or(self.data_size.map(|bytes| ValueSize::Fixed { bytes })));
+        };
+        let (&ValueSize::Range { min, max }, true) = (range, self.sizes_by_key) else {
+            return Ok(Some(range.clone()));
+        };
+        self.sizes_by_key(min, max, arbitrary_commands).map(Some)
+    }
+
+    /// `--data-size-pattern=S` over the range `min-max`. memtier spreads the sizes over
+    /// the key range for the SETs of its mix, and sizes every `__data__` of `--command`
+    /// as if its key were 0 (the smallest size when the key range starts at 0).
+    fn sizes_by_key(
+        &self,
+        min: usize,
+        max: usize,
+        arbitrary_commands: bool,
+    ) -> Result<ValueSize, MemtierError> {
+        let k = &self.keys;
+        if arbitrary_commands && k.minimum > 0 {
+            return Err(MemtierError::usage(format!(
+                "--data-size-pattern=S with --command and --key-minimum {}: memtier sizes each __data__ of a command as if its key were 0, below the key range, where its sizes are undefined",
+                k.minimum
+            )));
+        }
+        if arbitrary_commands {
+            return Ok(ValueSize::Fixed { bytes: min });
+        }
+        if k.maximum <= k.minimum {
+            return Err(MemtierError::usage(format!(
+                "--data-size-pattern=S spreads the sizes over the key range: expected --key-maximum above --key-minimum (found {}-{})",
+                k.minimum, k.maximum
+            )));
+        }
+        Ok(ValueSize::ByKey { min, max })
+    }
+
+    /// memtier's echo of the workload's words.
+    fn echo(&self) -> Echo {
+        Echo {
+            ratio: self
+                .ratio
+                .map_or("1:10".into(), |r| format!("{}:{}", r.set, r.get)),
+            key_pattern: self
+                .key_pattern_text
+                .clone()
+                .unwrap_or_else(|| "R:R".into()),
+            // memtier echoes no size when a range or list gives the sizes.
+            data_size: match (&self.range, &self.list) {
+                (None, None) => self.data_size.unwrap_or(32) as u64,
+                _ => 0,
+            },
+            data_size_range: self.range.as_ref().map_or("0:0".into(), |(_, t)| t.clone()),
+            data_size_list: self.list.as_ref().map_or(String::new(), |(_, t)| t.clone()),
+            data_size_pattern: if self.sizes_by_key { "S" } else { "R" }.into(),
+            expiry_range: self
+                .expiry
+                .map_or("0:0".into(), |e| format!("{}:{}", e.min_sec, e.max_sec)),
+            random_data: self.random_data,
+            key_prefix: self.keys.prefix.clone(),
+            key_minimum: self.keys.minimum,
+            key_maximum: self.keys.maximum,
+            key_stddev: self.keys.stddev.unwrap_or(0.0),
+            key_median: self.keys.median.unwrap_or(0.0),
+            key_zipf_exp: self.keys.zipf_exp,
+        }
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -212,6 +298,9 @@ impl Builder {
 
     /// The plan, after the checks that need every option.
     fn finish(self) -> Result<MemtierPlan, MemtierError> {
+        let arbitrary_commands = !self.commands.is_empty();
+        let values = self.values(arbitrary_commands)?;
+        let echo = self.echo();
         let length = match (self.requests, self.test_time) {
             (Some(_), Some(_)) => {
                 return Err(MemtierError::usage(
@@ -238,28 +327,6 @@ impl Builder {
                 "--cert, --key, --cacert, --tls-skip-verify, --sni and --tls-protocols need --tls",
             ));
         }
-        let echo = Echo {
-            ratio: self
-                .ratio
-                .map_or("1:10".into(), |r| format!("{}:{}", r.set, r.get)),
-            key_pattern: self.key_pattern_text.unwrap_or_else(|| "R:R".into()),
-            data_size: self.data_size.unwrap_or(32) as u64,
-            data_size_range: self.range.as_ref().map_or("0:0".into(), |(_, t)| t.clone()),
-            data_size_list: self.list.as_ref().map_or(String::new(), |(_, t)| t.clone()),
-            random_data: self.random_data,
-            key_prefix: self.keys.prefix.clone(),
-            key_minimum: self.keys.minimum,
-            key_maximum: self.keys.maximum,
-            key_stddev: self.keys.stddev.unwrap_or(0.0),
-            key_median: self.keys.median.unwrap_or(0.0),
-            key_zipf_exp: self.keys.zipf_exp,
-        };
-        let arbitrary_commands = !self.commands.is_empty();
-        let values = self
-            .range
-            .map(|(v, _)| v)
-            .or(self.list.map(|(v, _)| v))
-            .or(self.data_size.map(|bytes| ValueSize::Fixed { bytes }));
         let workload = WorkloadFlags {
             commands: self.commands,
             mix: true,
@@ -267,6 +334,8 @@ impl Builder {
             key_pattern: self.key_pattern,
             keys: self.keys,
             values,
+            // memtier gives only the SETs of its SET:GET mix a time to live.
+            expiry: self.expiry.filter(|_| !arbitrary_commands),
             ..WorkloadFlags::default()
         }
         .into_spec(CONSTANT_SEED)?;
@@ -299,8 +368,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "debug" => "resplab prints no per-request debug trace",
         "show-config" => "the configuration dump is not printed; --json-out-file records the configuration",
         "data-offset" if !zero => "resplab sends no SETRANGE/GETRANGE workload",
-        "data-size-pattern" if !v.eq_ignore_ascii_case("R") => "sizes tied to the key's position (S) are not implemented; R draws each size at random",
-        "expiry-range" if !matches!(v, "0-0" | "0:0") => "SETs with an expiry are not implemented",
         "data-import" | "data-verify" | "verify-only" | "generate-keys" | "no-expiry" => "resplab has no data import or verification mode",
         "reconnect-interval" if !zero => "resplab does not reconnect after a set number of requests",
         "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
@@ -332,6 +399,42 @@ fn protocol(g: &Given) -> Result<Protocol, MemtierError> {
         )
         .into()),
     }
+}
+
+/// `--data-size-pattern`: `R` (false) or `S` (true), as memtier spells them.
+fn size_pattern(g: &Given) -> Result<bool, MemtierError> {
+    match g.text() {
+        "R" => Ok(false),
+        "S" => Ok(true),
+        other => Err(crate::WorkloadError::new(
+            g.flag(),
+            other,
+            "R (random sizes) or S (sizes spread over the key range)",
+        )
+        .into()),
+    }
+}
+
+/// `--expiry-range MIN-MAX` in seconds; memtier swaps a range given high to low and
+/// wants a maximum of at least 1.
+fn expiry_range(g: &Given) -> Result<ExpiryRange, MemtierError> {
+    let err = || {
+        MemtierError::from(crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            "MIN-MAX whole seconds with a maximum of at least 1, like 10-100",
+        ))
+    };
+    let limit = u64::from(u32::MAX >> 1);
+    let secs = |t: &str| t.parse::<u64>().ok().filter(|&n| n <= limit);
+    let (a, b) = g.text().split_once('-').ok_or_else(err)?;
+    let (a, b) = (secs(a).ok_or_else(err)?, secs(b).ok_or_else(err)?);
+    let range = ExpiryRange {
+        min_sec: a.min(b),
+        max_sec: a.max(b),
+    };
+    range.validate().map_err(|_| err())?;
+    Ok(range)
 }
 
 /// A whole number in `lo..=hi`.

@@ -78,7 +78,7 @@ fn command_ratio_and_pattern_belong_to_the_command_before() {
 #[test]
 fn values_keys_and_outputs() {
     let p = plan(
-        "-d 100 --data-size-range=10-20 --key-pattern S:G --key-maximum 99 --key-zipf-exp 0.5 \
+        "--data-size-range=10-20 --key-pattern S:G --key-maximum 99 --key-zipf-exp 0.5 \
          --hide-histogram --print-percentiles 50,90,99.99 --json-out-file j.json -o out.txt \
          --hdr-file-prefix h -x 3 --print-all-runs --distinct-client-seed --randomize",
     );
@@ -92,7 +92,10 @@ fn values_keys_and_outputs() {
     );
     assert_eq!(m.keys.maximum, 99);
     assert_eq!(p.echo.data_size_range, "10:20");
-    assert_eq!(p.echo.data_size, 100);
+    // memtier echoes the data size it was given: none, with a range.
+    assert_eq!(p.echo.data_size, 0);
+    assert_eq!(plan("-d 100").echo.data_size, 100);
+    assert_eq!(plan("").echo.data_size, 32);
     assert!(p.output.hide_histogram && p.output.print_all_runs);
     assert_eq!(p.output.percentiles, vec![50.0, 90.0, 99.99]);
     assert_eq!(p.output.out_file.as_deref(), Some("out.txt"));
@@ -124,9 +127,8 @@ fn connection_options() {
 
 #[test]
 fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
-    plan("--data-offset 0 --wait-ratio 1:0 --expiry-range 0-0 --multi-key-get 0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
+    plan("--data-offset 0 --wait-ratio 1:0 --multi-key-get 0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
     for (line, why) in [
-        ("--expiry-range 10-100", "expiry"),
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
         ("--clients-start 1", "staircase"),
@@ -140,6 +142,74 @@ fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
         assert!(e.contains("is not supported by resplab memtier"), "{e}");
         assert!(e.contains(why), "{line}: {e}");
     }
+}
+
+#[test]
+fn expiry_range_gives_the_mix_sets_a_time_to_live() {
+    let mix = |line: &str| match plan(line).workload.kind {
+        WorkloadKind::Mix(m) => m,
+        other => panic!("{other:?}"),
+    };
+    let e = mix("--expiry-range 10-100").expiry.unwrap();
+    assert_eq!((e.min_sec, e.max_sec), (10, 100));
+    // memtier swaps a range given high to low, and echoes it with a colon.
+    let p = plan("--expiry-range=100-10");
+    assert_eq!(p.echo.expiry_range, "10:100");
+    assert_eq!(plan("").echo.expiry_range, "0:0");
+    // Commands get no time to live from it (memtier's --command sends what it says).
+    let p = plan("--command=PING --expiry-range 1-5");
+    let WorkloadKind::Commands(_) = p.workload.kind else {
+        panic!()
+    };
+    assert_eq!(p.echo.expiry_range, "1:5");
+    for bad in ["0-0", "10", "a-5", "5-", "1:5", "-5"] {
+        let e = err(&format!("--expiry-range={bad}"));
+        assert!(
+            e.starts_with(&format!("invalid --expiry-range '{bad}'")),
+            "{e}"
+        );
+        assert!(e.contains("maximum of at least 1"), "{e}");
+    }
+}
+
+#[test]
+fn data_size_pattern_spreads_a_range_over_the_keys() {
+    let values = |line: &str| match plan(line).workload.kind {
+        WorkloadKind::Mix(m) => m.values,
+        WorkloadKind::Commands(c) => c.values,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        values("--data-size-range 10-20 --data-size-pattern S --key-maximum 99"),
+        ValueSize::ByKey { min: 10, max: 20 }
+    );
+    assert_eq!(
+        values("--data-size-range 10-20 --data-size-pattern R"),
+        ValueSize::Range { min: 10, max: 20 }
+    );
+    // Without a range memtier ignores the pattern.
+    assert_eq!(
+        values("-d 7 --data-size-pattern S"),
+        ValueSize::Fixed { bytes: 7 }
+    );
+    assert_eq!(plan("--data-size-pattern S").echo.data_size_pattern, "S");
+    // memtier sizes each __data__ of a command as if its key were 0.
+    assert_eq!(
+        values("--command=PING --data-size-range 10-20 --data-size-pattern S"),
+        ValueSize::Fixed { bytes: 10 }
+    );
+    assert!(
+        err("--command=PING --data-size-range 10-20 --data-size-pattern S --key-minimum 1")
+            .contains("as if its key were 0")
+    );
+    assert!(
+        err("--data-size-range 1-2 --data-size-pattern S --key-minimum 5 --key-maximum 5")
+            .contains("expected --key-maximum above --key-minimum (found 5-5)")
+    );
+    assert!(err("--data-size-pattern s").starts_with("invalid --data-size-pattern 's'"));
+    assert!(err("-d 5 --data-size-range 1-2").contains("--data-size cannot be used with"));
+    assert!(err("--data-size-list 1:1 --data-size-range 1-2")
+        .contains("--data-size-list cannot be used with --data-size-range"));
 }
 
 #[test]
