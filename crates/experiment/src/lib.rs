@@ -13,8 +13,9 @@
 //! [`calibrate`] measures this machine's noise with A/A experiments of the same runner,
 //! plans the budget a verdict needs, and validates the tool's error rates.
 //!
-//! It prints nothing: progress goes to a callback ([`runner::Event`]), so the CLI
-//! decides how it looks and tests can watch it.
+//! It prints nothing: progress goes to a callback ([`runner::Event`]), so tests can
+//! watch it; [`narrate`] decides what a person watching reads, in `resplab-report`'s
+//! words, and the CLI writes it.
 //!
 //! Neighbours: `resplab-engine` generates the load, `resplab-store` keeps the trials,
 //! `resplab-results` is the schema of one run (and merges generator shards) and of a
@@ -39,6 +40,7 @@ pub mod generators;
 pub mod history;
 pub mod launch;
 pub mod model;
+pub mod narrate;
 pub mod plan;
 pub mod readback;
 pub mod resolve;

@@ -120,6 +120,21 @@ pub fn substitute(text: &str, pairs: &[(&str, &str)]) -> String {
     out
 }
 
+/// A duration above zero, as [`parse_duration`] reads it (a flag's trial length, budget
+/// or limit).
+///
+/// # Errors
+/// What [`parse_duration`] refuses, and a zero duration.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err(format!(
+            "expected a duration above zero, found \"{}\"",
+            text.trim()
+        )),
+        d => Ok(d),
+    }
+}
+
 /// Parses `"500ms"`, `"5s"`, `"1.5s"`, `"2m"`, `"1h"`, `"250us"` or a bare number of
 /// seconds.
 ///

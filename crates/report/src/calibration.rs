@@ -162,6 +162,44 @@ pub fn html(p: &Page) -> String {
     )
 }
 
+/// The line that opens a calibration: what is measured (`target`, `workload`), and its
+/// A/A experiments as (trial length, rounds) within `budget` (as given).
+pub fn announce_line(
+    target: &str,
+    workload: &str,
+    steps: &[(std::time::Duration, u32)],
+    budget: &str,
+) -> String {
+    format!(
+        "resplab calibrate: A/A of {target}, workload {workload}, {} trial length(s) within {budget}: {}",
+        steps.len(),
+        steps
+            .iter()
+            .map(|(t, r)| format!("{r} rounds x {}", secs_text(t.as_secs_f64())))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// One stored trial of a calibration's A/A experiment of `trial_sec` trials (`round`
+/// from 0, of `rounds`).
+pub fn trial_line(
+    trial_sec: f64,
+    round: u32,
+    rounds: u32,
+    variant: &str,
+    primary: Option<f64>,
+    valid: bool,
+) -> String {
+    format!(
+        "  {} round {:>3}/{rounds}  {variant:<8} {}{}",
+        secs_text(trial_sec),
+        round + 1,
+        primary.map_or("-".to_string(), |v| format!("{v:.1}")),
+        if valid { "" } else { "  (invalid)" }
+    )
+}
+
 /// What `resplab calibrate` prints: the noise table, the noise law, the budget table
 /// and the A/A verdict, and where the calibration is stored (calibration `id` in `db`).
 pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
@@ -607,5 +645,19 @@ mod tests {
             text.contains("until-decided  within 30.0 min: no plan fits"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn progress_lines() {
+        use std::time::Duration;
+        let steps = [
+            (Duration::from_millis(500), 12),
+            (Duration::from_secs(1), 6),
+        ];
+        let line = announce_line("redis-server", "set", &steps, "5m");
+        assert!(line.starts_with("resplab calibrate: A/A of redis-server, workload set, 2 trial length(s) within 5m: 12 rounds x "), "{line}");
+        assert!(line.contains(", 6 rounds x "), "{line}");
+        let t = trial_line(1.0, 2, 6, "a", Some(10.26), false);
+        assert!(t.ends_with(" round   3/6  a        10.3  (invalid)"), "{t}");
     }
 }

@@ -352,6 +352,39 @@ fn utc(unix_ms: i64) -> String {
     )
 }
 
+/// The line that opens the A/B confirming a change point of `workload` × `metric`
+/// (`effect_pct` in the history) between two commits, run as experiment `experiment`
+/// until decided within `max_time` (as given).
+pub fn confirming_line(
+    workload: &str,
+    metric: &str,
+    effect_pct: f64,
+    commits: (&str, &str),
+    experiment: &str,
+    max_time: &str,
+) -> String {
+    format!(
+        "confirming {workload} {metric} {effect_pct:+.1} % ({} → {}): A/B `{experiment}`, until decided within {max_time}",
+        commits.0, commits.1
+    )
+}
+
+/// One stored trial of a confirming A/B (`round` from 0).
+pub fn confirm_trial_line(
+    round: u32,
+    variant: &str,
+    metric: &str,
+    primary: Option<f64>,
+    valid: bool,
+) -> String {
+    format!(
+        "  round {} {variant}: {metric} {}{}",
+        round + 1,
+        primary.map_or("-".to_string(), |v| format!("{v:.1}")),
+        if valid { "" } else { " (invalid)" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,6 +519,22 @@ mod tests {
         assert_ne!(
             solid[0].1, dashed[0].1,
             "a confirmed change point is drawn solid"
+        );
+    }
+
+    #[test]
+    fn confirmation_progress_lines() {
+        assert_eq!(
+            confirming_line("get", "ops_per_sec", -12.34, ("a1", "b2"), "confirm-x", "10m"),
+            "confirming get ops_per_sec -12.3 % (a1 → b2): A/B `confirm-x`, until decided within 10m"
+        );
+        assert_eq!(
+            confirm_trial_line(1, "b2", "ops_per_sec", Some(5.54), false),
+            "  round 2 b2: ops_per_sec 5.5 (invalid)"
+        );
+        assert_eq!(
+            confirm_trial_line(0, "a1", "m", None, true),
+            "  round 1 a1: m -"
         );
     }
 }

@@ -9,11 +9,14 @@
 //!
 //! - [`compare`]: `resplab compare` once its inputs are read (style, baseline, gate,
 //!   sensitivity lines, notes), with stored experiments' facts as plain values.
+//! - [`bisect`]: what `resplab bisect` prints, its events and its outcome.
 //! - [`benchstat`]: benchstat v2's text and CSV tables, byte for byte.
 //! - [`ministat`]: ministat's legend, ASCII plot, vitals and Student t comparison.
 //! - [`cfmt`]: C `printf` number formatting that ministat's output depends on.
 //! - [`calibration`]: what `resplab calibrate` prints, and a stored calibration's page.
 //! - [`history`]: what `resplab history` prints (a series with its change points).
+//! - [`narration`]: what `resplab experiment run` says besides its verdicts (plan, trial
+//!   lines, summary, gates).
 //! - [`run`]: the exporters of one load run (table, redis-benchmark CSV and `-q`, HDR files).
 //! - [`status`]: what `experiment list` and `experiment status` print.
 //! - [`target`]: where a report document goes (format, file, plot folder).
@@ -21,6 +24,7 @@
 //!   verdict line), in one place.
 
 pub mod benchstat;
+pub mod bisect;
 pub mod calibration;
 pub mod cfmt;
 pub mod compare;
@@ -29,6 +33,7 @@ pub mod doc;
 pub mod history;
 pub mod memtier;
 pub mod ministat;
+pub mod narration;
 pub mod outfile;
 pub mod plot;
 pub mod profile;

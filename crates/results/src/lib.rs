@@ -12,6 +12,8 @@
 //! merged exactly later: [`merge`] is that merge, one record from the records of a
 //! workload's shards, a pure function of records.
 //!
+//! [`bisect`] holds what `resplab bisect` found, as plain records.
+//!
 //! [`calibration`] is the stored shape of what `resplab calibrate` found; [`history`] the
 //! points of a tracked series and their change points.
 //!
@@ -33,6 +35,7 @@
 //! only crate of ours below it is `resplab-stats`, for the histograms and the warning
 //! enum it re-exports.
 
+pub mod bisect;
 pub mod calibration;
 pub mod configcheck;
 pub mod run;

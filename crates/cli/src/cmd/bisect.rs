@@ -1,19 +1,17 @@
 //! `resplab bisect`: which commit changed the server's performance. The flags become a
 //! `BisectSpec`; the worktrees, builds, experiments and search are
 //! `resplab_experiment::bisect`'s; this file prints its events and its outcome (text or
-//! JSON), each verdict in `resplab_report::verdict`'s words.
+//! JSON) in `resplab_report::bisect`'s words.
 
 use crate::args::DbArg;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::bisect::build::Built;
-use resplab_experiment::bisect::search::Measured;
-use resplab_experiment::bisect::{
-    self, BisectError, BisectEvent, BisectSpec, Conclusion, Outcome, Source,
-};
+use resplab_experiment::bisect::{self, BisectError, BisectEvent, BisectSpec, Conclusion, Source};
+use resplab_experiment::words::parse_positive_duration;
 use resplab_experiment::TrialBudget;
-use resplab_report::verdict::sequential_line;
+use resplab_report::bisect as text;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,10 +93,11 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     let outcome = bisect::run(&spec, &mut store, &stop, &mut |ev| show(ev, quiet));
     match outcome {
         Ok(o) => {
-            match a.format {
-                Format::Json => out(&serde_json::to_string_pretty(&o)?),
-                Format::Text => print_outcome(&o),
-            }
+            let shown = match a.format {
+                Format::Json => serde_json::to_string_pretty(&o)? + "\n",
+                Format::Text => text::outcome_text(&o),
+            };
+            let _ = std::io::stdout().write_all(shown.as_bytes());
             Ok(ExitCode::from(u8::from(
                 o.conclusion == Conclusion::NoEffect,
             )))
@@ -130,16 +129,9 @@ fn spec(a: &BisectArgs) -> Result<BisectSpec, BisectError> {
         None => None,
     };
     let budget = match &a.test_time {
-        Some(t) => match resplab_experiment::words::parse_duration(t) {
-            Ok(d) if !d.is_zero() => Some(TrialBudget::TestTime(d)),
-            Ok(_) => {
-                return Err(input(
-                    "--test-time",
-                    format!("expected a duration above zero, found \"{t}\""),
-                ))
-            }
-            Err(e) => return Err(input("--test-time", e)),
-        },
+        Some(t) => Some(TrialBudget::TestTime(
+            parse_positive_duration(t).map_err(|e| input("--test-time", e))?,
+        )),
         None => None,
     };
     let source = match (&a.workload, &a.experiment) {
@@ -174,130 +166,36 @@ fn spec(a: &BisectArgs) -> Result<BisectSpec, BisectError> {
     })
 }
 
-fn out(line: &str) {
-    let _ = writeln!(std::io::stdout(), "{line}");
-}
-
 /// Progress on standard error: builds, pairs, trials, tested commits.
 fn show(ev: BisectEvent<'_>, quiet: bool) {
-    let mut err = std::io::stderr();
     let line = match ev {
-        BisectEvent::Range { commits } => format!(
-            "bisect {}..{}: {} commit(s) between",
-            commits[0].short(),
-            commits[commits.len() - 1].short(),
-            commits.len() - 2
-        ),
-        BisectEvent::Built { commit, built } => match built {
-            Built::Ok { cached: true, .. } => return,
-            Built::Ok { .. } => format!("built {} {}", commit.short(), commit.subject),
-            Built::Failed { log, .. } => format!(
-                "build fails at {} {} (skipped; output in {})",
-                commit.short(),
-                commit.subject,
-                log.display()
-            ),
-        },
+        BisectEvent::Range { commits } => text::range_line(commits),
+        BisectEvent::Built {
+            built: Built::Ok { cached: true, .. },
+            ..
+        } => return,
+        BisectEvent::Built {
+            commit,
+            built: Built::Ok { .. },
+        } => text::built_line(commit),
+        BisectEvent::Built {
+            commit,
+            built: Built::Failed { log, .. },
+        } => text::build_failed_line(commit, log),
         BisectEvent::Measure {
             sides,
             experiment,
             stored,
-        } => format!(
-            "measuring {} (experiment {experiment}{})",
-            sides
-                .iter()
-                .map(|c| c.short())
-                .collect::<Vec<_>>()
-                .join(" vs "),
-            if stored { ", stored" } else { "" }
-        ),
+        } => text::measure_line(sides, experiment, stored),
         BisectEvent::Run(resplab_experiment::runner::Event::Stored {
             slot,
             variant,
             primary,
             valid,
             ..
-        }) if !quiet => format!(
-            "  round {} {variant}: {}{}",
-            slot.round + 1,
-            primary.map_or("-".into(), |v| format!("{v:.1}")),
-            if valid { "" } else { " INVALID" }
-        ),
+        }) if !quiet => text::round_line(slot.round, variant, primary, valid),
         BisectEvent::Run(_) => return,
-        BisectEvent::Tested(t) => format!(
-            "  {} {}: {}",
-            t.commit.short(),
-            t.commit.subject,
-            t.class.name()
-        ),
+        BisectEvent::Tested(t) => text::tested_line(t),
     };
-    let _ = writeln!(err, "{line}");
-}
-
-/// A verdict line of a measured pair, in the words of every verdict.
-fn verdict(m: &Measured, variant: &str, higher: bool, margin: Option<f64>) -> String {
-    sequential_line(&m.workload, variant, &m.look(), m.decision, higher, margin)
-}
-
-fn print_outcome(o: &Outcome) {
-    let higher = o.higher_is_better;
-    out(&format!(
-        "bisect {}..{} ({} commits between), {}:",
-        o.good.short(),
-        o.bad.short(),
-        o.between,
-        o.metric
-    ));
-    out(&format!(
-        "  good→bad: {}",
-        verdict(&o.effect, o.bad.short(), higher, None)
-    ));
-    if o.conclusion == Conclusion::NoEffect {
-        out("  good and bad are not decided different: nothing to bisect (more --max-rounds, a longer --test-time, or a wider --margin may decide it)");
-        return;
-    }
-    out("tested (each against the commits before and after the change it was placed between):");
-    for t in &o.tested {
-        out(&format!(
-            "  {} {} — {}",
-            t.commit.short(),
-            t.commit.subject,
-            t.class.name()
-        ));
-        for (m, other) in [(&t.effect, &t.against), (&t.effect_against_end, &t.end)] {
-            if let Some(m) = m {
-                let line = verdict(m, t.commit.short(), higher, o.margin);
-                out(&format!("      against {}: {line}", other.short()));
-            }
-        }
-    }
-    if o.steps.len() > 1 {
-        out(&format!(
-            "{} changes in the range (not one culprit):",
-            o.steps.len()
-        ));
-    }
-    for s in &o.steps {
-        let head = match s.commits.as_slice() {
-            [c] => format!("culprit: {} {}", c.id, c.subject),
-            many => format!(
-                "culprit: one of {} commits ({}..{}; the others do not build or were undecided): {}",
-                many.len(),
-                many[0].short(),
-                many[many.len() - 1].short(),
-                many.iter().map(|c| format!("{} {}", c.short(), c.subject)).collect::<Vec<_>>().join(", ")
-            ),
-        };
-        out(&head);
-        out(&format!(
-            "  effect against {}: {}",
-            s.against.short(),
-            verdict(
-                &s.effect,
-                s.commits[s.commits.len() - 1].short(),
-                higher,
-                o.margin
-            )
-        ));
-    }
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

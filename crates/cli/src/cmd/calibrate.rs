@@ -1,7 +1,7 @@
 //! `resplab calibrate`: this machine's noise, and the budget a verdict needs on it.
 //!
-//! Parses the flags, hands them to `resplab_experiment::calibrate` (the A/A experiments,
-//! the noise analysis, the plans, `--validate`), and prints what it found through
+//! Hands the flags to `resplab_experiment::calibrate` (`flags` reads them; then the A/A
+//! experiments, the noise analysis, the plans, `--validate`), and prints what it found through
 //! `resplab_report::calibration`. Progress lines go to stderr unless `--quiet` or
 //! `--format json`.
 
@@ -9,11 +9,12 @@ use crate::args::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use resplab_engine::StopToken;
-use resplab_experiment::calibrate::setup::{self, Options, WorkloadFlags};
+use resplab_experiment::calibrate::setup::{self, WorkloadFlags};
 use resplab_experiment::calibrate::validate::{self, ValidateOptions};
-use resplab_experiment::calibrate::{self as calibration, Calibrated, Step};
+use resplab_experiment::calibrate::{self as calibration, flags, Calibrated, Step};
 use resplab_experiment::runner::Event;
-use resplab_results::calibration::{secs_text, Method};
+use resplab_report::calibration as words;
+use resplab_results::calibration::Method;
 use resplab_store::Store;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -193,40 +194,25 @@ pub struct CalibrateArgs {
 /// Bad flags (exit 2 with the flag named), a server that cannot be started, a store that
 /// cannot be written.
 pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
-    let budget = positive_duration("--budget", &a.budget)?;
-    let mut durations = Vec::new();
-    for d in a.durations.split(',').filter(|s| !s.trim().is_empty()) {
-        durations.push(positive_duration("--durations", d)?);
-    }
-    durations.sort();
-    if let Some(w) = durations.windows(2).find(|w| w[0] == w[1]) {
-        bail!(
-            "--durations: expected each trial length once, found {} twice in \"{}\"",
-            resplab_results::calibration::secs_text(w[0].as_secs_f64()),
-            a.durations
-        );
-    }
-    if durations.is_empty() {
-        bail!(
-            "--durations: expected at least one trial length, found \"{}\"",
-            a.durations
-        );
-    }
-    if !(a.target_mde > 0.0 && a.target_mde.is_finite()) {
-        bail!(
-            "--target-mde: expected a percentage above 0, found {}",
-            a.target_mde
-        );
-    }
+    let given = given(&a);
+    let (budget, durations) = flags::budget(&given)?;
     if a.validate {
         return run_validate(&a, budget, durations);
     }
-    let s = setup::prepare(&options(&a, durations, budget)?)?;
+    if a.insecure {
+        eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
+    }
+    let is_set = |v: &str| std::env::var_os(v).is_some();
+    let s = setup::prepare(&flags::options(&given, durations, budget, &is_set)?)?;
     let mut store = open_store(&a.db)?;
     let stop = stop_on_ctrl_c();
     let quiet = a.quiet || a.format == Format::Json;
     if !quiet {
-        announce(&s, &a.budget);
+        let workload = &s.base.workloads[s.workload].name;
+        eprintln!(
+            "{}",
+            words::announce_line(&s.target, workload, &s.steps, &a.budget)
+        );
     }
     let mut on_event = |(trial, rounds): &Step, ev: Event<'_>| {
         if let (
@@ -240,14 +226,10 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
             },
         ) = (quiet, ev)
         {
+            let t = trial.as_secs_f64();
             eprintln!(
-                "  {} round {:>3}/{}  {:<8} {}{}",
-                secs_text(trial.as_secs_f64()),
-                slot.round + 1,
-                rounds,
-                variant,
-                primary.map_or("-".to_string(), |v| format!("{v:.1}")),
-                if valid { "" } else { "  (invalid)" }
+                "{}",
+                words::trial_line(t, slot.round, *rounds, variant, primary, valid)
             );
         }
     };
@@ -263,7 +245,7 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     };
     let text = match a.format {
         Format::Json => json_with_id(&cal, id)?,
-        Format::Text => resplab_report::calibration::render(&cal, id, &a.db.db),
+        Format::Text => words::render(&cal, id, &a.db.db),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(ExitCode::SUCCESS)
@@ -316,7 +298,7 @@ fn run_validate(
     let out = match a.format {
         Format::Json => json_with_id(&v, id)?,
         Format::Text => {
-            resplab_report::calibration::render_validation(&v)
+            words::render_validation(&v)
                 + &format!(
                     "stored as calibration {id} in {} (resplab report calibration:{id})\n",
                     a.db.db.display()
@@ -331,104 +313,36 @@ fn run_validate(
     })
 }
 
-/// What a calibration measures, from its flags.
-fn options(
-    a: &CalibrateArgs,
-    durations: Vec<Duration>,
-    budget: Duration,
-) -> anyhow::Result<Options> {
-    let warmup = match &a.warmup {
-        Some(w) => Some(
-            resplab_experiment::words::parse_duration(w)
-                .map_err(|e| anyhow::anyhow!("--warmup: {e}"))?,
-        ),
-        None => None,
-    };
-    Ok(Options {
-        experiment: a
-            .experiment
-            .clone()
-            .map(|f| (f, a.workload.clone().unwrap_or_default())),
-        flags: workload_flags(a),
+/// The flags as given, for `resplab_experiment::calibrate::flags` to read.
+fn given(a: &CalibrateArgs) -> flags::Given {
+    flags::Given {
+        budget: a.budget.clone(),
+        durations: a.durations.clone(),
+        target_mde_pct: a.target_mde,
+        warmup: a.warmup.clone(),
+        experiment: a.experiment.clone(),
+        workload: a.workload.clone(),
+        flags: WorkloadFlags {
+            tests: a.tests.clone(),
+            commands: a.commands.clone(),
+            clients: a.clients,
+            pipeline: a.pipeline,
+            data_size: a.data_size,
+            keyspace: a.keyspace,
+            threads: a.threads,
+            ratio: a.ratio.clone(),
+            key_pattern: a.key_pattern.clone(),
+            rate: a.rate,
+        },
         server: a.server.clone(),
         address: a.address.clone(),
-        connect: connect(a)?,
-        warmup,
-        metric: a.metric.clone(),
-        seed: a.seed,
-        durations,
-        budget,
-        target_mde_pct: a.target_mde,
-    })
-}
-
-/// How to connect to `--address`: TLS, user, and the name of the variable holding the
-/// password (`--password-env`, else `REDISCLI_AUTH` when it is set).
-fn connect(a: &CalibrateArgs) -> anyhow::Result<resplab_experiment::model::Connect> {
-    use resplab_experiment::model::{Connect, TlsConnect};
-    let tls = (a.tls || a.cacert.is_some() || a.insecure).then(|| TlsConnect {
+        tls: a.tls,
         cacert: a.cacert.clone(),
         insecure: a.insecure,
-        ..TlsConnect::default()
-    });
-    if a.insecure {
-        eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
-    }
-    let password_env = match &a.password_env {
-        Some(v) if std::env::var_os(v).is_none() => {
-            bail!("--password-env {v}: the environment variable {v} is not set")
-        }
-        Some(v) => Some(v.clone()),
-        None if a.address.is_some() && std::env::var_os("REDISCLI_AUTH").is_some() => {
-            Some("REDISCLI_AUTH".to_string())
-        }
-        None => None,
-    };
-    Ok(Connect {
-        tls,
         user: a.user.clone(),
-        password_env,
-    })
-}
-
-/// The line that opens a calibration: what is measured and the plan.
-fn announce(s: &setup::Setup, budget: &str) {
-    eprintln!(
-        "resplab calibrate: A/A of {}, workload {}, {} trial length(s) within {budget}: {}",
-        s.target,
-        s.base.workloads[s.workload].name,
-        s.steps.len(),
-        s.steps
-            .iter()
-            .map(|(t, r)| format!("{r} rounds x {}", secs_text(t.as_secs_f64())))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-}
-
-fn workload_flags(a: &CalibrateArgs) -> WorkloadFlags {
-    WorkloadFlags {
-        tests: a.tests.clone(),
-        commands: a.commands.clone(),
-        clients: a.clients,
-        pipeline: a.pipeline,
-        data_size: a.data_size,
-        keyspace: a.keyspace,
-        threads: a.threads,
-        ratio: a.ratio.clone(),
-        key_pattern: a.key_pattern.clone(),
-        rate: a.rate,
-    }
-}
-
-fn positive_duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
-    match resplab_experiment::words::parse_duration(text) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => bail!(
-            "{flag}: expected a duration above zero, found \"{}\"",
-            text.trim()
-        ),
-        Err(e) => bail!("{flag}: {e}"),
+        password_env: a.password_env.clone(),
+        metric: a.metric.clone(),
+        seed: a.seed,
     }
 }
 

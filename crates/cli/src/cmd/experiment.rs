@@ -18,15 +18,16 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::error_rate::StoredTrial;
-use resplab_experiment::plan;
-use resplab_experiment::runner::{self, Event, Standing};
+use resplab_experiment::narrate::{self, Narrator, Say};
+use resplab_experiment::runner::{self, Event};
+use resplab_experiment::words::parse_positive_duration;
 use resplab_experiment::{Experiment, Overrides, TrialBudget};
-use resplab_report::verdict::{minutes, standing_line};
+use resplab_report::narration;
 use resplab_store::Store;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Prints a line on standard output; a closed pipe (`| head`) is not an error, so
 /// write failures are ignored.
@@ -193,22 +194,13 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         overrides.budget = Some(TrialBudget::Requests(n));
     }
     if let Some(t) = &a.test_time {
-        match resplab_experiment::words::parse_duration(t) {
-            Ok(d) if !d.is_zero() => overrides.budget = Some(TrialBudget::TestTime(d)),
-            Ok(_) => {
-                eprintln!("resplab: --test-time: expected a duration above zero, found \"{t}\"");
-                return Ok(ExitCode::from(2));
-            }
-            Err(e) => {
-                eprintln!("resplab: --test-time: {e}");
-                return Ok(ExitCode::from(2));
-            }
+        match parse_positive_duration(t) {
+            Ok(d) => overrides.budget = Some(TrialBudget::TestTime(d)),
+            Err(e) => return Ok(usage("--test-time", &e)),
         }
     }
     if a.smoke {
-        overrides.rounds = Some(a.rounds.unwrap_or(2));
-        overrides.budget = overrides.budget.or(Some(TrialBudget::Requests(2_000)));
-        overrides.warmup = Some(Duration::ZERO);
+        overrides = overrides.smoke();
     }
     let (mut exp, text) = match resplab_experiment::load(&a.file, &overrides) {
         Ok(x) => x,
@@ -218,15 +210,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if a.smoke {
-        exp.name.push_str("-smoke");
-        for w in &mut exp.workloads {
-            if let Some(p) = &mut w.preload {
-                p.keys = p.keys.min(1_000);
-            }
-        }
+        resplab_experiment::resolve::into_smoke(&mut exp);
     }
     exp.progress_commands = a.metrics_addr.is_some();
-    if let Some(code) = super::experiment_until::apply_until(
+    if let Some(code) = apply_until(
         &mut exp,
         a.until_decided,
         a.max_rounds,
@@ -237,7 +224,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if a.dry_run {
         warn_insecure(&exp);
-        print_plan(&exp);
+        let _ = std::io::stdout().write_all(narrate::plan_text(&exp).as_bytes());
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = open_store(&a.db.db)?;
@@ -306,46 +293,15 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
 fn warn_insecure(exp: &Experiment) {
     for v in &exp.variants {
         if v.connect.tls.as_ref().is_some_and(|t| t.insecure) {
-            eprintln!(
-                "resplab: WARNING: variant `{}`: insecure = true: the server's TLS certificate is not verified",
-                v.name
-            );
+            eprintln!("resplab: {}", narration::insecure_line(&v.name));
         }
     }
 }
 
-fn print_plan(exp: &Experiment) {
-    if let Some(u) = &exp.until_decided {
-        super::experiment_until::print_plan(exp, u);
-        return;
-    }
-    out!(
-        "experiment {}: {} variant(s) x {} workload(s) x {} rounds, order {}, seed {}",
-        exp.name,
-        exp.variants.len(),
-        exp.workloads.len(),
-        exp.rounds,
-        exp.order.name(),
-        exp.seed
-    );
-    out!("baseline: {}", exp.baseline().name);
-    for e in plan::full_plan(exp) {
-        for t in &e.trials {
-            out!(
-                "  round {:>3}  #{:<3} {:<28} {:<20} ~{:.1}s",
-                t.round,
-                t.position,
-                exp.variants[t.variant].name,
-                exp.workloads[t.workload].name,
-                plan::estimate_trial(exp, t.workload).as_secs_f64()
-            );
-        }
-    }
-    out!(
-        "estimated duration: {} (request budgets assume {} ops/s; plus reruns of invalid rounds)",
-        minutes(plan::estimate_total(exp).as_secs_f64()),
-        plan::ASSUMED_OPS_PER_SEC
-    );
+/// A flag's value refused: one line naming the flag, exit code 2.
+fn usage(flag: &str, message: &str) -> ExitCode {
+    eprintln!("resplab: {flag}: {message}");
+    ExitCode::from(2)
 }
 
 fn execute(
@@ -361,28 +317,17 @@ fn execute(
     // The perf program that counts a started server's hardware events.
     exp.perf = std::env::var("RESPLAB_PERF").ok();
     let exp = &exp;
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C is handled by the default action only if this fails; that is
-        // fine: the trial in progress is the only thing lost either way.
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
-    report_reaped_servers();
-    if !quiet {
-        for line in resplab_experiment::calibrate::plan::notes(store, exp) {
-            eprintln!("resplab: {line}");
-        }
-    }
+    let stop = prepare(store, exp, quiet);
     let started = Instant::now();
     let higher = resplab_store::metrics::higher_is_better(&exp.primary_metric);
-    let mut printer = Printer::new(exp, quiet, higher);
+    let mut narrator = Narrator::new(exp, quiet, higher);
     let plan = resplab_metrics::experiment::Plan {
         rounds: exp.rounds,
         higher_is_better: higher,
         margin: exp.margin,
     };
     let mut stored: Vec<StoredTrial> = Vec::new();
+    let mut err = std::io::stderr();
     let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| {
         resplab_metrics::experiment::observe(watch.live, &plan, &ev);
         if let Event::Stored {
@@ -400,42 +345,95 @@ fn execute(
                 round: slot.round,
             });
         }
-        printer.event(ev)
+        // Write failures are ignored: a closed terminal must not stop the experiment.
+        let _ = match narrator.event(&ev) {
+            Some(Say::Lines(t)) => err.write_all(t.as_bytes()),
+            Some(Say::Part(t)) => err.write_all(t.as_bytes()).and_then(|()| err.flush()),
+            None => Ok(()),
+        };
     });
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
-            eprintln!();
-            eprintln!("resplab: {e}");
-            eprintln!(
-                "stored trials are kept; fix the problem and run `resplab experiment resume {}`",
-                exp.name
-            );
+            eprintln!("\nresplab: {e}\n{}", narration::failed_line(&exp.name));
             return Ok(ExitCode::from(2));
         }
     };
     let status = store.status(&exp.name)?;
-    let early = summarize_outcome(store, exp, &outcome, &status, started)?;
-    if early.is_none() {
-        config_check(store, exp, status.info.id);
-        print_verdict(store, exp, status.info.id, higher)?;
+    let summary = narrate::summary(store, exp, &outcome, &status, started.elapsed())?;
+    for line in &summary.lines {
+        eprintln!("{line}");
     }
+    if !summary.no_verdict {
+        config_check(store, exp, status.info.id);
+        for line in narrate::verdict_lines(store, exp, status.info.id)? {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
+    }
+    gates(
+        store,
+        exp,
+        watch,
+        &stored,
+        outcome.interrupted,
+        summary.no_verdict,
+    )
+}
+
+/// Before the first trial: Ctrl-C stops the run (the trial in progress is lost, nothing
+/// else), servers an interrupted run left are stopped, and the calibration notes said.
+fn prepare(store: &Store, exp: &Experiment, quiet: bool) -> StopToken {
+    let stop = StopToken::new();
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C is handled by the default action only if this fails; that is
+        // fine: the trial in progress is the only thing lost either way.
+        let _ = crate::signal::set_handler(move || stop.stop());
+    }
+    for o in resplab_experiment::launch::reap_orphans() {
+        eprintln!(
+            "resplab: {}",
+            narration::reaped_line(o.pid, &o.dir, o.runner_pid)
+        );
+    }
+    if !quiet {
+        for line in resplab_experiment::calibrate::plan::notes(store, exp) {
+            eprintln!("resplab: {line}");
+        }
+    }
+    stop
+}
+
+/// The exit code of a finished run: `--max-error-rate`'s 3, `--fail-on-regression`'s 1,
+/// 2 without a verdict, else 0; each gate's reasons on standard error.
+fn gates(
+    store: &Store,
+    exp: &Experiment,
+    watch: &Watch<'_>,
+    stored: &[StoredTrial],
+    interrupted: bool,
+    no_verdict: bool,
+) -> anyhow::Result<ExitCode> {
     // Failed requests also make trials invalid (and so rounds uncompared): the gate's
     // exit code 3 names that cause before the rest.
-    let gate = match watch.max_error_pct {
-        Some(max) if !outcome.interrupted => error_gate(store, &stored, max)?,
-        _ => ExitCode::SUCCESS,
+    let over = match watch.max_error_pct {
+        Some(max) if !interrupted => narrate::error_gate_lines(store, stored, max)?,
+        _ => Vec::new(),
     };
-    let gate = match watch.fail_on_regression {
-        Some(pct) if gate == ExitCode::SUCCESS && early.is_none() => {
-            super::experiment_until::regression_gate(store, exp, pct)?
+    let worse = match watch.fail_on_regression {
+        Some(pct) if over.is_empty() && !no_verdict => {
+            narrate::regression_gate_lines(store, exp, pct)?
         }
-        _ => gate,
+        _ => Vec::new(),
     };
-    Ok(if gate == ExitCode::SUCCESS {
-        early.unwrap_or(ExitCode::SUCCESS)
-    } else {
-        gate
+    for line in over.iter().chain(&worse) {
+        eprintln!("resplab: {line}");
+    }
+    Ok(match (no_verdict, over.is_empty(), worse.is_empty()) {
+        (_, false, _) => ExitCode::from(3),
+        (_, true, false) => ExitCode::from(1),
+        (true, true, true) => ExitCode::from(2),
+        (false, true, true) => ExitCode::SUCCESS,
     })
 }
 
@@ -447,297 +445,36 @@ struct Watch<'a> {
     fail_on_regression: Option<f64>,
 }
 
-/// `--max-error-rate`: exit code 3, naming each trial over the limit, when there is one.
-fn error_gate(store: &Store, stored: &[StoredTrial], max_pct: f64) -> anyhow::Result<ExitCode> {
-    let over = resplab_experiment::error_rate::over_limit(store, stored, max_pct)?;
-    for o in &over {
-        eprintln!(
-            "resplab: round {} {} / {} (trial {}): {:.3} % of the requests failed ({} of {}), more than --max-error-rate {max_pct} %",
-            o.trial.round + 1,
-            o.trial.variant,
-            o.trial.workload,
-            o.trial.trial_id,
-            o.error_pct,
-            o.errors,
-            o.requests
-        );
-    }
-    Ok(if over.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(3)
-    })
-}
-
-/// Stops the servers an interrupted earlier run left behind, and says so.
-fn report_reaped_servers() {
-    for o in resplab_experiment::launch::reap_orphans() {
-        eprintln!(
-            "resplab: stopped server pid {} in {}, left running by an interrupted run (pid {}); \
-             it would have competed with these trials for CPU",
-            o.pid,
-            o.dir.display(),
-            o.runner_pid
-        );
-    }
-}
-
-/// Prints what the run did on standard error; returns the exit code when the run ends
-/// here (interrupted, or no valid round to compare).
-fn summarize_outcome(
-    store: &Store,
-    exp: &Experiment,
-    outcome: &runner::Outcome,
-    status: &resplab_store::ExperimentStatus,
-    started: Instant,
-) -> anyhow::Result<Option<ExitCode>> {
-    let of = match exp.until_decided {
-        Some(u) if u.max_rounds.is_none() => String::new(),
-        _ => format!(" of {}", exp.rounds),
+/// `--until-decided`, `--max-time`, `--max-rounds` onto the experiment; the exit code
+/// when they are wrong (after saying why on one line).
+fn apply_until(
+    exp: &mut Experiment,
+    until_decided: bool,
+    max_rounds: Option<u32>,
+    max_time: Option<&str>,
+    variants: &[String],
+) -> Option<ExitCode> {
+    use resplab_experiment::sequential::{apply_limits, Limit};
+    let max_time = match max_time.map(parse_positive_duration).transpose() {
+        Ok(d) => d,
+        Err(e) => return Some(usage("--max-time", &e)),
     };
-    eprintln!(
-        "{} trials run in {} ({} invalid); {}{of} rounds valid",
-        outcome.trials_run,
-        minutes(started.elapsed().as_secs_f64()),
-        outcome.invalid,
-        status.valid_rounds(),
-    );
-    if outcome.interrupted {
-        eprintln!(
-            "interrupted: run `resplab experiment resume {} --db {}` to continue",
-            exp.name,
-            store.path().display()
-        );
-        return Ok(Some(ExitCode::from(2)));
-    }
-    if !outcome.given_up.is_empty() {
-        eprintln!(
-            "rounds {:?} stayed invalid after every rerun; they are stored but not compared",
-            outcome.given_up.iter().map(|r| r + 1).collect::<Vec<_>>()
-        );
-    }
-    if status.valid_rounds() == 0 && store.missing_cells(status)?.is_empty() {
-        eprintln!(
-            "resplab: no round of `{}` was valid, so there is nothing to compare: see the \
-             INVALID reasons above (`resplab experiment status {}` lists every check)",
-            exp.name, exp.name
-        );
-        return Ok(Some(ExitCode::from(2)));
-    }
-    Ok(None)
-}
-
-/// Prints the final verdict per workload and variant on standard output, with the
-/// phase notes, what is still to run and where the results are stored.
-fn print_verdict(
-    store: &Store,
-    exp: &Experiment,
-    experiment_id: i64,
-    higher: bool,
-) -> anyhow::Result<()> {
-    // A metric read from a command's output carries its direction in the store.
-    let higher = store
-        .observations(&exp.name)?
-        .iter()
-        .find(|o| o.metric == exp.primary_metric)
-        .and_then(|o| o.direction.as_deref())
-        .map_or(higher, |d| d == "higher_is_better");
-    if exp.until_decided.is_some() {
-        super::experiment_until::print_verdict(store, exp, experiment_id, higher)?;
-    } else {
-        print_fixed_verdict(store, exp, experiment_id, higher)?;
-    }
-    super::experiment_until::print_certificate(store, exp)?;
-    for n in store.phase_notes(&exp.name)? {
-        out!("  note: {n}");
-    }
-    let missing = store.missing_cells(&store.status(&exp.name)?)?;
-    if !missing.is_empty() && exp.until_decided.is_none() {
-        out!(
-            "still to run: {} (round, variant) cells; `resplab experiment status {}` lists them",
-            missing.len(),
-            exp.name
-        );
-    }
-    out!(
-        "stored as `{}` in {}; details: resplab compare db:{} --db {}",
-        exp.name,
-        store.path().display(),
-        exp.name,
-        store.path().display()
-    );
-    Ok(())
-}
-
-/// The verdict of every (workload, variant) of a fixed number of rounds.
-fn print_fixed_verdict(
-    store: &Store,
-    exp: &Experiment,
-    experiment_id: i64,
-    higher: bool,
-) -> anyhow::Result<()> {
-    out!("verdict ({}, paired by round):", exp.primary_metric);
-    let trials = store.trials(experiment_id)?;
-    for s in final_standing(store, exp)? {
-        let mut line = standing_line(&s.workload, &s.variant, &s.pairs, higher, exp.margin);
-        if resplab_store::not_interleaved(&trials, &exp.baseline().name, &s.variant) {
-            line.push_str(
-                " [NOT INTERLEAVED: run in different phases; drift between them is \
-                 confounded with the change]",
-            );
-        }
-        out!("  {line}");
-    }
-    Ok(())
-}
-
-/// The progress display on standard error: one method per runner event. Write failures
-/// are ignored, as a closed terminal must not stop the experiment.
-struct Printer<'e> {
-    exp: &'e Experiment,
-    quiet: bool,
-    higher: bool,
-    last_round_shown: Option<usize>,
-    err: std::io::Stderr,
-    looks: super::experiment_until::Looks,
-}
-
-impl<'e> Printer<'e> {
-    fn new(exp: &'e Experiment, quiet: bool, higher: bool) -> Self {
-        Printer {
-            exp,
-            quiet,
-            higher,
-            last_round_shown: None,
-            err: std::io::stderr(),
-            looks: Default::default(),
-        }
-    }
-
-    fn event(&mut self, ev: Event<'_>) {
-        match ev {
-            Event::Start {
-                planned,
-                stored,
-                estimate,
-            } => self.start(planned, stored, estimate),
-            Event::Step { variant, what } => {
-                let _ = writeln!(self.err, "  [{variant}] {what}");
-            }
-            Event::Trial {
-                slot,
-                variant,
-                workload,
-                ..
-            } => self.trial(&slot, variant, workload),
-            Event::Progress(p) => self.progress(p),
-            Event::Stored {
-                valid,
-                failed,
-                primary,
-                ..
-            } => self.stored(valid, &failed, primary),
-            // A run until decided shows its looks instead of the fixed verdict.
-            Event::Standing(_) if self.exp.until_decided.is_some() => {}
-            Event::Standing(standing) => self.standing(standing),
-            Event::Look {
-                assessment,
-                elapsed,
-                per_round,
-            } => self.looks.show(self.exp, assessment, elapsed, per_round),
-            Event::Notice(note) => {
-                let _ = writeln!(self.err, "note: {note}");
-            }
-            Event::Rerun { round, attempt } => {
-                let _ = writeln!(
-                    self.err,
-                    "round {} had an invalid trial: running it again (attempt {attempt})",
-                    round + 1
-                );
-            }
-        }
-    }
-
-    fn start(&mut self, planned: usize, stored: usize, estimate: Duration) {
-        if let Some(u) = &self.exp.until_decided {
-            let _ = writeln!(
-                self.err,
-                "experiment {}: {}; {stored} trials already stored",
-                self.exp.name,
-                resplab_experiment::sequential::rule_text(self.exp, u)
-            );
-            return;
-        }
-        let left = estimate.saturating_sub(estimate.mul_f64(stored as f64 / planned.max(1) as f64));
-        let _ = writeln!(
-            self.err,
-            "experiment {}: {planned} trials planned, {stored} already stored, about {} to go",
-            self.exp.name,
-            minutes(left.as_secs_f64())
-        );
-    }
-
-    fn trial(&mut self, slot: &plan::TrialSlot, variant: &str, workload: &str) {
-        let attempt = if slot.attempt > 0 {
-            format!(" (rerun {})", slot.attempt)
-        } else {
-            String::new()
+    if let Err(e) = apply_limits(exp, until_decided, max_rounds, max_time) {
+        let flag = match e.limit {
+            Limit::Until => "--until-decided",
+            Limit::MaxRounds => "--max-rounds",
+            Limit::MaxTime => "--max-time",
         };
-        let of = match self.exp.until_decided {
-            Some(u) if u.max_rounds.is_none() => " (until decided)".to_string(),
-            _ => format!("/{}", self.exp.rounds),
-        };
-        let _ = write!(
-            self.err,
-            "round {}{of}{attempt} #{}: {variant} / {workload} ... ",
-            slot.round + 1,
-            slot.position + 1
-        );
-        let _ = self.err.flush();
+        return Some(usage(flag, &e.message));
     }
-
-    fn progress(&mut self, p: &resplab_engine::Progress) {
-        if !self.quiet && !p.warming_up {
-            let _ = write!(self.err, "{:.0}s ", p.elapsed_sec);
-            let _ = self.err.flush();
-        }
+    if exp.until_decided.is_some() && !variants.is_empty() {
+        return Some(usage(
+            "--variants",
+            "a run until decided looks at whole rounds, so it cannot run in phases; give a \
+             fixed number of rounds instead",
+        ));
     }
-
-    fn stored(&mut self, valid: bool, failed: &[resplab_store::Check], primary: Option<f64>) {
-        let value = primary.map_or("-".to_string(), |v| format!("{v:.1}"));
-        if valid {
-            let _ = writeln!(self.err, "{} {value}", self.exp.primary_metric);
-        } else {
-            let why: Vec<String> = failed.iter().map(|c| c.detail.clone()).collect();
-            let _ = writeln!(
-                self.err,
-                "{} {value} INVALID ({})",
-                self.exp.primary_metric,
-                why.join("; ")
-            );
-        }
-    }
-
-    /// The running verdict, printed once per completed round.
-    fn standing(&mut self, standing: &[Standing]) {
-        let rounds = standing.iter().map(|s| s.pairs.len()).max().unwrap_or(0);
-        if rounds > 0 && self.last_round_shown != Some(rounds) {
-            self.last_round_shown = Some(rounds);
-            for s in standing {
-                let _ = writeln!(
-                    self.err,
-                    "  {}",
-                    standing_line(
-                        &s.workload,
-                        &s.variant,
-                        &s.pairs,
-                        self.higher,
-                        self.exp.margin
-                    )
-                );
-            }
-        }
-    }
+    None
 }
 
 /// Says whether the variants' servers ran the same configuration apart from what they
@@ -752,16 +489,6 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
     }
 }
 
-fn final_standing(store: &Store, exp: &Experiment) -> anyhow::Result<Vec<Standing>> {
-    let obs = store.observations(&exp.name)?;
-    Ok(resplab_experiment::runner::standings(exp, &obs))
-}
-
-/// One verdict line for a (workload, variant) pair, computed by the statistics crate's
-/// paired comparison (METHOD.md §6.2): Hodges-Lehmann estimate of the per-round log
-/// ratio with its exact signed-rank interval and p-value, and the minimal detectable
-/// effect at 80 % power; faster/slower when the interval excludes 0, equivalent within
-/// the margin, otherwise no difference proven.
 fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
     let store = open_store(&db.db)?;
     let rows = resplab_experiment::readback::list_rows(&store)?;

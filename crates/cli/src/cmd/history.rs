@@ -121,21 +121,7 @@ fn confirm_all(
     analysis: &resplab_results::history::HistoryAnalysis,
     args: &HistoryArgs,
 ) -> anyhow::Result<()> {
-    let servers = match (&args.server, args.server_for.is_empty()) {
-        (Some(t), _) => Servers::Template(t.clone()),
-        (None, false) => Servers::PerCommit(
-            args.server_for
-                .iter()
-                .map(|s| match s.split_once('=') {
-                    Some((r, c)) if !r.is_empty() => Ok((r.to_string(), c.to_string())),
-                    _ => bail!("--server-for: expected REV=CMD, found `{s}`"),
-                })
-                .collect::<anyhow::Result<_>>()?,
-        ),
-        (None, true) => bail!(
-            "--confirm: expected the servers to measure: --server \"CMD with {{port}} {{commit}}\" or --server-for REV=CMD per commit"
-        ),
-    };
+    let servers = Servers::from_flags(args.server.as_deref(), &args.server_for)?;
     let max_time = resplab_experiment::words::parse_duration(&args.max_time)
         .map_err(|e| anyhow::anyhow!("--max-time: {e}"))?;
     let plans = confirm::plans(store, analysis, &servers, max_time)?;
@@ -152,16 +138,10 @@ fn confirm_all(
         let _ = crate::signal::set_handler(move || stop.stop());
     }
     for p in &plans {
-        eprintln!(
-            "resplab: confirming {} {} {:+.1} % ({} → {}): A/B `{}`, until decided within {}",
-            p.workload,
-            p.metric,
-            p.effect_pct,
-            p.commit_before,
-            p.commit_after,
-            p.experiment.name,
-            args.max_time
-        );
+        let commits = (p.commit_before.as_str(), p.commit_after.as_str());
+        let (w, m, name) = (&p.workload, &p.metric, &p.experiment.name);
+        let head = render::confirming_line(w, m, p.effect_pct, commits, name, &args.max_time);
+        eprintln!("resplab: {head}");
         let c = confirm::run(store, &args.series, p, &stop, &mut |ev| {
             if let Event::Stored {
                 slot,
@@ -171,13 +151,8 @@ fn confirm_all(
                 ..
             } = ev
             {
-                eprintln!(
-                    "  round {} {variant}: {} {}{}",
-                    slot.round + 1,
-                    p.metric,
-                    primary.map_or("-".to_string(), |v| format!("{v:.1}")),
-                    if valid { "" } else { " (invalid)" }
-                );
+                let line = render::confirm_trial_line(slot.round, variant, m, primary, valid);
+                eprintln!("{line}");
             }
         })?;
         eprintln!("resplab: {} {}: {}", c.workload, c.metric, c.words());

@@ -19,4 +19,3 @@ pub mod track;
 pub mod bench;
 mod bench_args;
 mod bench_resolve;
-mod experiment_until;

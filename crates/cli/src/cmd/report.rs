@@ -9,7 +9,8 @@
 //! then says which plots it had to leave out).
 //!
 //! This module only gathers the data ([`resplab_report::doc::ReportInput`], of a stored
-//! experiment through `resplab_experiment::readback`) and writes files; the document,
+//! experiment through `resplab_experiment::readback`, of files through
+//! `resplab_report::doc::input::from_files`) and writes files; the document,
 //! its verdicts and plots are built in `resplab_report::doc`.
 
 use anyhow::{bail, Context};
@@ -18,7 +19,7 @@ use resplab_report::doc::{self, ReportInput};
 use resplab_report::resplab::ResplabOptions;
 use resplab_report::target::{self, file_stem, plot_folder, DocFormat};
 use resplab_results::calibration::StoredCalibration;
-use resplab_results::import::{load_inputs, InputSpec, Location, NoStore, PlainOptions};
+use resplab_results::import::{InputSpec, Location, NoStore};
 use resplab_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -98,7 +99,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     resplab_report::compare::check_confidence_and_margin(args.confidence, args.margin)?;
-    let stored = stored_name(&args.inputs);
+    let stored = doc::input::stored_name(&args.inputs);
     let (mut input, default_stem) = match &stored {
         Some(name) => (
             from_store(&args, name)?,
@@ -247,25 +248,6 @@ fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
-/// bare word that is not an existing file.
-fn stored_name(inputs: &[String]) -> Option<String> {
-    if inputs.len() != 1 {
-        return None;
-    }
-    let a = &inputs[0];
-    if let Some(n) = a.strip_prefix("db:") {
-        return Some(n.to_string());
-    }
-    // A path (a separator, or a file extension) that does not exist is a mistyped file,
-    // reported as such by the importer, not an experiment name.
-    let looks_like_path = a.contains('/') || Path::new(a).extension().is_some();
-    if a.contains('=') || looks_like_path || Path::new(a).exists() {
-        return None;
-    }
-    Some(a.clone())
-}
-
 fn options(args: &ReportArgs) -> ResplabOptions {
     ResplabOptions {
         confidence: args.confidence / 100.0,
@@ -293,41 +275,25 @@ fn from_store(args: &ReportArgs, name: &str) -> anyhow::Result<ReportInput> {
 }
 
 fn from_files(args: &ReportArgs) -> anyhow::Result<ReportInput> {
-    let specs = args
+    let metric = args.metric.as_deref();
+    // The store is opened only when an input names a stored experiment.
+    if args
         .inputs
         .iter()
-        .map(|a| InputSpec::parse(a))
-        .collect::<Result<Vec<_>, _>>()?;
-    let plain = PlainOptions::default();
-    let loaded = if specs
-        .iter()
-        .any(|s| matches!(s.location, Location::Stored(_)))
+        .any(|a| InputSpec::parse(a).is_ok_and(|s| matches!(s.location, Location::Stored(_))))
     {
         let mut store = Store::open(&args.db)?;
-        load_inputs(&specs, &plain, &mut store)?
-    } else {
-        load_inputs(&specs, &plain, &mut NoStore)?
-    };
-    // Run records of resplab run files, by the file name the observations cite.
-    let records = resplab_results::import::resplab::run_records(&specs)?;
-    let (metric, workloads) =
-        doc::input::from_observations(&loaded.observations, &records, args.metric.as_deref());
-    let shown: Vec<&str> = args.inputs.iter().map(String::as_str).collect();
-    Ok(ReportInput {
-        title: "resplab report".into(),
-        source: format!("Inputs: {}", shown.join(", ")),
-        generator: doc::input::generator(),
-        variants: loaded.labels.clone(),
+        return Ok(doc::input::from_files(
+            &args.inputs,
+            &mut store,
+            metric,
+            options(args),
+        )?);
+    }
+    Ok(doc::input::from_files(
+        &args.inputs,
+        &mut NoStore,
         metric,
-        options: options(args),
-        seed: None,
-        facts: Vec::new(),
-        experiment_file: None,
-        variant_definitions: Vec::new(),
-        observations: loaded.observations.to_vec(),
-        workloads,
-        notes: loaded.notes,
-        config_check: None,
-        profiles: Vec::new(),
-    })
+        options(args),
+    )?)
 }

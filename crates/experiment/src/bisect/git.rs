@@ -7,23 +7,9 @@
 //! commit, as `git bisect --first-parent` does.
 
 use super::BisectError;
-use serde::Serialize;
+pub use resplab_results::bisect::Commit;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// One commit: its full id and the first line of its message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Commit {
-    pub id: String,
-    pub subject: String,
-}
-
-impl Commit {
-    /// The first 10 hex digits of the id.
-    pub fn short(&self) -> &str {
-        &self.id[..self.id.len().min(10)]
-    }
-}
 
 /// Runs `git -C repo ARGS`: its standard output (trimmed) or, on failure, its first
 /// line of standard error.

@@ -13,7 +13,8 @@
 //! (`CACHE/bisect-ID.json`) after every tested commit. docs/bisect.md states the rules.
 //!
 //! Neighbours: [`crate::runner`] runs each pair, [`crate::sequential`] decides it,
-//! git is asked through [`git`]; the CLI prints the events and the outcome.
+//! git is asked through [`git`]. What it finds is `resplab_results::bisect`'s plain
+//! records, worded by `resplab_report::bisect`.
 
 pub mod build;
 pub mod git;
@@ -25,10 +26,10 @@ use crate::resolve::Overrides;
 use build::{Builder, Built};
 use git::Commit;
 use resplab_engine::StopToken;
+pub use resplab_results::bisect::{Conclusion, Outcome, StepReport, TestedCommit};
 use resplab_stats::sequential::Decision;
 use resplab_store::Store;
-use search::{Class, Measured, Probe};
-use serde::Serialize;
+use search::{Measured, Probe};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -114,64 +115,6 @@ pub enum BisectEvent<'a> {
     },
     Run(crate::runner::Event<'a>),
     Tested(&'a TestedCommit),
-}
-
-/// One tested commit, as reported.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TestedCommit {
-    pub commit: Commit,
-    pub against: Commit,
-    /// The commit at the level after the change it was also measured against.
-    pub end: Commit,
-    pub class: Class,
-    /// Against `against`, and against `end` (log ratios).
-    pub effect: Option<Measured>,
-    pub effect_against_end: Option<Measured>,
-    pub experiment: Option<String>,
-    pub build_log: Option<PathBuf>,
-}
-
-/// One step: the commit that made it (or the commits, when skipped ones hide which).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StepReport {
-    pub commits: Vec<Commit>,
-    pub against: Commit,
-    pub effect: Measured,
-}
-
-/// How a bisect ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Conclusion {
-    /// Still searching (the state written while the bisect runs).
-    Searching,
-    /// Good against bad was not decided different: nothing to look for.
-    NoEffect,
-    /// One step, one commit.
-    Culprit,
-    /// One step in a range of commits (skipped ones between).
-    Range,
-    /// More than one step.
-    Steps,
-}
-
-/// Everything a bisect found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Outcome {
-    pub id: String,
-    pub good: Commit,
-    pub bad: Commit,
-    /// Commits strictly between good and bad.
-    pub between: usize,
-    pub metric: String,
-    pub higher_is_better: bool,
-    pub margin: Option<f64>,
-    pub effect: Measured,
-    pub effect_experiment: String,
-    pub conclusion: Conclusion,
-    pub tested: Vec<TestedCommit>,
-    pub steps: Vec<StepReport>,
-    pub cache: PathBuf,
 }
 
 /// Runs a bisect (or continues one: see the module documentation).

@@ -28,82 +28,8 @@
 //! table of levels in the tests).
 
 use super::BisectError;
-use resplab_stats::sequential::{Decision, Look};
-use serde::Serialize;
-
-/// One comparison of a candidate against a base on the followed workload: the
-/// anytime-valid interval of the mean log ratio, and its decision.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Measured {
-    pub workload: String,
-    pub rounds: usize,
-    pub mean: f64,
-    pub low: f64,
-    pub high: f64,
-    #[serde(serialize_with = "decision_name")]
-    pub decision: Decision,
-}
-
-fn decision_name<S: serde::Serializer>(d: &Decision, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(d.name())
-}
-
-impl Measured {
-    /// The interval as a [`Look`], for the verdict's wording.
-    pub fn look(&self) -> Look {
-        Look {
-            n: self.rounds,
-            mean: self.mean,
-            low: self.low,
-            high: self.high,
-            sd: 0.0,
-        }
-    }
-
-    fn is_different(&self) -> bool {
-        matches!(self.decision, Decision::Higher | Decision::Lower)
-    }
-
-    /// The other way round: `base` against `cand` from `cand` against `base`.
-    pub fn reversed(&self) -> Measured {
-        Measured {
-            workload: self.workload.clone(),
-            rounds: self.rounds,
-            mean: -self.mean,
-            low: -self.high,
-            high: -self.low,
-            decision: match self.decision {
-                Decision::Higher => Decision::Lower,
-                Decision::Lower => Decision::Higher,
-                d => d,
-            },
-        }
-    }
-}
-
-/// What a tested commit was found to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    Before,
-    After,
-    Split,
-    Undecided,
-    Skipped,
-}
-
-impl Class {
-    /// How the class reads in a list of tested commits.
-    pub fn name(self) -> &'static str {
-        match self {
-            Class::Before => "before the change",
-            Class::After => "after the change",
-            Class::Split => "between levels: a second change",
-            Class::Undecided => "undecided (skipped)",
-            Class::Skipped => "does not build (skipped)",
-        }
-    }
-}
+pub use resplab_results::bisect::{Class, Measured};
+use resplab_stats::sequential::Decision;
 
 /// Builds and measures commits by their index.
 pub trait Probe {
@@ -307,7 +233,7 @@ fn pick(left: usize, right: usize, skipped: &std::collections::BTreeSet<usize>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use resplab_stats::sequential::decide;
+    use resplab_stats::sequential::{decide, Look};
 
     /// Commits at known levels (log values); builds fail where asked.
     struct Table {

@@ -20,6 +20,7 @@
 //! (`resplab_report::calibration`).
 
 pub mod co;
+pub mod flags;
 pub mod noise;
 pub mod plan;
 pub mod setup;

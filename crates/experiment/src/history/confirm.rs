@@ -31,6 +31,37 @@ pub enum Servers {
 }
 
 impl Servers {
+    /// The servers of `--server CMD` or `--server-for REV=CMD…` (`--confirm` needs one).
+    ///
+    /// # Errors
+    /// [`HistoryError::Input`] naming the flag: neither given, or a `--server-for`
+    /// without `REV=`.
+    pub fn from_flags(
+        template: Option<&str>,
+        per_commit: &[String],
+    ) -> Result<Servers, HistoryError> {
+        if let Some(t) = template {
+            return Ok(Servers::Template(t.to_string()));
+        }
+        if per_commit.is_empty() {
+            return Err(HistoryError::Input(
+                "--confirm: expected the servers to measure: --server \"CMD with {port} {commit}\" \
+                 or --server-for REV=CMD per commit"
+                    .into(),
+            ));
+        }
+        per_commit
+            .iter()
+            .map(|s| match s.split_once('=') {
+                Some((r, c)) if !r.is_empty() => Ok((r.to_string(), c.to_string())),
+                _ => Err(HistoryError::Input(format!(
+                    "--server-for: expected REV=CMD, found `{s}`"
+                ))),
+            })
+            .collect::<Result<_, _>>()
+            .map(Servers::PerCommit)
+    }
+
     /// Checks every command: each must listen on `{port}`, and a template must name
     /// `{commit}` (otherwise both sides would run the same server).
     ///

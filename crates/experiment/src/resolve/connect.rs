@@ -16,74 +16,123 @@ pub(super) fn resolve_connect(
     let mut tls_on = v.tls.as_ref().is_some_and(|t| *t.get_ref());
     let mut user = v.user.as_ref().map(|u| sub(u.get_ref()));
     if let Some(u) = &v.uri {
-        if v.server.is_some() || v.address.is_some() || v.toggle_of.is_some() {
-            return Err(cx.err_key(
-                u.span(),
-                key("uri"),
-                "give either uri or server/address/toggle_of, not both",
-            ));
-        }
-        let text = sub(u.get_ref());
-        let bad = |m: String| cx.err_key(u.span(), key("uri"), m);
-        // One URI parser for bench and experiments; its errors never show the userinfo.
-        let parsed = resplab_engine::uri::parse(&text).map_err(|e| {
-            bad(format!(
-                "expected redis://[user@]host[:port] or rediss://…, found \"{}\" ({})",
-                e.shown, e.why
-            ))
-        })?;
-        tls_on |= parsed.tls;
-        match &parsed.credentials {
-            Some(resplab_engine::uri::Credentials::Pair { .. }) => {
-                return Err(bad(
-                    "a password in the experiment file would be stored with every trial: name the environment variable that holds it with password_env = \"VAR\" and give the user alone (redis://user@host:port)".into(),
-                ));
-            }
-            // In a file, which may hold no password, a lone word is the user.
-            Some(resplab_engine::uri::Credentials::Lone(u)) if !u.is_empty() => {
-                user = Some(u.clone());
-            }
-            _ => {}
-        }
-        if parsed.db.is_some() {
-            return Err(bad(format!(
-                "a database number is not taken from an experiment uri, found \"{}\"",
-                resplab_engine::uri::redact(&text)
-            )));
-        }
-        let (host, port) = (parsed.host, parsed.port);
-        server = ServerSource::Address { host, port };
+        let (address, tls, uri_user) = uri_source(cx, v, u, sub, key)?;
+        server = address;
+        tls_on |= tls;
+        user = uri_user.or(user);
     }
     if let Some(c) = &v.cluster {
-        let spec = c.get_ref();
-        let command = match &server {
-            ServerSource::Spawn { command } if v.address.is_none() && v.uri.is_none() => {
-                command.clone()
-            }
-            _ => {
-                return Err(cx.err_key(
-                    c.span(),
-                    key("cluster"),
-                    "cluster = {…} starts a fresh cluster from the variant's server command; for a cluster that is already running give its address (cluster mode is detected)",
-                ))
-            }
-        };
-        if spec.masters == 0 || spec.masters > 64 || spec.replicas > 8 {
+        server = cluster_source(cx, v, c, &server, key)?;
+    }
+    check_settings(cx, v, &server, tls_on, key)?;
+    let tls = if tls_on {
+        Some(tls_connect(cx, v, sub, key)?)
+    } else {
+        None
+    };
+    let password_env = password_env(cx, v, key)?;
+    Ok((
+        server,
+        Connect {
+            tls,
+            user,
+            password_env,
+        },
+    ))
+}
+
+/// `uri = "redis://…"`: the address it names, whether it asks for TLS, and its user
+/// (a password in it is refused: the file would store it).
+fn uri_source(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    u: &Spanned<String>,
+    sub: &dyn Fn(&str) -> String,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(ServerSource, bool, Option<String>), SpecError> {
+    if v.server.is_some() || v.address.is_some() || v.toggle_of.is_some() {
+        return Err(cx.err_key(
+            u.span(),
+            key("uri"),
+            "give either uri or server/address/toggle_of, not both",
+        ));
+    }
+    let text = sub(u.get_ref());
+    let bad = |m: String| cx.err_key(u.span(), key("uri"), m);
+    // One URI parser for bench and experiments; its errors never show the userinfo.
+    let parsed = resplab_engine::uri::parse(&text).map_err(|e| {
+        bad(format!(
+            "expected redis://[user@]host[:port] or rediss://…, found \"{}\" ({})",
+            e.shown, e.why
+        ))
+    })?;
+    let user = match &parsed.credentials {
+        Some(resplab_engine::uri::Credentials::Pair { .. }) => {
+            return Err(bad(
+                "a password in the experiment file would be stored with every trial: name the environment variable that holds it with password_env = \"VAR\" and give the user alone (redis://user@host:port)".into(),
+            ));
+        }
+        // In a file, which may hold no password, a lone word is the user.
+        Some(resplab_engine::uri::Credentials::Lone(u)) if !u.is_empty() => Some(u.clone()),
+        _ => None,
+    };
+    if parsed.db.is_some() {
+        return Err(bad(format!(
+            "a database number is not taken from an experiment uri, found \"{}\"",
+            resplab_engine::uri::redact(&text)
+        )));
+    }
+    let (host, port) = (parsed.host, parsed.port);
+    Ok((ServerSource::Address { host, port }, parsed.tls, user))
+}
+
+/// `cluster = {…}`: a fresh cluster of the variant's server command.
+fn cluster_source(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    c: &Spanned<ClusterSpec>,
+    server: &ServerSource,
+    key: &dyn Fn(&str) -> String,
+) -> Result<ServerSource, SpecError> {
+    let spec = c.get_ref();
+    let command = match server {
+        ServerSource::Spawn { command } if v.address.is_none() && v.uri.is_none() => {
+            command.clone()
+        }
+        _ => {
             return Err(cx.err_key(
                 c.span(),
                 key("cluster"),
-                format!(
-                    "expected 1 to 64 masters and 0 to 8 replicas each, found masters = {}, replicas = {}",
-                    spec.masters, spec.replicas
-                ),
-            ));
+                "cluster = {…} starts a fresh cluster from the variant's server command; for a cluster that is already running give its address (cluster mode is detected)",
+            ))
         }
-        server = ServerSource::Cluster {
-            command,
-            masters: spec.masters,
-            replicas: spec.replicas,
-        };
+    };
+    if spec.masters == 0 || spec.masters > 64 || spec.replicas > 8 {
+        return Err(cx.err_key(
+            c.span(),
+            key("cluster"),
+            format!(
+                "expected 1 to 64 masters and 0 to 8 replicas each, found masters = {}, replicas = {}",
+                spec.masters, spec.replicas
+            ),
+        ));
     }
+    Ok(ServerSource::Cluster {
+        command,
+        masters: spec.masters,
+        replicas: spec.replicas,
+    })
+}
+
+/// TLS and credential keys only for a server that is already running, and TLS
+/// settings only with TLS on.
+fn check_settings(
+    cx: &Ctx<'_>,
+    v: &VariantSpec,
+    server: &ServerSource,
+    tls_on: bool,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(), SpecError> {
     let tls_keys: [(&str, Option<std::ops::Range<usize>>); 7] = [
         ("tls", v.tls.as_ref().map(|t| t.span())),
         ("cacert", v.cacert.as_ref().map(|t| t.span())),
@@ -120,20 +169,7 @@ pub(super) fn resolve_connect(
             ));
         }
     }
-    let tls = if tls_on {
-        Some(tls_connect(cx, v, sub, key)?)
-    } else {
-        None
-    };
-    let password_env = password_env(cx, v, key)?;
-    Ok((
-        server,
-        Connect {
-            tls,
-            user,
-            password_env,
-        },
-    ))
+    Ok(())
 }
 
 /// The TLS keys of a variant that connects with TLS: files that exist (placeholders

@@ -44,6 +44,28 @@ pub struct Overrides {
     pub warmup: Option<Duration>,
 }
 
+impl Overrides {
+    /// `--smoke`'s budgets over these: 2 rounds (unless rounds are given), 2,000 requests
+    /// per phase (unless a budget is given), no warm-up.
+    pub fn smoke(self) -> Overrides {
+        Overrides {
+            rounds: Some(self.rounds.unwrap_or(2)),
+            budget: self.budget.or(Some(TrialBudget::Requests(2_000))),
+            warmup: Some(Duration::ZERO),
+        }
+    }
+}
+
+/// `--smoke`'s experiment: stored apart as `NAME-smoke`, preloads of at most 1,000 keys.
+pub fn into_smoke(exp: &mut Experiment) {
+    exp.name.push_str("-smoke");
+    for w in &mut exp.workloads {
+        if let Some(p) = &mut w.preload {
+            p.keys = p.keys.min(1_000);
+        }
+    }
+}
+
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,

@@ -1,12 +1,72 @@
 //! What a report is made from. `resplab_experiment::readback` fills these from a stored
-//! experiment and the CLI from result files (with [`from_observations`] and
-//! [`variant_definitions`] doing what needs no disk); tests fill them by hand.
+//! experiment, [`from_files`] from result files as `compare` reads them (with
+//! [`from_observations`] and [`variant_definitions`] doing what needs no disk); tests
+//! fill them by hand. [`stored_name`] tells the two kinds of input apart.
 
 use crate::resplab::ResplabOptions;
+use resplab_results::import::{self, ImportError, InputSpec, PlainOptions, StoredSource};
 use resplab_results::sample::{Observation, Observations};
 use resplab_results::RunRecord;
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::sync::Arc;
+
+/// The experiment name when the inputs name one stored experiment: `db:NAME`, or a single
+/// bare word that is not an existing file.
+pub fn stored_name(inputs: &[String]) -> Option<String> {
+    let [a] = inputs else {
+        return None;
+    };
+    if let Some(n) = a.strip_prefix("db:") {
+        return Some(n.to_string());
+    }
+    // A path (a separator, or a file extension) that does not exist is a mistyped file,
+    // reported as such by the importer, not an experiment name.
+    let looks_like_path = a.contains('/') || Path::new(a).extension().is_some();
+    if a.contains('=') || looks_like_path || Path::new(a).exists() {
+        return None;
+    }
+    Some(a.clone())
+}
+
+/// A report of result files given as `compare` takes them (`[label=]FILE`, or
+/// `[label=]db:NAME` read from `store`): resplab run files bring their run records,
+/// other formats only their numbers.
+///
+/// # Errors
+/// An input that does not parse or import; the message names it.
+pub fn from_files(
+    inputs: &[String],
+    store: &mut dyn StoredSource,
+    metric: Option<&str>,
+    options: ResplabOptions,
+) -> Result<ReportInput, ImportError> {
+    let specs = inputs
+        .iter()
+        .map(|a| InputSpec::parse(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let loaded = import::load_inputs(&specs, &PlainOptions::default(), store)?;
+    // Run records of resplab run files, by the file name the observations cite.
+    let records = import::resplab::run_records(&specs)?;
+    let (metric, workloads) = from_observations(&loaded.observations, &records, metric);
+    Ok(ReportInput {
+        title: "resplab report".into(),
+        source: format!("Inputs: {}", inputs.join(", ")),
+        generator: generator(),
+        variants: loaded.labels.clone(),
+        metric,
+        options,
+        seed: None,
+        facts: Vec::new(),
+        experiment_file: None,
+        variant_definitions: Vec::new(),
+        observations: loaded.observations.to_vec(),
+        workloads,
+        notes: loaded.notes,
+        config_check: None,
+        profiles: Vec::new(),
+    })
+}
 
 /// The program writing a report, as its [`ReportInput::generator`] names it.
 pub fn generator() -> String {
