@@ -8,17 +8,17 @@
 //! With no target, a throwaway `redis-server` is started on a free loopback port with
 //! persistence off and stopped when the run ends; the run says so.
 
-pub use super::bench_args::{workload_from_flags, BenchArgs};
+pub use super::bench_args::BenchArgs;
 pub use super::bench_resolve::resolve_args;
 use super::bench_resolve::{OutputOptions, Resolved};
-use crate::output::{self, progress::ProgressLine, OutFile};
+use crate::output::{self, progress::ProgressLine};
 use anyhow::Context as _;
 use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
-use resplab_report::run::{hdr, rbcompat, table};
-use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
-use resplab_stats::hist::LatencyHistogram;
+use resplab_report::run::bench::{BenchFiles, Layout};
+use resplab_report::run::rbcompat::Test;
+use resplab_results::{RunEnd, RunRecord};
 use resplab_sys::profile::{Recording, Sampling};
-use resplab_workload::{Workload, WorkloadSpec};
+use resplab_workload::Workload;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -31,7 +31,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let words = resplab_workload::memtier::hint::BenchWords {
         threads: &args.threads,
         clients: &args.clients,
-        tests: args.tests.as_deref(),
+        tests: args.workload.tests.as_deref(),
     };
     if let Some(hint) = resplab_workload::memtier::hint::bench_hint(words) {
         eprintln!("resplab: warning: {hint}");
@@ -40,7 +40,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let workload = workload_for(&resolved)?;
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
-    let files = OutputFiles::prepare(&resolved.output, &workload)?;
+    let tests: Vec<Test<'_>> = workload
+        .phases()
+        .iter()
+        .map(|p| Test {
+            title: &p.title,
+            commands: &p.commands,
+        })
+        .collect();
+    let out = &resolved.output;
+    let files = BenchFiles::prepare(out.json.as_deref(), out.hdr_out.as_deref(), &tests)?;
     let live = resplab_metrics::Live::new();
     let _endpoint = match &args.metrics_addr {
         Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
@@ -75,12 +84,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = sampled {
         write_profile(s);
     }
-    complete_record(&mut record, &config, &resolved.plan.spec);
-    if let Some(plan) = &resolved.plan.shard {
-        apply_shard_plan(&mut record, plan);
-    }
-
-    write_outputs(&record, &workload, &resolved.output, files)?;
+    resolved.plan.complete(&mut record, &config);
+    write_outputs(&record, &tests, &resolved.output, files)?;
     let code = exit_code(&record.end);
     match resolved.output.max_error_pct {
         Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
@@ -264,19 +269,6 @@ fn run_with_progress(
     result
 }
 
-/// A shard's record keeps the planned shard and adds the clock facts it measured.
-fn apply_shard_plan(record: &mut RunRecord, plan: &ShardInfo) {
-    let measured = record.shard.take().unwrap_or_default();
-    record.shard = Some(ShardInfo {
-        start_at_unix_ms: measured.start_at_unix_ms,
-        load_started_unix_ms: measured.load_started_unix_ms,
-        clock_offset_ms: measured.clock_offset_ms,
-        clock_offset_after_ms: measured.clock_offset_after_ms,
-        clock_rtt_ms: measured.clock_rtt_ms,
-        ..plan.clone()
-    });
-}
-
 /// The exit code of how the run ended, with its line on standard error.
 fn exit_code(end: &RunEnd) -> ExitCode {
     match end {
@@ -315,145 +307,38 @@ pub const EXIT_OUTAGE: u8 = 3;
 /// Exit code of a run whose share of failed requests is above `--max-error-rate`.
 pub const EXIT_ERROR_RATE: u8 = 3;
 
-/// Adds what only the CLI knows to the engine's record: the whole resolved
-/// configuration (workload included), the tool's identity, and a saturation warning.
-fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSpec) {
-    let mut cfg = config.to_public_json();
-    if let Some(obj) = cfg.as_object_mut() {
-        obj.insert(
-            "workload".into(),
-            serde_json::to_value(spec).unwrap_or(serde_json::Value::Null),
-        );
-    }
-    record.config = cfg;
-    record.tool = ToolInfo {
-        name: "resplab".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
-    };
-    if config.tls.as_ref().is_some_and(|t| t.insecure) {
-        record.warnings.push(Warning::TlsInsecure);
-    }
-    let threads = f64::from(config.effective_threads());
-    if record.duration_sec > 0.0 {
-        let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
-        if busy > 0.8 {
-            record.warnings.push(Warning::ClientSaturated {
-                threads,
-                busy_pct: busy * 100.0,
-            });
-        }
-    }
-}
-
-/// The files a bench run writes, opened before it starts.
-#[derive(Debug)]
-struct OutputFiles {
-    /// `None` for `--json -` or no `--json`.
-    json: Option<OutFile>,
-    /// `(command or TOTAL, file)` for `--hdr-out`.
-    hdr: Vec<(String, OutFile)>,
-}
-
-impl OutputFiles {
-    fn prepare(out: &OutputOptions, workload: &Workload) -> anyhow::Result<Self> {
-        let json = match out.json.as_deref() {
-            None | Some("-") => None,
-            Some(path) => Some(OutFile::prepare("--json", path)?),
-        };
-        let mut hdr_files = Vec::new();
-        if let Some(prefix) = &out.hdr_out {
-            let mut names: Vec<String> = Vec::new();
-            for phase in workload.phases() {
-                for c in &phase.commands {
-                    if !names.contains(c) {
-                        names.push(c.clone());
-                    }
-                }
-            }
-            names.push("TOTAL".into());
-            for name in names {
-                let path = format!("{prefix}_{}.hgrm", hdr::file_stem(&name));
-                hdr_files.push((name, OutFile::prepare("--hdr-out", &path)?));
-            }
-        }
-        Ok(OutputFiles {
-            json,
-            hdr: hdr_files,
-        })
-    }
-}
-
+/// Writes the record to `--json`'s file (or standard output), the `--hdr-out` files,
+/// and prints the run in the layout asked for; the first file that could not be written
+/// is the error, after every output was tried.
 fn write_outputs(
     record: &RunRecord,
-    workload: &Workload,
+    tests: &[Test<'_>],
     out: &OutputOptions,
-    files: OutputFiles,
+    files: BenchFiles,
 ) -> anyhow::Result<()> {
     let json_to_stdout = out.json.as_deref() == Some("-");
-    let mut failures: Vec<anyhow::Error> = Vec::new();
-    let OutputFiles {
-        json,
-        hdr: hdr_files,
-    } = files;
-    if out.json.is_some() {
-        let text = serde_json::to_string_pretty(record)?;
-        match json {
-            Some(file) => {
-                if let Err(e) = output::finish(file, (text + "\n").as_bytes()) {
-                    failures.push(e);
-                }
-            }
-            None => println!("{text}"),
-        }
-    }
-    for (name, file) in hdr_files {
-        let encoded = if name == "TOTAL" {
-            Some(record.totals.histogram.as_str())
-        } else {
-            record.commands.get(&name).map(|s| s.histogram.as_str())
-        };
-        // A command that never ran leaves no file (the prepared one is removed).
-        if let Some(encoded) = encoded {
-            let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
-            if let Err(e) = output::finish(file, hdr::percentile_distribution(&h).as_bytes()) {
-                failures.push(e);
-            }
-        }
-    }
-    let text = if out.csv || out.quiet {
-        let mut lines = Vec::new();
-        for phase in workload.phases() {
-            let single = phase.commands.len() == 1;
-            for cmd in &phase.commands {
-                if let Some(summary) = record.commands.get(cmd) {
-                    let title = if single { phase.title.as_str() } else { cmd };
-                    lines.push(rbcompat::TestLine { title, summary });
-                }
-            }
-        }
-        if out.csv {
-            rbcompat::csv(&lines)
-        } else {
-            rbcompat::quiet(&lines)
-        }
-    } else {
-        let order: Vec<String> = workload
-            .phases()
-            .iter()
-            .flat_map(|p| p.commands.iter().cloned())
-            .collect();
-        let mut text = table::render(record, &order);
-        if out.per_node {
-            if record.nodes.is_empty() {
-                eprintln!(
-                    "resplab: --per-node: the target is not a cluster (one server), so there are no per-node rows"
-                );
-            }
-            text.push_str(&table::render_nodes(record));
-        }
-        text
+    let json = match out.json {
+        Some(_) => serde_json::to_string_pretty(record)?,
+        None => String::new(),
     };
+    if json_to_stdout {
+        println!("{json}");
+    }
+    let mut failures: Vec<anyhow::Error> = Vec::new();
+    for (file, bytes) in files.contents(record, &json) {
+        failures.extend(output::finish(file, &bytes).err());
+    }
+    if out.per_node && record.nodes.is_empty() {
+        eprintln!(
+            "resplab: --per-node: the target is not a cluster (one server), so there are no per-node rows"
+        );
+    }
+    let layout = Layout {
+        csv: out.csv,
+        quiet: out.quiet,
+        per_node: out.per_node,
+    };
+    let text = resplab_report::run::bench::text(record, tests, layout);
     if json_to_stdout {
         eprint!("{text}");
     } else {
@@ -462,8 +347,5 @@ fn write_outputs(
         let _ = stdout.write_all(text.as_bytes());
         let _ = stdout.flush();
     }
-    match failures.into_iter().next() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    failures.into_iter().next().map_or(Ok(()), Err)
 }

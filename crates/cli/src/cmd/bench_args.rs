@@ -152,63 +152,9 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Load")]
     pub seed: Option<String>,
 
-    // ---- workload: redis-benchmark vocabulary ----
-    /// Comma-separated redis-benchmark tests (set,get,lrange_100,…); default: its whole list.
-    #[arg(short = 't', long, help_heading = "Workload (redis-benchmark)")]
-    pub tests: Option<String>,
-    /// Random keys in a keyspace of this size (redis-benchmark -r).
-    #[arg(short = 'r', long, help_heading = "Workload (redis-benchmark)")]
-    pub random_keys: Option<String>,
-    /// Value size in bytes (redis-benchmark -d; memtier --data-size).
-    #[arg(
-        short = 'd',
-        long,
-        alias = "data-size",
-        help_heading = "Workload (redis-benchmark)"
-    )]
-    pub data_size: Option<String>,
-
-    // ---- workload: memtier vocabulary ----
-    /// SET:GET ratio of a memtier-style mix, e.g. 1:10.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub ratio: Option<String>,
-    /// Key pattern for SET:GET, each R (uniform), S (sequential), G (gaussian), Z (zipf).
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_pattern: Option<String>,
-    /// Smallest key number.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_minimum: Option<String>,
-    /// Largest key number.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_maximum: Option<String>,
-    /// Key name prefix.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_prefix: Option<String>,
-    /// Median of the gaussian key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_median: Option<String>,
-    /// Standard deviation of the gaussian key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_stddev: Option<String>,
-    /// Exponent of the zipf key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_zipf_exp: Option<String>,
-    /// Value sizes drawn uniformly from MIN-MAX bytes.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub data_size_range: Option<String>,
-    /// Value sizes drawn from SIZE:WEIGHT,… .
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub data_size_list: Option<String>,
-    /// An arbitrary command with __key__, __data__ and __rand_int__ placeholders
-    /// (repeatable).
-    #[arg(long = "command", help_heading = "Workload (memtier)")]
-    pub commands: Vec<String>,
-    /// Relative weight of each --command, in order (repeatable).
-    #[arg(long = "command-ratio", help_heading = "Workload (memtier)")]
-    pub command_ratios: Vec<String>,
-    /// Key pattern of each --command, in order (repeatable).
-    #[arg(long = "command-key-pattern", help_heading = "Workload (memtier)")]
-    pub command_key_patterns: Vec<String>,
+    // ---- workload ----
+    #[command(flatten)]
+    pub workload: crate::args::WorkloadArgs,
 
     // ---- scale-out ----
     /// Generator I of N (counted from 1): N processes with the same flags are one
@@ -269,21 +215,4 @@ pub struct BenchArgs {
     /// redirections it sent).
     #[arg(long, help_heading = "Output")]
     pub per_node: bool,
-}
-
-/// The workload that `resplab bench` would run with the flags `argv` (without the
-/// command name): what `proto size` measures for bench workload flags.
-///
-/// # Errors
-/// Flags that `bench` would refuse, with its message.
-pub fn workload_from_flags(argv: Vec<String>) -> anyhow::Result<resplab_workload::WorkloadSpec> {
-    #[derive(clap::Parser)]
-    #[command(disable_help_flag = true)]
-    struct Wrap {
-        #[command(flatten)]
-        bench: BenchArgs,
-    }
-    let argv = std::iter::once("bench".to_string()).chain(argv);
-    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(super::bench::resolve_args(&wrap.bench)?.plan.spec)
 }

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use clap::Args;
 use resplab_engine::{StopToken, Target};
 use resplab_report::memtier::{self as report, Shape};
-use resplab_results::{RunEnd, RunRecord, ToolInfo};
+use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::memtier::{self as mt, Invocation, MemtierPlan, RunLength};
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -82,15 +82,7 @@ pub fn run(args: MemtierArgs) -> anyhow::Result<ExitCode> {
         let result = resplab_engine::run(&config, &workload, &stop, &mut show);
         line.clear();
         let mut record = result.with_context(|| format!("run against {}", config.target))?;
-        record.config = config.to_public_json();
-        record.tool = ToolInfo {
-            name: "resplab memtier".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
-        };
-        if config.tls.as_ref().is_some_and(|t| t.insecure) {
-            record.warnings.push(resplab_results::Warning::TlsInsecure);
-        }
+        resplab_engine::record::stamp(&mut record, &config, "resplab memtier");
         let ended = record.end.clone();
         runs.push(record);
         if ended != RunEnd::Completed {

@@ -12,7 +12,8 @@ use crate::output::progress::ProgressLine;
 use anyhow::Context as _;
 use clap::Args;
 use resplab_engine::StopToken;
-use resplab_report::run::{rbcompat, rbtext};
+use resplab_report::run::rbcompat::{self, Test};
+use resplab_report::run::rbtext;
 use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::redis_benchmark::{self as rb, Invocation, RbLine};
 use resplab_workload::Workload;
@@ -114,22 +115,16 @@ fn print(
     workload: &Workload,
     r: &RunRecord,
 ) {
-    let mut tests = Vec::new();
-    for phase in workload.phases() {
-        let single = phase.commands.len() == 1;
-        for cmd in &phase.commands {
-            if let Some(summary) = r.commands.get(cmd) {
-                let title = if !line.command.is_empty() {
-                    command_title
-                } else if single {
-                    phase.title.as_str()
-                } else {
-                    cmd
-                };
-                tests.push(rbcompat::TestLine { title, summary });
-            }
-        }
-    }
+    let phases: Vec<Test<'_>> = workload
+        .phases()
+        .iter()
+        .map(|p| Test {
+            title: &p.title,
+            commands: &p.commands,
+        })
+        .collect();
+    let given = (!line.command.is_empty()).then_some(command_title);
+    let tests = rbcompat::test_lines(&phases, r, given);
     let text = if line.csv {
         rbcompat::csv(&tests)
     } else if line.quiet {

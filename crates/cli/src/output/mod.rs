@@ -29,3 +29,19 @@ pub fn finish(file: OutFile, bytes: &[u8]) -> anyhow::Result<()> {
         e.into()
     })
 }
+
+/// Writes `bytes` to standard output and flushes; a closed pipe (`| head`) is not an
+/// error.
+///
+/// # Errors
+/// Standard output cannot be written.
+pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("cannot write standard output"),
+    }
+}
