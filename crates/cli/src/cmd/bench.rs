@@ -1,19 +1,20 @@
 //! `resplab bench`: one load run, redis-benchmark and memtier_benchmark style.
 //!
-//! The flags ([`BenchArgs`]) are resolved once (`bench_resolve`) into an engine
-//! [`RunConfig`] and a [`WorkloadSpec`]; then the run happens, the result record is written (JSON first, so
-//! nothing measured is lost if a later step fails), and the requested views of it are
-//! printed: the table, redis-benchmark's CSV or quiet layout, HdrHistogram files.
+//! The flags ([`BenchArgs`]) are resolved once (by `resplab_engine::words`) into an
+//! engine [`RunConfig`] and a workload; then the run happens, its record is completed
+//! (`resplab_engine::record`) and written (JSON first, so nothing measured is lost if a
+//! later step fails), and the requested views of it are printed
+//! (`resplab_report::run::bench`): the table, redis-benchmark's CSV or quiet layout,
+//! HdrHistogram files.
 //!
 //! With no target, a throwaway `redis-server` is started on a free loopback port with
 //! persistence off and stopped when the run ends; the run says so.
 
 pub use super::bench_args::BenchArgs;
-pub use super::bench_resolve::resolve_args;
-use super::bench_resolve::{OutputOptions, Resolved};
 use crate::output::{self, progress::ProgressLine};
 use anyhow::Context as _;
-use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
+use resplab_engine::{RunConfig, StopToken};
+use resplab_experiment::throwaway::Throwaway;
 use resplab_report::run::bench::{BenchFiles, Layout};
 use resplab_report::run::rbcompat::Test;
 use resplab_results::{RunEnd, RunRecord};
@@ -36,33 +37,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if let Some(hint) = resplab_workload::memtier::hint::bench_hint(words) {
         eprintln!("resplab: warning: {hint}");
     }
-    let resolved = resolve_args(&args)?;
-    let workload = workload_for(&resolved)?;
+    let (plan, max_error_pct) = args.resolve()?;
+    let workload = plan.workload()?;
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
-    let tests: Vec<Test<'_>> = workload
-        .phases()
-        .iter()
-        .map(|p| Test {
-            title: &p.title,
-            commands: &p.commands,
-        })
-        .collect();
-    let out = &resolved.output;
-    let files = BenchFiles::prepare(out.json.as_deref(), out.hdr_out.as_deref(), &tests)?;
+    let tests = crate::output::tests(&workload);
+    let files = BenchFiles::prepare(args.json.as_deref(), args.hdr_out.as_deref(), &tests)?;
     let live = resplab_metrics::Live::new();
     let _endpoint = match &args.metrics_addr {
         Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
         None => None,
     };
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C while results are written is ignored: they are written quickly.
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
+    let stop = crate::signal::stop_token();
 
-    let mut config = resolved.plan.config.clone();
+    let mut config = plan.config.clone();
     config.progress_commands = args.metrics_addr.is_some();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
@@ -70,24 +58,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         config.effective_threads(),
     ))
     .with_context(|| format!("-c/--clients {}", config.clients))?;
-    let _server = match &resolved.plan.target {
+    let _server = match &plan.target {
         Some(t) => {
             config.target = t.clone();
             None
         }
-        None => Some(start_throwaway(&resolved, &mut config)?),
+        None => {
+            let server = Throwaway::start(args.server_bin.as_deref(), config.clients)?;
+            eprintln!("resplab: {}", server.started());
+            config.target = server.target();
+            Some(server)
+        }
     };
     let sampled = sample_server(&args, _server.as_ref())?;
-    announce(&config, &resolved.output);
-    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress, &live);
+    announce(&config, &args);
+    let result = run_with_progress(&config, &workload, &stop, !args.no_progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
     if let Some(s) = sampled {
         write_profile(s);
     }
-    resolved.plan.complete(&mut record, &config);
-    write_outputs(&record, &tests, &resolved.output, files)?;
+    plan.complete(&mut record, &config);
+    write_outputs(&record, &tests, &args, files)?;
     let code = exit_code(&record.end);
-    match resolved.output.max_error_pct {
+    match max_error_pct {
         Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
         _ => Ok(code),
     }
@@ -105,7 +98,7 @@ fn sample_server(
     };
     let pid = match (args.profile_pid, server) {
         (Some(pid), _) => pid,
-        (None, Some(Throwaway::Redis(s))) => s.pid().context("--profile: the started server's pid is unknown")?,
+        (None, Some(s @ Throwaway::Redis { .. })) => s.pid().context("--profile: the started server's pid is unknown")?,
         (None, Some(Throwaway::Serve(_))) => anyhow::bail!(
             "--profile: the reference server runs inside this process with the load generator; install redis-server (apt-get install redis-server) or give a target and --profile-pid"
         ),
@@ -157,71 +150,9 @@ fn error_gate(record: &RunRecord, max_pct: f64) -> ExitCode {
     ExitCode::from(EXIT_ERROR_RATE)
 }
 
-/// The workload of the resolved flags, restricted to this process's shard if any.
-fn workload_for(resolved: &Resolved) -> anyhow::Result<Workload> {
-    let mut workload = Workload::new(&resolved.plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(s) = &resolved.plan.shard {
-        workload = workload
-            .with_shard(u64::from(s.index), u64::from(s.count))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    Ok(workload)
-}
-
-/// Starts the server a run without a target measures: a throwaway redis-server, or
-/// resplab's reference server when none is installed and none was named; points
-/// `config` at it and says so on standard error.
-fn start_throwaway(resolved: &Resolved, config: &mut RunConfig) -> anyhow::Result<Throwaway> {
-    let mut opts = ServerOptions::default();
-    if let Some(bin) = &resolved.server_bin {
-        opts.binary = bin.display().to_string();
-    }
-    // redis-server accepts 10000 clients by default; the throwaway server takes
-    // every connection of the run, with room for a few more.
-    let maxclients = config.clients.saturating_add(32);
-    if maxclients > 10_000 {
-        opts.extra_args
-            .extend(["--maxclients".to_string(), maxclients.to_string()]);
-    }
-    match ThrowawayServer::start_with(&opts) {
-        Ok(server) => {
-            eprintln!(
-                "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
-                opts.binary,
-                server.host(),
-                server.port()
-            );
-            config.target = Target::Tcp {
-                host: server.host().to_string(),
-                port: server.port(),
-            };
-            Ok(Throwaway::Redis(server))
-        }
-        // No redis-server on this machine (and none asked for by name): the
-        // reference server stands in, and the output says so.
-        Err(resplab_engine::ServerError::NotInstalled { .. }) if resolved.server_bin.is_none() => {
-            let server = resplab_serve::start(&resplab_serve::Config {
-                port: 0,
-                ..resplab_serve::Config::default()
-            })
-            .context("starting resplab serve in place of redis-server")?;
-            eprintln!(
-                "resplab: no target given and no redis-server installed: started resplab's reference server (resplab serve, one thread) on 127.0.0.1:{}; figures describe it, not Redis (apt-get install redis-server for a throwaway redis-server)",
-                server.port()
-            );
-            config.target = Target::Tcp {
-                host: "127.0.0.1".into(),
-                port: server.port(),
-            };
-            Ok(Throwaway::Serve(server))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// The lines on standard error before the run: an unverified TLS certificate, and the
 /// seed unless the output is quiet or CSV.
-fn announce(config: &RunConfig, output: &OutputOptions) {
+fn announce(config: &RunConfig, output: &BenchArgs) {
     if config.tls.as_ref().is_some_and(|t| t.insecure) {
         eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
     }
@@ -292,14 +223,6 @@ fn exit_code(end: &RunEnd) -> ExitCode {
     }
 }
 
-/// The server a bench run started for itself (stopped when dropped).
-#[derive(Debug)]
-#[allow(dead_code)] // held for its Drop
-enum Throwaway {
-    Redis(ThrowawayServer),
-    Serve(resplab_serve::Running),
-}
-
 /// Exit code of a run that reached its budget although the target could not be reached
 /// for part of it (2 is kept for runs that lost the server for good).
 pub const EXIT_OUTAGE: u8 = 3;
@@ -313,7 +236,7 @@ pub const EXIT_ERROR_RATE: u8 = 3;
 fn write_outputs(
     record: &RunRecord,
     tests: &[Test<'_>],
-    out: &OutputOptions,
+    out: &BenchArgs,
     files: BenchFiles,
 ) -> anyhow::Result<()> {
     let json_to_stdout = out.json.as_deref() == Some("-");
@@ -342,10 +265,7 @@ fn write_outputs(
     if json_to_stdout {
         eprint!("{text}");
     } else {
-        let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`| head`) is not an error.
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
+        crate::output::show(&text);
     }
     failures.into_iter().next().map_or(Ok(()), Err)
 }

@@ -1,9 +1,10 @@
 //! The flags of `resplab bench`, in redis-benchmark's and memtier_benchmark's vocabulary.
 //!
-//! Flags are only parsed here; [`super::bench`] resolves them into a validated engine
-//! configuration, so nothing below the CLI sees a raw string.
+//! Flags are only parsed here, and handed once to the engine's one conversion of a
+//! run's words ([`resplab_engine::words`]), so nothing below the CLI sees a raw string.
 
 use clap::{ArgAction, Args};
+use resplab_engine::words::{self, bench::BenchPlan, bench::BenchWords};
 use std::path::PathBuf;
 
 /// One load run against a Redis-compatible server.
@@ -215,4 +216,67 @@ pub struct BenchArgs {
     /// redirections it sent).
     #[arg(long, help_heading = "Output")]
     pub per_node: bool,
+}
+
+impl BenchArgs {
+    /// The flags resolved once: the run's plan (its cluster wait included) and
+    /// `--max-error-rate`, the share of failed requests (percent) above which the run
+    /// exits with code 3.
+    ///
+    /// # Errors
+    /// A [`resplab_engine::words::WordsError`] naming the flag, the value and what was
+    /// expected.
+    pub fn resolve(&self) -> anyhow::Result<(BenchPlan, Option<f64>)> {
+        let mut plan = self.words().resolve()?;
+        plan.config.cluster_wait = resplab_experiment::words::parse_duration(&self.cluster_wait)
+            .map_err(|e| words::flag_error("--cluster-wait", &self.cluster_wait, e))?;
+        let max_error_pct = self
+            .max_error_rate
+            .as_deref()
+            .map(|v| words::number("--max-error-rate", v, 0.0, 100.0))
+            .transpose()?;
+        Ok((plan, max_error_pct))
+    }
+
+    /// The run's words as given on the command line.
+    fn words(&self) -> BenchWords {
+        let a = self;
+        BenchWords {
+            host: a.host.clone(),
+            port: a.port.clone(),
+            socket: a.socket.clone(),
+            uri: a.uri.clone(),
+            password: a.password.clone(),
+            user: a.user.clone(),
+            select: a.select.clone(),
+            resp: a.resp.clone(),
+            protocol: a.protocol.clone(),
+            tls: a.tls,
+            cacert: a.cacert.clone(),
+            cacertdir: a.cacertdir.clone(),
+            cert: a.cert.clone(),
+            key: a.key.clone(),
+            sni: a.sni.clone(),
+            insecure: a.insecure,
+            tls_protocols: a.tls_protocols.clone(),
+            tls_ciphersuites: a.tls_ciphersuites.clone(),
+            cluster: a.cluster,
+            read_from_replicas: a.read_from_replicas,
+            server_bin: a.server_bin.clone(),
+            requests: a.requests.clone(),
+            test_time: a.test_time.clone(),
+            warmup: a.warmup.clone(),
+            clients: a.clients.clone(),
+            pipeline: a.pipeline.clone(),
+            threads: a.threads.clone(),
+            rate: a.rate.clone(),
+            arrivals: a.arrivals.clone(),
+            seed: a.seed.clone(),
+            shard: a.shard.clone(),
+            per_shard: a.per_shard,
+            start_at: a.start_at.clone(),
+            workload_spec: a.workload_spec.clone(),
+            ..a.workload.words()
+        }
+    }
 }

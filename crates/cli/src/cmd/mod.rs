@@ -18,5 +18,4 @@ pub mod track;
 
 pub mod bench;
 mod bench_args;
-mod bench_resolve;
 mod experiment_until;

@@ -11,13 +11,12 @@
 use crate::output::progress::ProgressLine;
 use anyhow::Context as _;
 use clap::Args;
-use resplab_engine::StopToken;
-use resplab_report::run::rbcompat::{self, Test};
+use resplab_report::run::rbcompat;
 use resplab_report::run::rbtext;
 use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::redis_benchmark::{self as rb, Invocation, RbLine};
 use resplab_workload::Workload;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::process::ExitCode;
 
 /// `resplab redis-benchmark`: every argument is redis-benchmark's.
@@ -61,18 +60,14 @@ pub fn run(args: RedisBenchmarkArgs) -> anyhow::Result<ExitCode> {
         line.command.push(text);
     }
     let plan = resplab_engine::words::redis_benchmark::resolve(&line)?;
-    let workload = Workload::new(&plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let workload = plan.workload()?;
     let config = plan.config;
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,
         config.effective_threads(),
     ))
     .with_context(|| format!("-c {}", config.clients))?;
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
+    let stop = crate::signal::stop_token();
     if line.idle {
         println!(
             "Creating {} idle connections and waiting forever (Ctrl+C when done)",
@@ -115,14 +110,7 @@ fn print(
     workload: &Workload,
     r: &RunRecord,
 ) {
-    let phases: Vec<Test<'_>> = workload
-        .phases()
-        .iter()
-        .map(|p| Test {
-            title: &p.title,
-            commands: &p.commands,
-        })
-        .collect();
+    let phases = crate::output::tests(workload);
     let given = (!line.command.is_empty()).then_some(command_title);
     let tests = rbcompat::test_lines(&phases, r, given);
     let text = if line.csv {
@@ -142,10 +130,7 @@ fn print(
         };
         rbtext::render(&shape, &tests)
     };
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error.
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    crate::output::show(&text);
 }
 
 fn exit_code(end: &RunEnd) -> ExitCode {

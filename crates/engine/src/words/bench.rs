@@ -130,6 +130,20 @@ pub struct BenchPlan {
     pub shard: Option<ShardInfo>,
 }
 
+impl BenchPlan {
+    /// The plan's workload, restricted to this generator's shard if any.
+    ///
+    /// # Errors
+    /// A workload the generator cannot run (or split into this shard).
+    pub fn workload(&self) -> Result<resplab_workload::Workload, resplab_workload::WorkloadError> {
+        let workload = resplab_workload::Workload::new(&self.spec)?;
+        match &self.shard {
+            Some(s) => workload.with_shard(u64::from(s.index), u64::from(s.count)),
+            None => Ok(workload),
+        }
+    }
+}
+
 impl BenchWords {
     /// The first workload word given, as its flag (`--tests`, `--ratio`, …), if any.
     pub fn first_workload_flag(&self) -> Option<&'static str> {
