@@ -62,10 +62,7 @@ pub fn workload_alone(a: &BenchWords) -> Result<WorkloadSpec> {
     resolve_workload(a, seed)
 }
 
-/// The workload of the workload words, with `seed` as its seed.
-///
-/// # Errors
-/// A [`WordsError`] naming the flag.
+/// The workload of the workload words, with `seed` as its seed (errors name the flag).
 pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
     let memtier_flags: Vec<&str> = [
         ("--ratio", a.ratio.is_some()),
