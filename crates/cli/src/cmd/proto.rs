@@ -98,6 +98,7 @@ struct SizeArgs {
     /// Commands to generate for --workload, or per test/phase for a `bench` workload.
     #[arg(
         long = "commands",
+        value_name = "COMMANDS",
         short = 'n',
         alias = "requests",
         default_value_t = 100_000
