@@ -82,7 +82,7 @@ fn main() -> ExitCode {
     };
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Bench(a) => cmd::bench::run(*a),
-        Command::Proto(a) => cmd::proto::run(a, &cmd::bench::workload_from_flags),
+        Command::Proto(a) => cmd::proto::run(a),
         Command::Experiment(a) => cmd::experiment::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Track(a) => cmd::track::run(a),

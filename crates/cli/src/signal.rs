@@ -36,6 +36,15 @@ pub fn set_handler(f: impl Fn() + Send + 'static) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A stop token that SIGINT, SIGTERM and SIGHUP trip (where the handlers could not be
+/// installed, the signals keep their default action and the token trips only by hand).
+pub fn stop_token() -> resplab_engine::StopToken {
+    let stop = resplab_engine::StopToken::new();
+    let tripped = stop.clone();
+    let _ = set_handler(move || tripped.stop());
+    stop
+}
+
 /// `code`, or 128 + the signal when a SIGTERM or SIGHUP asked the command to stop.
 pub fn exit_code(code: ExitCode) -> ExitCode {
     match TERMINATED_BY.load(Ordering::SeqCst) {

@@ -34,6 +34,8 @@
 //! - [`words`]: a run's words as the user gives them (`resplab bench`'s flags) turned,
 //!   once, into a [`RunConfig`] and a workload specification, with errors that name the
 //!   flag.
+//! - [`record`]: what a run's record says beyond its measurements (configuration,
+//!   tool, the warnings its settings call for, a shard's plan).
 //!
 //! Load models (see the `worker` module for the details):
 //!
@@ -59,6 +61,7 @@ pub mod fdlimit;
 pub mod host;
 pub mod idle;
 pub mod memtier;
+pub mod record;
 mod run;
 pub mod server;
 pub mod stop;

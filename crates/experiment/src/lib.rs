@@ -12,6 +12,7 @@
 //!
 //! [`calibrate`] measures this machine's noise with A/A experiments of the same runner,
 //! plans the budget a verdict needs, and validates the tool's error rates.
+//! [`throwaway`] starts the server a load run without a target measures.
 //!
 //! It prints nothing: progress goes to a callback ([`runner::Event`]), so tests can
 //! watch it; [`narrate`] decides what a person watching reads, in `resplab-report`'s
@@ -47,6 +48,7 @@ pub mod resolve;
 pub mod runner;
 pub mod sequential;
 pub mod spec;
+pub mod throwaway;
 pub mod words;
 pub mod workload;
 

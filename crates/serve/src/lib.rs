@@ -29,12 +29,15 @@
 //! its input, so every byte stream can be tested (and fuzzed) without sockets. Commands
 //! are found by name in one table ([`commands`]) and run by family (strings, lists,
 //! hashes, sets, sorted sets, streams, keys, the connection's own and administration).
+//! A configuration's checks and the lines that describe a started server are
+//! [`startup`].
 
 pub mod accept;
 pub mod commands;
 pub mod cost;
 pub mod db;
 mod respb;
+pub mod startup;
 
 use commands::{After, Session};
 use db::Db;

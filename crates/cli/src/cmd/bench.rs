@@ -1,24 +1,25 @@
 //! `resplab bench`: one load run, redis-benchmark and memtier_benchmark style.
 //!
-//! The flags ([`BenchArgs`]) are resolved once (`bench_resolve`) into an engine
-//! [`RunConfig`] and a [`WorkloadSpec`]; then the run happens, the result record is written (JSON first, so
-//! nothing measured is lost if a later step fails), and the requested views of it are
-//! printed: the table, redis-benchmark's CSV or quiet layout, HdrHistogram files.
+//! The flags ([`BenchArgs`]) are resolved once (by `resplab_engine::words`) into an
+//! engine [`RunConfig`] and a workload; then the run happens, its record is completed
+//! (`resplab_engine::record`) and written (JSON first, so nothing measured is lost if a
+//! later step fails), and the requested views of it are printed
+//! (`resplab_report::run::bench`): the table, redis-benchmark's CSV or quiet layout,
+//! HdrHistogram files.
 //!
 //! With no target, a throwaway `redis-server` is started on a free loopback port with
 //! persistence off and stopped when the run ends; the run says so.
 
-pub use super::bench_args::{workload_from_flags, BenchArgs};
-pub use super::bench_resolve::resolve_args;
-use super::bench_resolve::{OutputOptions, Resolved};
-use crate::output::{self, progress::ProgressLine, OutFile};
+pub use super::bench_args::BenchArgs;
+use crate::output::{self, progress::ProgressLine};
 use anyhow::Context as _;
-use resplab_engine::{RunConfig, ServerOptions, StopToken, Target, ThrowawayServer};
-use resplab_report::run::{hdr, rbcompat, table};
-use resplab_results::{RunEnd, RunRecord, ShardInfo, ToolInfo, Warning};
-use resplab_stats::hist::LatencyHistogram;
+use resplab_engine::{RunConfig, StopToken};
+use resplab_experiment::throwaway::Throwaway;
+use resplab_report::run::bench::{BenchFiles, Layout};
+use resplab_report::run::rbcompat::Test;
+use resplab_results::{RunEnd, RunRecord};
 use resplab_sys::profile::{Recording, Sampling};
-use resplab_workload::{Workload, WorkloadSpec};
+use resplab_workload::Workload;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -31,29 +32,25 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let words = resplab_workload::memtier::hint::BenchWords {
         threads: &args.threads,
         clients: &args.clients,
-        tests: args.tests.as_deref(),
+        tests: args.workload.tests.as_deref(),
     };
     if let Some(hint) = resplab_workload::memtier::hint::bench_hint(words) {
         eprintln!("resplab: warning: {hint}");
     }
-    let resolved = resolve_args(&args)?;
-    let workload = workload_for(&resolved)?;
+    let (plan, max_error_pct) = args.resolve()?;
+    let workload = plan.workload()?;
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
-    let files = OutputFiles::prepare(&resolved.output, &workload)?;
+    let tests = crate::output::tests(&workload);
+    let files = BenchFiles::prepare(args.json.as_deref(), args.hdr_out.as_deref(), &tests)?;
     let live = resplab_metrics::Live::new();
     let _endpoint = match &args.metrics_addr {
         Some(addr) => Some(crate::output::metrics::announced(live.serve(addr))?),
         None => None,
     };
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C while results are written is ignored: they are written quickly.
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
+    let stop = crate::signal::stop_token();
 
-    let mut config = resolved.plan.config.clone();
+    let mut config = plan.config.clone();
     config.progress_commands = args.metrics_addr.is_some();
     // Before connecting or starting a server: one open file per connection.
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
@@ -61,28 +58,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         config.effective_threads(),
     ))
     .with_context(|| format!("-c/--clients {}", config.clients))?;
-    let _server = match &resolved.plan.target {
+    let _server = match &plan.target {
         Some(t) => {
             config.target = t.clone();
             None
         }
-        None => Some(start_throwaway(&resolved, &mut config)?),
+        None => {
+            let server = Throwaway::start(args.server_bin.as_deref(), config.clients)?;
+            eprintln!("resplab: {}", server.started());
+            config.target = server.target();
+            Some(server)
+        }
     };
     let sampled = sample_server(&args, _server.as_ref())?;
-    announce(&config, &resolved.output);
-    let result = run_with_progress(&config, &workload, &stop, resolved.output.progress, &live);
+    announce(&config, &args);
+    let result = run_with_progress(&config, &workload, &stop, !args.no_progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
     if let Some(s) = sampled {
         write_profile(s);
     }
-    complete_record(&mut record, &config, &resolved.plan.spec);
-    if let Some(plan) = &resolved.plan.shard {
-        apply_shard_plan(&mut record, plan);
-    }
-
-    write_outputs(&record, &workload, &resolved.output, files)?;
+    plan.complete(&mut record, &config);
+    write_outputs(&record, &tests, &args, files)?;
     let code = exit_code(&record.end);
-    match resolved.output.max_error_pct {
+    match max_error_pct {
         Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
         _ => Ok(code),
     }
@@ -100,7 +98,7 @@ fn sample_server(
     };
     let pid = match (args.profile_pid, server) {
         (Some(pid), _) => pid,
-        (None, Some(Throwaway::Redis(s))) => s.pid().context("--profile: the started server's pid is unknown")?,
+        (None, Some(s @ Throwaway::Redis { .. })) => s.pid().context("--profile: the started server's pid is unknown")?,
         (None, Some(Throwaway::Serve(_))) => anyhow::bail!(
             "--profile: the reference server runs inside this process with the load generator; install redis-server (apt-get install redis-server) or give a target and --profile-pid"
         ),
@@ -152,71 +150,9 @@ fn error_gate(record: &RunRecord, max_pct: f64) -> ExitCode {
     ExitCode::from(EXIT_ERROR_RATE)
 }
 
-/// The workload of the resolved flags, restricted to this process's shard if any.
-fn workload_for(resolved: &Resolved) -> anyhow::Result<Workload> {
-    let mut workload = Workload::new(&resolved.plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(s) = &resolved.plan.shard {
-        workload = workload
-            .with_shard(u64::from(s.index), u64::from(s.count))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    Ok(workload)
-}
-
-/// Starts the server a run without a target measures: a throwaway redis-server, or
-/// resplab's reference server when none is installed and none was named; points
-/// `config` at it and says so on standard error.
-fn start_throwaway(resolved: &Resolved, config: &mut RunConfig) -> anyhow::Result<Throwaway> {
-    let mut opts = ServerOptions::default();
-    if let Some(bin) = &resolved.server_bin {
-        opts.binary = bin.display().to_string();
-    }
-    // redis-server accepts 10000 clients by default; the throwaway server takes
-    // every connection of the run, with room for a few more.
-    let maxclients = config.clients.saturating_add(32);
-    if maxclients > 10_000 {
-        opts.extra_args
-            .extend(["--maxclients".to_string(), maxclients.to_string()]);
-    }
-    match ThrowawayServer::start_with(&opts) {
-        Ok(server) => {
-            eprintln!(
-                "resplab: no target given: started a throwaway {} on {}:{} (persistence off); it stops when the run ends",
-                opts.binary,
-                server.host(),
-                server.port()
-            );
-            config.target = Target::Tcp {
-                host: server.host().to_string(),
-                port: server.port(),
-            };
-            Ok(Throwaway::Redis(server))
-        }
-        // No redis-server on this machine (and none asked for by name): the
-        // reference server stands in, and the output says so.
-        Err(resplab_engine::ServerError::NotInstalled { .. }) if resolved.server_bin.is_none() => {
-            let server = resplab_serve::start(&resplab_serve::Config {
-                port: 0,
-                ..resplab_serve::Config::default()
-            })
-            .context("starting resplab serve in place of redis-server")?;
-            eprintln!(
-                "resplab: no target given and no redis-server installed: started resplab's reference server (resplab serve, one thread) on 127.0.0.1:{}; figures describe it, not Redis (apt-get install redis-server for a throwaway redis-server)",
-                server.port()
-            );
-            config.target = Target::Tcp {
-                host: "127.0.0.1".into(),
-                port: server.port(),
-            };
-            Ok(Throwaway::Serve(server))
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// The lines on standard error before the run: an unverified TLS certificate, and the
 /// seed unless the output is quiet or CSV.
-fn announce(config: &RunConfig, output: &OutputOptions) {
+fn announce(config: &RunConfig, output: &BenchArgs) {
     if config.tls.as_ref().is_some_and(|t| t.insecure) {
         eprintln!("resplab: WARNING: --insecure: the server's TLS certificate is not verified");
     }
@@ -264,19 +200,6 @@ fn run_with_progress(
     result
 }
 
-/// A shard's record keeps the planned shard and adds the clock facts it measured.
-fn apply_shard_plan(record: &mut RunRecord, plan: &ShardInfo) {
-    let measured = record.shard.take().unwrap_or_default();
-    record.shard = Some(ShardInfo {
-        start_at_unix_ms: measured.start_at_unix_ms,
-        load_started_unix_ms: measured.load_started_unix_ms,
-        clock_offset_ms: measured.clock_offset_ms,
-        clock_offset_after_ms: measured.clock_offset_after_ms,
-        clock_rtt_ms: measured.clock_rtt_ms,
-        ..plan.clone()
-    });
-}
-
 /// The exit code of how the run ended, with its line on standard error.
 fn exit_code(end: &RunEnd) -> ExitCode {
     match end {
@@ -300,14 +223,6 @@ fn exit_code(end: &RunEnd) -> ExitCode {
     }
 }
 
-/// The server a bench run started for itself (stopped when dropped).
-#[derive(Debug)]
-#[allow(dead_code)] // held for its Drop
-enum Throwaway {
-    Redis(ThrowawayServer),
-    Serve(resplab_serve::Running),
-}
-
 /// Exit code of a run that reached its budget although the target could not be reached
 /// for part of it (2 is kept for runs that lost the server for good).
 pub const EXIT_OUTAGE: u8 = 3;
@@ -315,155 +230,42 @@ pub const EXIT_OUTAGE: u8 = 3;
 /// Exit code of a run whose share of failed requests is above `--max-error-rate`.
 pub const EXIT_ERROR_RATE: u8 = 3;
 
-/// Adds what only the CLI knows to the engine's record: the whole resolved
-/// configuration (workload included), the tool's identity, and a saturation warning.
-fn complete_record(record: &mut RunRecord, config: &RunConfig, spec: &WorkloadSpec) {
-    let mut cfg = config.to_public_json();
-    if let Some(obj) = cfg.as_object_mut() {
-        obj.insert(
-            "workload".into(),
-            serde_json::to_value(spec).unwrap_or(serde_json::Value::Null),
-        );
-    }
-    record.config = cfg;
-    record.tool = ToolInfo {
-        name: "resplab".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
-    };
-    if config.tls.as_ref().is_some_and(|t| t.insecure) {
-        record.warnings.push(Warning::TlsInsecure);
-    }
-    let threads = f64::from(config.effective_threads());
-    if record.duration_sec > 0.0 {
-        let busy = record.client_cpu.total_sec() / (record.duration_sec * threads);
-        if busy > 0.8 {
-            record.warnings.push(Warning::ClientSaturated {
-                threads,
-                busy_pct: busy * 100.0,
-            });
-        }
-    }
-}
-
-/// The files a bench run writes, opened before it starts.
-#[derive(Debug)]
-struct OutputFiles {
-    /// `None` for `--json -` or no `--json`.
-    json: Option<OutFile>,
-    /// `(command or TOTAL, file)` for `--hdr-out`.
-    hdr: Vec<(String, OutFile)>,
-}
-
-impl OutputFiles {
-    fn prepare(out: &OutputOptions, workload: &Workload) -> anyhow::Result<Self> {
-        let json = match out.json.as_deref() {
-            None | Some("-") => None,
-            Some(path) => Some(OutFile::prepare("--json", path)?),
-        };
-        let mut hdr_files = Vec::new();
-        if let Some(prefix) = &out.hdr_out {
-            let mut names: Vec<String> = Vec::new();
-            for phase in workload.phases() {
-                for c in &phase.commands {
-                    if !names.contains(c) {
-                        names.push(c.clone());
-                    }
-                }
-            }
-            names.push("TOTAL".into());
-            for name in names {
-                let path = format!("{prefix}_{}.hgrm", hdr::file_stem(&name));
-                hdr_files.push((name, OutFile::prepare("--hdr-out", &path)?));
-            }
-        }
-        Ok(OutputFiles {
-            json,
-            hdr: hdr_files,
-        })
-    }
-}
-
+/// Writes the record to `--json`'s file (or standard output), the `--hdr-out` files,
+/// and prints the run in the layout asked for; the first file that could not be written
+/// is the error, after every output was tried.
 fn write_outputs(
     record: &RunRecord,
-    workload: &Workload,
-    out: &OutputOptions,
-    files: OutputFiles,
+    tests: &[Test<'_>],
+    out: &BenchArgs,
+    files: BenchFiles,
 ) -> anyhow::Result<()> {
     let json_to_stdout = out.json.as_deref() == Some("-");
-    let mut failures: Vec<anyhow::Error> = Vec::new();
-    let OutputFiles {
-        json,
-        hdr: hdr_files,
-    } = files;
-    if out.json.is_some() {
-        let text = serde_json::to_string_pretty(record)?;
-        match json {
-            Some(file) => {
-                if let Err(e) = output::finish(file, (text + "\n").as_bytes()) {
-                    failures.push(e);
-                }
-            }
-            None => println!("{text}"),
-        }
-    }
-    for (name, file) in hdr_files {
-        let encoded = if name == "TOTAL" {
-            Some(record.totals.histogram.as_str())
-        } else {
-            record.commands.get(&name).map(|s| s.histogram.as_str())
-        };
-        // A command that never ran leaves no file (the prepared one is removed).
-        if let Some(encoded) = encoded {
-            let h = LatencyHistogram::from_base64(encoded).unwrap_or_default();
-            if let Err(e) = output::finish(file, hdr::percentile_distribution(&h).as_bytes()) {
-                failures.push(e);
-            }
-        }
-    }
-    let text = if out.csv || out.quiet {
-        let mut lines = Vec::new();
-        for phase in workload.phases() {
-            let single = phase.commands.len() == 1;
-            for cmd in &phase.commands {
-                if let Some(summary) = record.commands.get(cmd) {
-                    let title = if single { phase.title.as_str() } else { cmd };
-                    lines.push(rbcompat::TestLine { title, summary });
-                }
-            }
-        }
-        if out.csv {
-            rbcompat::csv(&lines)
-        } else {
-            rbcompat::quiet(&lines)
-        }
-    } else {
-        let order: Vec<String> = workload
-            .phases()
-            .iter()
-            .flat_map(|p| p.commands.iter().cloned())
-            .collect();
-        let mut text = table::render(record, &order);
-        if out.per_node {
-            if record.nodes.is_empty() {
-                eprintln!(
-                    "resplab: --per-node: the target is not a cluster (one server), so there are no per-node rows"
-                );
-            }
-            text.push_str(&table::render_nodes(record));
-        }
-        text
+    let json = match out.json {
+        Some(_) => serde_json::to_string_pretty(record)?,
+        None => String::new(),
     };
+    if json_to_stdout {
+        println!("{json}");
+    }
+    let mut failures: Vec<anyhow::Error> = Vec::new();
+    for (file, bytes) in files.contents(record, &json) {
+        failures.extend(output::finish(file, &bytes).err());
+    }
+    if out.per_node && record.nodes.is_empty() {
+        eprintln!(
+            "resplab: --per-node: the target is not a cluster (one server), so there are no per-node rows"
+        );
+    }
+    let layout = Layout {
+        csv: out.csv,
+        quiet: out.quiet,
+        per_node: out.per_node,
+    };
+    let text = resplab_report::run::bench::text(record, tests, layout);
     if json_to_stdout {
         eprint!("{text}");
     } else {
-        let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`| head`) is not an error.
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
+        crate::output::show(&text);
     }
-    match failures.into_iter().next() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    failures.into_iter().next().map_or(Ok(()), Err)
 }

@@ -1,9 +1,10 @@
 //! The flags of `resplab bench`, in redis-benchmark's and memtier_benchmark's vocabulary.
 //!
-//! Flags are only parsed here; [`super::bench`] resolves them into a validated engine
-//! configuration, so nothing below the CLI sees a raw string.
+//! Flags are only parsed here, and handed once to the engine's one conversion of a
+//! run's words ([`resplab_engine::words`]), so nothing below the CLI sees a raw string.
 
 use clap::{ArgAction, Args};
+use resplab_engine::words::{self, bench::BenchPlan, bench::BenchWords};
 use std::path::PathBuf;
 
 /// One load run against a Redis-compatible server.
@@ -152,63 +153,9 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Load")]
     pub seed: Option<String>,
 
-    // ---- workload: redis-benchmark vocabulary ----
-    /// Comma-separated redis-benchmark tests (set,get,lrange_100,…); default: its whole list.
-    #[arg(short = 't', long, help_heading = "Workload (redis-benchmark)")]
-    pub tests: Option<String>,
-    /// Random keys in a keyspace of this size (redis-benchmark -r).
-    #[arg(short = 'r', long, help_heading = "Workload (redis-benchmark)")]
-    pub random_keys: Option<String>,
-    /// Value size in bytes (redis-benchmark -d; memtier --data-size).
-    #[arg(
-        short = 'd',
-        long,
-        alias = "data-size",
-        help_heading = "Workload (redis-benchmark)"
-    )]
-    pub data_size: Option<String>,
-
-    // ---- workload: memtier vocabulary ----
-    /// SET:GET ratio of a memtier-style mix, e.g. 1:10.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub ratio: Option<String>,
-    /// Key pattern for SET:GET, each R (uniform), S (sequential), G (gaussian), Z (zipf).
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_pattern: Option<String>,
-    /// Smallest key number.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_minimum: Option<String>,
-    /// Largest key number.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_maximum: Option<String>,
-    /// Key name prefix.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_prefix: Option<String>,
-    /// Median of the gaussian key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_median: Option<String>,
-    /// Standard deviation of the gaussian key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_stddev: Option<String>,
-    /// Exponent of the zipf key pattern.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub key_zipf_exp: Option<String>,
-    /// Value sizes drawn uniformly from MIN-MAX bytes.
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub data_size_range: Option<String>,
-    /// Value sizes drawn from SIZE:WEIGHT,… .
-    #[arg(long, help_heading = "Workload (memtier)")]
-    pub data_size_list: Option<String>,
-    /// An arbitrary command with __key__, __data__ and __rand_int__ placeholders
-    /// (repeatable).
-    #[arg(long = "command", help_heading = "Workload (memtier)")]
-    pub commands: Vec<String>,
-    /// Relative weight of each --command, in order (repeatable).
-    #[arg(long = "command-ratio", help_heading = "Workload (memtier)")]
-    pub command_ratios: Vec<String>,
-    /// Key pattern of each --command, in order (repeatable).
-    #[arg(long = "command-key-pattern", help_heading = "Workload (memtier)")]
-    pub command_key_patterns: Vec<String>,
+    // ---- workload ----
+    #[command(flatten)]
+    pub workload: crate::args::WorkloadArgs,
 
     // ---- scale-out ----
     /// Generator I of N (counted from 1): N processes with the same flags are one
@@ -271,19 +218,65 @@ pub struct BenchArgs {
     pub per_node: bool,
 }
 
-/// The workload that `resplab bench` would run with the flags `argv` (without the
-/// command name): what `proto size` measures for bench workload flags.
-///
-/// # Errors
-/// Flags that `bench` would refuse, with its message.
-pub fn workload_from_flags(argv: Vec<String>) -> anyhow::Result<resplab_workload::WorkloadSpec> {
-    #[derive(clap::Parser)]
-    #[command(disable_help_flag = true)]
-    struct Wrap {
-        #[command(flatten)]
-        bench: BenchArgs,
+impl BenchArgs {
+    /// The flags resolved once: the run's plan (its cluster wait included) and
+    /// `--max-error-rate`, the share of failed requests (percent) above which the run
+    /// exits with code 3.
+    ///
+    /// # Errors
+    /// A [`resplab_engine::words::WordsError`] naming the flag, the value and what was
+    /// expected.
+    pub fn resolve(&self) -> anyhow::Result<(BenchPlan, Option<f64>)> {
+        let mut plan = self.words().resolve()?;
+        plan.config.cluster_wait = resplab_experiment::words::parse_duration(&self.cluster_wait)
+            .map_err(|e| words::flag_error("--cluster-wait", &self.cluster_wait, e))?;
+        let max_error_pct = self
+            .max_error_rate
+            .as_deref()
+            .map(|v| words::number("--max-error-rate", v, 0.0, 100.0))
+            .transpose()?;
+        Ok((plan, max_error_pct))
     }
-    let argv = std::iter::once("bench".to_string()).chain(argv);
-    let wrap = <Wrap as clap::Parser>::try_parse_from(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(super::bench::resolve_args(&wrap.bench)?.plan.spec)
+
+    /// The run's words as given on the command line.
+    fn words(&self) -> BenchWords {
+        let a = self;
+        BenchWords {
+            host: a.host.clone(),
+            port: a.port.clone(),
+            socket: a.socket.clone(),
+            uri: a.uri.clone(),
+            password: a.password.clone(),
+            user: a.user.clone(),
+            select: a.select.clone(),
+            resp: a.resp.clone(),
+            protocol: a.protocol.clone(),
+            tls: a.tls,
+            cacert: a.cacert.clone(),
+            cacertdir: a.cacertdir.clone(),
+            cert: a.cert.clone(),
+            key: a.key.clone(),
+            sni: a.sni.clone(),
+            insecure: a.insecure,
+            tls_protocols: a.tls_protocols.clone(),
+            tls_ciphersuites: a.tls_ciphersuites.clone(),
+            cluster: a.cluster,
+            read_from_replicas: a.read_from_replicas,
+            server_bin: a.server_bin.clone(),
+            requests: a.requests.clone(),
+            test_time: a.test_time.clone(),
+            warmup: a.warmup.clone(),
+            clients: a.clients.clone(),
+            pipeline: a.pipeline.clone(),
+            threads: a.threads.clone(),
+            rate: a.rate.clone(),
+            arrivals: a.arrivals.clone(),
+            seed: a.seed.clone(),
+            shard: a.shard.clone(),
+            per_shard: a.per_shard,
+            start_at: a.start_at.clone(),
+            workload_spec: a.workload_spec.clone(),
+            ..a.workload.words()
+        }
+    }
 }

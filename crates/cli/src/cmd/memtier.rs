@@ -7,14 +7,14 @@
 //! (standard output or `-o`), `--json-out-file`, `--hdr-file-prefix` files. Every file is
 //! opened before the first request, so a bad path costs no run.
 
-use crate::output::{progress::ProgressLine, OutFile};
+use crate::output::progress::ProgressLine;
 use anyhow::Context as _;
 use clap::Args;
-use resplab_engine::{StopToken, Target};
-use resplab_report::memtier::{self as report, Shape};
-use resplab_results::{RunEnd, RunRecord, ToolInfo};
+use resplab_engine::Target;
+use resplab_report::memtier::files::MemtierFiles;
+use resplab_report::memtier::Shape;
+use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::memtier::{self as mt, Invocation, MemtierPlan, RunLength};
-use std::io::Write as _;
 use std::process::ExitCode;
 
 /// `resplab memtier`: every argument is memtier_benchmark's (`resplab memtier --help`).
@@ -54,17 +54,18 @@ pub fn run(args: MemtierArgs) -> anyhow::Result<ExitCode> {
     }
     let config = resplab_engine::memtier::run_config(&plan)?;
     let workload = plan.compile()?;
-    let files = Files::prepare(&plan)?;
+    let o = &plan.output;
+    let files = MemtierFiles::prepare(
+        o.out_file.as_deref(),
+        o.json_out_file.as_deref(),
+        o.hdr_file_prefix.as_deref(),
+    )?;
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,
         config.effective_threads(),
     ))
     .context("--clients × --threads")?;
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
+    let stop = crate::signal::stop_token();
     announce(&plan, &config.target);
     let mut runs = Vec::new();
     for n in 1..=plan.run_count {
@@ -82,22 +83,14 @@ pub fn run(args: MemtierArgs) -> anyhow::Result<ExitCode> {
         let result = resplab_engine::run(&config, &workload, &stop, &mut show);
         line.clear();
         let mut record = result.with_context(|| format!("run against {}", config.target))?;
-        record.config = config.to_public_json();
-        record.tool = ToolInfo {
-            name: "resplab memtier".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: option_env!("RESPLAB_GIT_REVISION").map(str::to_string),
-        };
-        if config.tls.as_ref().is_some_and(|t| t.insecure) {
-            record.warnings.push(resplab_results::Warning::TlsInsecure);
-        }
+        resplab_engine::record::stamp(&mut record, &config, "resplab memtier");
         let ended = record.end.clone();
         runs.push(record);
         if ended != RunEnd::Completed {
             break;
         }
     }
-    files.write(&plan, &runs)?;
+    write(files, &plan, &runs)?;
     Ok(exit_code(&runs))
 }
 
@@ -119,69 +112,20 @@ fn announce(plan: &MemtierPlan, target: &Target) {
     }
 }
 
-/// The output files of a run, opened before it starts.
-struct Files {
-    out: Option<OutFile>,
-    json: Option<OutFile>,
-}
-
-impl Files {
-    fn prepare(plan: &MemtierPlan) -> anyhow::Result<Self> {
-        let o = &plan.output;
-        let open = |flag: &str, path: &Option<String>| {
-            path.as_ref().map(|p| OutFile::prepare(flag, p)).transpose()
-        };
-        if let Some(prefix) = &o.hdr_file_prefix {
-            // The HDR files' names depend on the commands; their folder must exist now.
-            let probe = format!("{prefix}_FULL_RUN_1.txt");
-            drop(OutFile::prepare("--hdr-file-prefix", probe)?);
-        }
-        Ok(Files {
-            out: open("--out-file", &o.out_file)?,
-            json: open("--json-out-file", &o.json_out_file)?,
-        })
+/// Writes every output; the first failure is returned after all were tried.
+fn write(files: MemtierFiles, plan: &MemtierPlan, runs: &[RunRecord]) -> anyhow::Result<()> {
+    let configuration = || resplab_engine::memtier::configuration(plan);
+    let shape = shape(plan);
+    let c = files.contents(&shape, runs, plan.output.print_all_runs, configuration);
+    if let Some(text) = c.stdout {
+        crate::output::show(&text);
     }
-
-    /// Writes every output; the first failure is returned after all were tried.
-    fn write(self, plan: &MemtierPlan, runs: &[RunRecord]) -> anyhow::Result<()> {
-        let shape = shape(plan);
-        let sections = report::sections(&shape, runs, plan.output.print_all_runs);
-        let text = report::table::render(&shape, &sections);
-        let mut failures = Vec::new();
-        match self.out {
-            Some(f) => failures.extend(crate::output::finish(f, text.as_bytes()).err()),
-            None => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
-            }
-        }
-        if let Some(f) = self.json {
-            let config = resplab_engine::memtier::configuration(plan);
-            let doc = report::json::document(&shape, config, &sections, runs);
-            let text = report::json::to_text(&doc);
-            failures.extend(crate::output::finish(f, text.as_bytes()).err());
-        }
-        if let Some(prefix) = &plan.output.hdr_file_prefix {
-            let each = report::sections(&shape, runs, true);
-            let per_run: Vec<_> = if runs.len() == 1 {
-                each
-            } else {
-                each.into_iter().take(runs.len()).collect()
-            };
-            for (i, s) in per_run.iter().enumerate() {
-                for (path, body) in report::hdr::files(prefix, i + 1, s) {
-                    let file = OutFile::prepare("--hdr-file-prefix", &path);
-                    failures.extend(
-                        file.map_err(anyhow::Error::from)
-                            .and_then(|f| crate::output::finish(f, body.as_bytes()))
-                            .err(),
-                    );
-                }
-            }
-        }
-        failures.into_iter().next().map_or(Ok(()), Err)
+    let mut failures: Vec<anyhow::Error> = Vec::new();
+    for (file, bytes) in c.files {
+        failures.extend(crate::output::finish(file, &bytes).err());
     }
+    failures.extend(c.failures.into_iter().map(anyhow::Error::from));
+    failures.into_iter().next().map_or(Ok(()), Err)
 }
 
 fn shape(plan: &MemtierPlan) -> Shape {

@@ -18,4 +18,3 @@ pub mod track;
 
 pub mod bench;
 mod bench_args;
-mod bench_resolve;

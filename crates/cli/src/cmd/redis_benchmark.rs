@@ -11,12 +11,12 @@
 use crate::output::progress::ProgressLine;
 use anyhow::Context as _;
 use clap::Args;
-use resplab_engine::StopToken;
-use resplab_report::run::{rbcompat, rbtext};
+use resplab_report::run::rbcompat;
+use resplab_report::run::rbtext;
 use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::redis_benchmark::{self as rb, Invocation, RbLine};
 use resplab_workload::Workload;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::process::ExitCode;
 
 /// `resplab redis-benchmark`: every argument is redis-benchmark's.
@@ -60,18 +60,14 @@ pub fn run(args: RedisBenchmarkArgs) -> anyhow::Result<ExitCode> {
         line.command.push(text);
     }
     let plan = resplab_engine::words::redis_benchmark::resolve(&line)?;
-    let workload = Workload::new(&plan.spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let workload = plan.workload()?;
     let config = plan.config;
     resplab_engine::fdlimit::ensure_open_files(resplab_engine::fdlimit::files_needed(
         config.clients,
         config.effective_threads(),
     ))
     .with_context(|| format!("-c {}", config.clients))?;
-    let stop = StopToken::new();
-    {
-        let stop = stop.clone();
-        let _ = crate::signal::set_handler(move || stop.stop());
-    }
+    let stop = crate::signal::stop_token();
     if line.idle {
         println!(
             "Creating {} idle connections and waiting forever (Ctrl+C when done)",
@@ -114,22 +110,9 @@ fn print(
     workload: &Workload,
     r: &RunRecord,
 ) {
-    let mut tests = Vec::new();
-    for phase in workload.phases() {
-        let single = phase.commands.len() == 1;
-        for cmd in &phase.commands {
-            if let Some(summary) = r.commands.get(cmd) {
-                let title = if !line.command.is_empty() {
-                    command_title
-                } else if single {
-                    phase.title.as_str()
-                } else {
-                    cmd
-                };
-                tests.push(rbcompat::TestLine { title, summary });
-            }
-        }
-    }
+    let phases = crate::output::tests(workload);
+    let given = (!line.command.is_empty()).then_some(command_title);
+    let tests = rbcompat::test_lines(&phases, r, given);
     let text = if line.csv {
         rbcompat::csv(&tests)
     } else if line.quiet {
@@ -147,10 +130,7 @@ fn print(
         };
         rbtext::render(&shape, &tests)
     };
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error.
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    crate::output::show(&text);
 }
 
 fn exit_code(end: &RunEnd) -> ExitCode {

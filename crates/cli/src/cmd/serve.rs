@@ -1,7 +1,10 @@
-//! `resplab serve`: the lab's reference server in the foreground until Ctrl-C.
+//! `resplab serve`: the lab's reference server in the foreground until Ctrl-C. The
+//! flags map onto `resplab_serve::Config`; its checks and the lines describing the
+//! started server are `resplab_serve::startup`.
 
 use anyhow::Context as _;
 use clap::Args;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -78,34 +81,49 @@ pub struct ServeArgs {
 /// # Errors
 /// Bad flags or an address that cannot be bound (exit 2).
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    if a.threads == 0 || a.threads > 1024 {
-        anyhow::bail!("--threads: expected 1 to 1024, found {}", a.threads);
+    let cfg = config(&a);
+    cfg.validate()?;
+    // The signal handlers first: they need descriptors, and once the server listens its
+    // clients may take every descriptor the process may have.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = crate::signal::set_handler(move || {
+        let _ = tx.send(());
+    });
+    let server = resplab_serve::start(&cfg)
+        .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
+    // Standard output may be closed early by whoever started the server (it read the
+    // first line): the lines are information, never a reason to stop.
+    let mut stdout = std::io::stdout();
+    for line in server.banner(&cfg) {
+        let _ = writeln!(stdout, "{line}");
     }
-    if !(a.slowdown >= 0.0 && a.slowdown.is_finite()) {
-        anyhow::bail!(
-            "--slowdown: expected a percentage >= 0, found {}",
-            a.slowdown
-        );
+    let _ = stdout.flush();
+    let _metrics = match &a.metrics_addr {
+        Some(addr) => {
+            let knobs = server.knobs.clone();
+            let render = std::sync::Arc::new(move || resplab_metrics::serve::render(&knobs));
+            let started = resplab_metrics::Endpoint::start(addr, render);
+            match crate::output::metrics::announced(started) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    server.stop();
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
+    wait_for_stop(&server, &rx);
+    server.stop();
+    if let Some(p) = &a.unixsocket {
+        let _ = std::fs::remove_file(p);
     }
-    if !(a.stall_every >= 0.0 && a.stall_every.is_finite()) {
-        anyhow::bail!(
-            "--stall-every: expected seconds >= 0, found {}",
-            a.stall_every
-        );
-    }
-    if !(a.cold_slowdown >= 0.0 && a.cold_slowdown.is_finite()) {
-        anyhow::bail!(
-            "--cold-slowdown: expected a percentage >= 0, found {}",
-            a.cold_slowdown
-        );
-    }
-    if (a.cold_ms > 0) != (a.cold_slowdown > 0.0) {
-        anyhow::bail!("--cold-ms and --cold-slowdown go together: give both, or neither");
-    }
-    if (a.stall > 0) != (a.stall_every > 0.0) {
-        anyhow::bail!("--stall and --stall-every go together: give both, or neither");
-    }
-    let cfg = resplab_serve::Config {
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags as the server's configuration.
+fn config(a: &ServeArgs) -> resplab_serve::Config {
+    resplab_serve::Config {
         bind: a.bind.clone(),
         port: a.port,
         unixsocket: a.unixsocket.clone(),
@@ -122,73 +140,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cold_slowdown_pct: a.cold_slowdown,
         slow_command: a.slow_command.clone(),
         slow_command_ns: a.slow_command_ns,
-    };
-    // The signal handlers first: they need descriptors, and once the server listens its
-    // clients may take every descriptor the process may have.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let _ = crate::signal::set_handler(move || {
-        let _ = tx.send(());
-    });
-    let server = resplab_serve::start(&cfg)
-        .with_context(|| format!("--bind {} --port {}: cannot listen", a.bind, a.port))?;
-    // Standard output may be closed early by whoever started the server (it read the
-    // first line): the lines are information, never a reason to stop.
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout();
-    let _ = writeln!(
-        stdout,
-        "resplab serve: listening on {}:{}{} with {} thread(s); in memory only, not a Redis replacement",
-        a.bind,
-        server.port(),
-        a.unixsocket
-            .as_ref()
-            .map_or(String::new(), |p| format!(" and {}", p.display())),
-        a.threads
-    );
-    let _metrics = match &a.metrics_addr {
-        Some(addr) => {
-            let knobs = server.knobs.clone();
-            let render = std::sync::Arc::new(move || resplab_metrics::serve::render(&knobs));
-            let started = resplab_metrics::Endpoint::start(addr, render);
-            match crate::output::metrics::announced(started) {
-                Ok(e) => Some(e),
-                Err(e) => {
-                    server.stop();
-                    return Err(e);
-                }
-            }
-        }
-        None => None,
-    };
-    if let Some(p) = server.respb_port() {
-        let _ = writeln!(stdout, "resplab serve: RESPB on {}:{p}", a.bind);
     }
-    let knobs: Vec<String> = server
-        .knobs
-        .all()
-        .into_iter()
-        .filter(|(n, v)| n != "maxclients" && v != "0")
-        .map(|(n, v)| format!("{n} {v}"))
-        .collect();
-    if !knobs.is_empty() {
-        let _ = writeln!(stdout, "resplab serve: knobs: {}", knobs.join(", "));
-    }
-    if a.slowdown > 0.0 {
-        let _ = writeln!(
-            stdout,
-            "resplab serve: slowdown {}%: every batch of work is followed by {}% more busy time, so capacity is 1/{:.4} of the server's at any load",
-            a.slowdown,
-            a.slowdown,
-            1.0 + a.slowdown / 100.0
-        );
-    }
-    let _ = stdout.flush();
-    wait_for_stop(&server, &rx);
-    server.stop();
-    if let Some(p) = &a.unixsocket {
-        let _ = std::fs::remove_file(p);
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Until Ctrl-C (SIGTERM, SIGHUP) or SHUTDOWN from a client. Handlers that could not be

@@ -1,9 +1,9 @@
 //! `resplab completions` and `resplab man`: shell completion scripts and manual pages,
 //! both generated from the live command definition, so they always match the flags.
 
+use crate::output::write_stdout;
 use anyhow::Context as _;
 use clap::{Args, Command};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -79,14 +79,4 @@ fn write_pages(cmd: &Command, dir: &Path, prefix: &str) -> anyhow::Result<usize>
         n += write_pages(sub, dir, &name)?;
     }
     Ok(n)
-}
-
-fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        // A closed pipe (`| head`) is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing standard output"),
-    }
 }

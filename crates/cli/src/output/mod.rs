@@ -9,6 +9,7 @@ pub mod progress;
 
 pub use resplab_report::outfile::OutFile;
 use resplab_report::outfile::OutFileError;
+use resplab_report::run::rbcompat::Test;
 
 /// Writes `bytes` as the whole of `file`; when that failed and a copy was saved in the
 /// temporary folder, says where on standard error.
@@ -28,4 +29,41 @@ pub fn finish(file: OutFile, bytes: &[u8]) -> anyhow::Result<()> {
         }
         e.into()
     })
+}
+
+/// Shows `text` on standard output, flushed; whatever happens to standard output (a
+/// closed pipe, `| head`) does not concern the command, which goes on.
+pub fn show(text: &str) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes `bytes` to standard output and flushes; a closed pipe (`| head`) is not an
+/// error.
+///
+/// # Errors
+/// Standard output cannot be written.
+pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("cannot write standard output"),
+    }
+}
+
+/// A workload's tests (phases) as the report names them, in run order.
+pub fn tests(workload: &resplab_workload::Workload) -> Vec<Test<'_>> {
+    workload
+        .phases()
+        .iter()
+        .map(|p| Test {
+            title: &p.title,
+            commands: &p.commands,
+        })
+        .collect()
 }

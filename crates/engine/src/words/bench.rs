@@ -130,7 +130,48 @@ pub struct BenchPlan {
     pub shard: Option<ShardInfo>,
 }
 
+impl BenchPlan {
+    /// The plan's workload, restricted to this generator's shard if any.
+    ///
+    /// # Errors
+    /// A workload the generator cannot run (or split into this shard).
+    pub fn workload(&self) -> Result<resplab_workload::Workload, resplab_workload::WorkloadError> {
+        let workload = resplab_workload::Workload::new(&self.spec)?;
+        match &self.shard {
+            Some(s) => workload.with_shard(u64::from(s.index), u64::from(s.count)),
+            None => Ok(workload),
+        }
+    }
+}
+
 impl BenchWords {
+    /// The first workload word given, as its flag (`--tests`, `--ratio`, …), if any.
+    pub fn first_workload_flag(&self) -> Option<&'static str> {
+        [
+            ("--tests", self.tests.is_some()),
+            ("--random-keys", self.random_keys.is_some()),
+            ("--data-size", self.data_size.is_some()),
+            ("--ratio", self.ratio.is_some()),
+            ("--key-pattern", self.key_pattern.is_some()),
+            ("--key-minimum", self.key_minimum.is_some()),
+            ("--key-maximum", self.key_maximum.is_some()),
+            ("--key-prefix", self.key_prefix.is_some()),
+            ("--key-median", self.key_median.is_some()),
+            ("--key-stddev", self.key_stddev.is_some()),
+            ("--key-zipf-exp", self.key_zipf_exp.is_some()),
+            ("--data-size-range", self.data_size_range.is_some()),
+            ("--data-size-list", self.data_size_list.is_some()),
+            ("--command", !self.commands.is_empty()),
+            ("--command-ratio", !self.command_ratios.is_empty()),
+            (
+                "--command-key-pattern",
+                !self.command_key_patterns.is_empty(),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
     /// Resolves the words into a validated configuration and workload.
     ///
     /// # Errors

@@ -170,7 +170,7 @@ fn share(total: u64, index: u32, count: u32) -> u64 {
 }
 
 /// A seed for runs that were given none: different for every run, printed and stored.
-fn fresh_seed() -> u64 {
+pub(super) fn fresh_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)

@@ -48,6 +48,21 @@ pub fn spec_from_base64(a: &BenchWords, encoded: &str, seed: u64) -> Result<Work
     Ok(spec)
 }
 
+/// The workload of the workload words alone (the other words are not looked at), with
+/// `--seed` as its seed or, without it, a fresh one: what `resplab proto size` measures
+/// of a bench workload.
+///
+/// # Errors
+/// A [`WordsError`] naming the flag, as a whole run's words would give it.
+pub fn workload_alone(a: &BenchWords) -> Result<WorkloadSpec> {
+    let seed = match &a.seed {
+        Some(s) => integer("--seed", s, 0u64, u64::MAX)?,
+        None => super::load::fresh_seed(),
+    };
+    resolve_workload(a, seed)
+}
+
+/// The workload of the workload words, with `seed` as its seed (errors name the flag).
 pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
     let memtier_flags: Vec<&str> = [
         ("--ratio", a.ratio.is_some()),
@@ -208,6 +223,27 @@ fn key_space(a: &BenchWords) -> Result<KeySpace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_workload_words_alone_make_a_workload() {
+        let a = BenchWords {
+            tests: Some("get".into()),
+            seed: Some("7".into()),
+            ..BenchWords::default()
+        };
+        assert_eq!(a.first_workload_flag(), Some("--tests"));
+        let spec = workload_alone(&a).unwrap();
+        assert_eq!(spec.seed, 7);
+        assert_eq!(BenchWords::default().first_workload_flag(), None);
+        let bad = BenchWords {
+            seed: Some("x".into()),
+            ..a
+        };
+        assert!(workload_alone(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("--seed"));
+    }
 
     /// A `--command-ratio` or `--command-key-pattern` more than there are `--command`s
     /// is refused, naming the flag and its values.

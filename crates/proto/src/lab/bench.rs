@@ -127,6 +127,24 @@ pub fn bench_jobs(input: Option<(&str, Wire)>, workloads: &[LabWorkload]) -> Vec
         .collect()
 }
 
+/// The order of a run's measurements: every job's decoders once per repetition, the
+/// decoder order rotated each repetition so drift hits all alike.
+pub fn bench_schedule(
+    jobs: &[BenchJob],
+    repetitions: u32,
+) -> Vec<(&str, Option<LabWorkload>, DecoderKind)> {
+    let mut order = Vec::new();
+    for rep in 0..repetitions as usize {
+        for (label, w, decs) in jobs {
+            let k = decs.len();
+            for j in 0..k {
+                order.push((label.as_str(), *w, decs[(j + rep) % k]));
+            }
+        }
+    }
+    order
+}
+
 /// The samples of each (job label, decoder), one per repetition.
 pub type BenchSamples = BTreeMap<(String, DecoderKind), Vec<Sample>>;
 
@@ -223,6 +241,19 @@ pub fn bench_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_decoder_order_rotates_each_repetition() {
+        let jobs = bench_jobs(None, &[LabWorkload::Small]);
+        let order: Vec<DecoderKind> = bench_schedule(&jobs, 2).iter().map(|o| o.2).collect();
+        let all = DecoderKind::ALL;
+        assert_eq!(order, [all[0], all[1], all[2], all[1], all[2], all[0]]);
+        for w in LabWorkload::ALL {
+            assert_eq!(LabWorkload::from_name(w.name()), Some(w));
+        }
+        assert_eq!(Wire::from_name("respb"), Some(Wire::Respb));
+        assert_eq!(DecoderKind::from_name("nosuch"), None);
+    }
 
     fn sample(wall_ns: u64, peak: u64) -> Sample {
         Sample {

@@ -24,6 +24,24 @@ pub enum Wire {
     Respb,
 }
 
+impl Wire {
+    /// Both formats.
+    pub const ALL: [Wire; 2] = [Wire::Resp, Wire::Respb];
+
+    /// The format's name on the command line (`resp`, `respb`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Resp => "resp",
+            Wire::Respb => "respb",
+        }
+    }
+
+    /// The format of a name as [`Wire::name`] gives it.
+    pub fn from_name(name: &str) -> Option<Wire> {
+        Wire::ALL.into_iter().find(|w| w.name() == name)
+    }
+}
+
 /// A built-in workload of the lab.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LabWorkload {
@@ -56,6 +74,11 @@ impl LabWorkload {
             LabWorkload::Mixed => "mixed",
         }
     }
+
+    /// The workload of a name as [`LabWorkload::name`] gives it.
+    pub fn from_name(name: &str) -> Option<LabWorkload> {
+        LabWorkload::ALL.into_iter().find(|w| w.name() == name)
+    }
 }
 
 /// A request decoder `proto bench` measures.
@@ -81,6 +104,11 @@ impl DecoderKind {
             DecoderKind::RespZeroCopy => "resp-zero-copy",
             DecoderKind::RespAllocating => "resp-allocating",
         }
+    }
+
+    /// The decoder of a name as [`DecoderKind::name`] gives it.
+    pub fn from_name(name: &str) -> Option<DecoderKind> {
+        DecoderKind::ALL.into_iter().find(|d| d.name() == name)
     }
 
     /// The wire format the decoder reads.

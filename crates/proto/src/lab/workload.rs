@@ -88,6 +88,13 @@ pub fn commands_for_size(w: LabWorkload, size_mb: usize) -> usize {
     ((size_mb.max(1) * 1024 * 1024) as f64 / per) as usize
 }
 
+/// About `size_mb` MiB (of RESP) of workload `w` as one stream in `format`, with the
+/// number of commands in it: what one `proto bench` measurement decodes.
+pub fn sized_stream(w: LabWorkload, size_mb: usize, format: Wire) -> (Vec<u8>, u64) {
+    let cmds = generate(w, commands_for_size(w, size_mb));
+    (build_stream(&cmds, format), cmds.len() as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,11 +8,13 @@
 //! and its exact latency histogram. With `--run-count N` the sections are memtier's
 //! `BEST RUN RESULTS`, `WORST RUN RESULTS` (by total ops/sec) and `AGGREGATED AVERAGE
 //! RESULTS (N runs)` (rates averaged over the runs, histograms merged). The three
-//! writers ([`table`], [`json`], [`hdr`]) only format sections.
+//! writers ([`table`], [`json`], [`hdr`]) only format sections; [`files`] opens the
+//! output files before a run and fills them after it.
 //!
 //! Hits and misses (mix only, as in memtier): a GET answered with a nil reply is a
 //! miss, any other non-error reply a hit.
 
+pub mod files;
 pub mod hdr;
 pub mod json;
 pub mod table;

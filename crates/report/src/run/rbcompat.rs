@@ -5,7 +5,7 @@
 //! CSV `"%s","%.2f","%.3f",…` with latencies in milliseconds; quiet
 //! `%s: %.2f requests per second, p50=%.3f msec`.
 
-use resplab_results::Summary;
+use resplab_results::{RunRecord, Summary};
 use resplab_stats::hist::LatencyHistogram;
 use std::fmt::Write as _;
 
@@ -17,6 +17,39 @@ pub const CSV_HEADER: &str = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_
 pub struct TestLine<'a> {
     pub title: &'a str,
     pub summary: &'a Summary,
+}
+
+/// A test of a run as its workload names it: its title and the commands it sends.
+#[derive(Debug, Clone, Copy)]
+pub struct Test<'a> {
+    pub title: &'a str,
+    pub commands: &'a [String],
+}
+
+/// The lines of the tests' commands that ran, in run order: a test of one command
+/// under its title, each command of a test of several under the command's name, or
+/// every one under `command_title` when given (redis-benchmark titles a command line
+/// by its words).
+pub fn test_lines<'a>(
+    tests: &[Test<'a>],
+    record: &'a RunRecord,
+    command_title: Option<&'a str>,
+) -> Vec<TestLine<'a>> {
+    let mut lines = Vec::new();
+    for test in tests {
+        let single = test.commands.len() == 1;
+        for cmd in test.commands {
+            if let Some(summary) = record.commands.get(cmd) {
+                let title = match command_title {
+                    Some(t) => t,
+                    None if single => test.title,
+                    None => cmd.as_str(),
+                };
+                lines.push(TestLine { title, summary });
+            }
+        }
+    }
+    lines
 }
 
 /// Renders the CSV table (header included).
@@ -67,6 +100,34 @@ fn histogram(s: &Summary) -> LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_lines_title_single_commands_by_their_test() {
+        let mut record = resplab_results::fixture::run_record(summary(&[1_000], 1.0));
+        for c in ["SET", "LPUSH", "LPOP"] {
+            record.commands.insert(c.into(), summary(&[1_000], 1.0));
+        }
+        let set = ["SET".to_string()];
+        let list = ["LPUSH".to_string(), "LPOP".to_string(), "RPOP".to_string()];
+        let tests = [
+            Test {
+                title: "SET",
+                commands: &set,
+            },
+            Test {
+                title: "LIST",
+                commands: &list,
+            },
+        ];
+        let titles = |given| -> Vec<String> {
+            test_lines(&tests, &record, given)
+                .iter()
+                .map(|l| l.title.to_string())
+                .collect()
+        };
+        assert_eq!(titles(None), ["SET", "LPUSH", "LPOP"]);
+        assert_eq!(titles(Some("HSET k f v")), ["HSET k f v"; 3]);
+    }
 
     fn summary(values_ns: &[u64], ops: f64) -> Summary {
         let mut h = LatencyHistogram::new();
