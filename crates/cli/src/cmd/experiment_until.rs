@@ -35,7 +35,7 @@ impl Looks {
         let mut err = std::io::stderr();
         let _ = writeln!(
             err,
-            "  look after {} rounds ({:.0} s, ~{:.1} s per round), anytime-valid 95 %:",
+            "  look after {} rounds ({:.0} s, ~{:.1} s per round), sequential 95 %:",
             a.rounds,
             elapsed.as_secs_f64(),
             per_round.as_secs_f64()
@@ -66,8 +66,7 @@ pub(super) fn print_verdict(
     higher: bool,
 ) -> anyhow::Result<()> {
     let mut out = std::io::stdout();
-    let obs = store.observations(&exp.name)?;
-    let a = sequential::assess(exp, &resplab_experiment::runner::standings(exp, &obs));
+    let a = sequential::assess_stored(store, exp)?;
     let _ = writeln!(
         out,
         "verdict ({}, run until decided, paired by round):",
@@ -209,7 +208,7 @@ pub(super) fn regression_gate(
             resplab_store::metrics::higher_is_better(&exp.primary_metric),
             |d| d == "higher_is_better",
         );
-    let a = sequential::assess(exp, &resplab_experiment::runner::standings(exp, &obs));
+    let a = sequential::assess_stored(store, exp)?;
     let worse = sequential::regressions(&a, higher, pct);
     for c in &worse {
         eprintln!(
