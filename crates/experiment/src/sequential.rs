@@ -69,6 +69,8 @@ pub struct ComparisonLook {
     pub variant: String,
     pub look: Look,
     pub decision: Decision,
+    /// The rule the interval is by.
+    pub rule: Rule,
 }
 
 /// Every primary comparison after the latest round.
@@ -232,6 +234,7 @@ pub fn assess(exp: &Experiment, standings: &[Standing], timeline: &Timeline) -> 
                 variant: s.variant.clone(),
                 look,
                 decision: decide(&look, exp.margin),
+                rule: crit.rule(),
             }
         })
         .collect();
@@ -258,12 +261,21 @@ impl<'a> Criticals<'a> {
         }
     }
 
-    fn look(&mut self, d: &[f64]) -> Look {
-        let until = self.exp.until_decided.unwrap_or(UntilDecided {
+    /// The experiment's limits (a fixed-round one's read as `max_rounds`).
+    fn until(&self) -> UntilDecided {
+        self.exp.until_decided.unwrap_or(UntilDecided {
             max_rounds: Some(self.exp.rounds),
             max_time_sec: None,
             rule: UntilRule::default(),
-        });
+        })
+    }
+
+    fn rule(&self) -> Rule {
+        rule(&self.until())
+    }
+
+    fn look(&mut self, d: &[f64]) -> Look {
+        let until = self.until();
         let design = match rule(&until) {
             Rule::Anytime(cfg) => return confidence_sequence(d, &cfg),
             Rule::Spending(design) => design,
@@ -292,7 +304,9 @@ impl<'a> Criticals<'a> {
 
 /// Rounds still needed, at the spread seen so far, until this comparison's interval is
 /// narrow enough to decide: to exclude zero at the current estimate, or to fit inside
-/// the margin. `None` when no decision is in sight within the round cap.
+/// the margin. `None` when no decision is in sight within the round cap. For a spending
+/// rule the critical value of the current look is assumed to hold (it only falls at
+/// later looks, so the prediction errs long).
 pub fn rounds_to_decision(c: &ComparisonLook, margin: Option<f64>) -> Option<usize> {
     if c.decision.is_decided() {
         return Some(0);
@@ -304,13 +318,23 @@ pub fn rounds_to_decision(c: &ComparisonLook, margin: Option<f64>) -> Option<usi
     let to_exclude = look.mean.abs();
     let to_fit = margin.map_or(0.0, |m| ((1.0 + m).ln() - look.mean.abs()).max(0.0));
     let target = to_exclude.max(to_fit);
-    let need = resplab_stats::sequential::rounds_to_width(
-        &config(),
-        look.sd,
-        target,
-        look.n,
-        UntilDecided::ROUND_CAP as usize,
-    )?;
+    let cap = UntilDecided::ROUND_CAP as usize;
+    let need = match c.rule {
+        Rule::Anytime(cfg) => {
+            resplab_stats::sequential::rounds_to_width(&cfg, look.sd, target, look.n, cap)?
+        }
+        Rule::Spending(_) => {
+            if !look.is_bounded() || target <= 0.0 {
+                return None;
+            }
+            let crit = look.half_width() * (look.n as f64).sqrt() / look.sd;
+            let n = ((crit * look.sd / target).powi(2)).ceil();
+            if !(n.is_finite() && n <= cap as f64) {
+                return None;
+            }
+            (n as usize).max(look.n)
+        }
+    };
     Some(need.saturating_sub(look.n))
 }
 
@@ -640,6 +664,36 @@ mod tests {
         let (s, a) = (&s.comparisons[0].look, &a.comparisons[0].look);
         assert!(s.half_width() < 0.8 * a.half_width(), "{s:?} vs {a:?}");
         assert!((s.mean - a.mean).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_spending_look_predicts_rounds_at_its_critical_value() {
+        // Half-width 0.08 at 10 rounds and sd 0.1: critical value 0.8·√10 ≈ 2.53; to
+        // exclude zero at a mean of 0.05 the half-width must fall below 0.05, at
+        // n = (2.53 · 0.1 / 0.05)² ≈ 25.6, so 16 more rounds.
+        let c = ComparisonLook {
+            workload: "w".into(),
+            variant: "b".into(),
+            look: Look {
+                n: 10,
+                mean: 0.05,
+                low: -0.03,
+                high: 0.13,
+                sd: 0.1,
+            },
+            decision: Decision::Continue,
+            rule: rule(&until(Some(100), None, UntilRule::Spending)),
+        };
+        assert_eq!(rounds_to_decision(&c, None), Some(16));
+        let open = ComparisonLook {
+            look: Look {
+                low: f64::NEG_INFINITY,
+                high: f64::INFINITY,
+                ..c.look
+            },
+            ..c.clone()
+        };
+        assert_eq!(rounds_to_decision(&open, None), None);
     }
 
     #[test]
