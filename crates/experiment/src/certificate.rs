@@ -37,7 +37,11 @@ pub fn of_experiment(store: &Store, exp: &Experiment) -> Result<Certificate, Sto
     let standing = standings(exp, &obs);
     let info = store.experiment(&exp.name)?;
     let (mde_pct, rounds, elapsed_sec) = if exp.until_decided.is_some() {
-        let a = sequential::assess(exp, &standing);
+        let a = sequential::assess(
+            exp,
+            &standing,
+            &sequential::Timeline::from_looks(&store.looks(info.id)?),
+        );
         let mde = a
             .comparisons
             .iter()
@@ -93,7 +97,7 @@ pub fn sequential_of_stored(
         return Ok(None);
     }
     let info = store.experiment(name)?;
-    let a = sequential::assess(&exp, &standings(&exp, &store.observations(name)?));
+    let a = sequential::assess_stored(store, &exp)?;
     Ok(Some((store.sequential_stop(info.id)?, a)))
 }
 

@@ -53,7 +53,9 @@ pub mod words;
 pub mod workload;
 
 pub use error::SpecError;
-pub use model::{Experiment, Order, ServerSource, TrialBudget, UntilDecided, Variant, Workload};
+pub use model::{
+    Experiment, Order, ServerSource, TrialBudget, UntilDecided, UntilRule, Variant, Workload,
+};
 pub use resolve::Overrides;
 
 use std::path::Path;

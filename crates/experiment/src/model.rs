@@ -479,6 +479,54 @@ pub struct UntilDecided {
     /// No round begins that would end after this much wall time, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_time_sec: Option<f64>,
+    /// The stopping rule. Part of the stored plan: an experiment stored before the rule
+    /// was a choice reads back as the confidence sequence it was run with.
+    #[serde(default = "UntilRule::before_choice")]
+    pub rule: UntilRule,
+}
+
+/// `until_rule`: how a run until decided judges its looks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UntilRule {
+    /// `"spending"` (the default): a group-sequential design spending α over the planned
+    /// rounds, O'Brien–Fleming type.
+    #[default]
+    Spending,
+    /// `"spending-pocock"`: the same with Pocock-type spending (more of α early).
+    SpendingPocock,
+    /// `"anytime"`: Lai's confidence sequence, valid for any horizon.
+    Anytime,
+}
+
+impl UntilRule {
+    /// The words of the TOML key, in the order of the docs.
+    pub const NAMES: [&'static str; 3] = ["spending", "spending-pocock", "anytime"];
+
+    /// The rule of an experiment stored before `until_rule` existed.
+    pub fn before_choice() -> UntilRule {
+        UntilRule::Anytime
+    }
+
+    /// `"spending"`, `"spending-pocock"` or `"anytime"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            UntilRule::Spending => "spending",
+            UntilRule::SpendingPocock => "spending-pocock",
+            UntilRule::Anytime => "anytime",
+        }
+    }
+
+    /// Reads back [`UntilRule::name`].
+    pub fn from_name(name: &str) -> Option<UntilRule> {
+        [
+            UntilRule::Spending,
+            UntilRule::SpendingPocock,
+            UntilRule::Anytime,
+        ]
+        .into_iter()
+        .find(|r| r.name() == name)
+    }
 }
 
 impl UntilDecided {

@@ -331,8 +331,7 @@ fn sequential_verdict(
     higher: bool,
     lines: &mut Vec<String>,
 ) -> Result<(), StoreError> {
-    let obs = store.observations(&exp.name)?;
-    let a = sequential::assess(exp, &runner::standings(exp, &obs));
+    let a = sequential::assess_stored(store, exp)?;
     match store.sequential_stop(experiment_id)? {
         Some(stop) => {
             let rounds = stop.rounds as usize;
@@ -390,8 +389,7 @@ pub fn regression_gate_lines(
     pct: f64,
 ) -> Result<Vec<String>, StoreError> {
     let higher = higher_is_better(store, exp)?;
-    let obs = store.observations(&exp.name)?;
-    let a = sequential::assess(exp, &runner::standings(exp, &obs));
+    let a = sequential::assess_stored(store, exp)?;
     Ok(sequential::regressions(&a, higher, pct)
         .iter()
         .map(|c| {

@@ -31,7 +31,7 @@ pub enum ReadbackError {
 }
 
 /// A stored experiment's sensitivity, worded: for a run until decided, how it stopped
-/// and each comparison's anytime-valid verdict; its certificate.
+/// with its stopping rule and each comparison's sequential verdict; its certificate.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StoredSensitivity {
     pub sequential: Option<Vec<String>>,
@@ -54,6 +54,9 @@ pub fn stored_sensitivity(store: &Store, name: &str) -> Result<StoredSensitivity
                     stop.rounds as usize,
                     stop.elapsed_sec,
                 ));
+                // The rule it ran with, as stored: a rule chosen otherwise today does
+                // not change how a stored run was judged.
+                lines.push(format!("rule: {}", stop.rule));
             }
             for c in &a.comparisons {
                 lines.push(sequential_line(

@@ -1,9 +1,15 @@
-//! Run until decided (`until = "decided"`): after every round, an anytime-valid interval
+//! Run until decided (`until = "decided"`): after every round, a sequential interval
 //! for each primary comparison, and the decision to go on or stop.
 //!
 //! Each primary comparison (workload × variant against the baseline, on the primary
-//! metric) gets the confidence sequence of [`resplab_stats::sequential`] for the mean of
-//! its per-round log ratios. The run stops at the start of a round when every comparison
+//! metric) gets an interval for the mean of its per-round log ratios by the experiment's
+//! rule ([`UntilRule`], part of the stored plan): by default the repeated confidence
+//! interval of a group-sequential design that spends α over the rounds the limits allow
+//! ([`resplab_stats::sequential::spending`]; the planned rounds are `max_rounds`, or
+//! what fits in `max_time` at the pace of the rounds so far, re-estimated at every look
+//! from the [`Timeline`] of the looks), or Lai's confidence sequence
+//! ([`resplab_stats::sequential::confidence_sequence`], `until_rule = "anytime"`, and
+//! every experiment stored before the rule was a choice). The run stops at the start of a round when every comparison
 //! is decided (its interval excludes zero, or lies inside ±`margin`), or when the next
 //! round would pass `max_time`, or after `max_rounds` rounds; then the comparisons still
 //! open are *undecided*, reported with the effect they could have detected. Invalid
@@ -14,11 +20,14 @@
 //! This module is the rule; the runner calls it between rounds (`runner::sequential`)
 //! and the store keeps every look and the reason of the stop.
 
-use crate::model::{Experiment, UntilDecided};
+use crate::model::{Experiment, UntilDecided, UntilRule};
 use crate::plan;
 use crate::runner::Standing;
-use resplab_stats::sequential::{confidence_sequence, decide, first_bounded_round};
-pub use resplab_stats::sequential::{Decision, Look, SequenceConfig};
+use resplab_stats::sequential::spending::{self, Design, LookPlan, Spending};
+use resplab_stats::sequential::{confidence_sequence, decide, first_bounded_round, Running};
+pub use resplab_stats::sequential::{Decision, Look, Rule, SequenceConfig};
+use resplab_store::{LookRow, Store, StoreError};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Why a sequential run stopped.
@@ -60,6 +69,8 @@ pub struct ComparisonLook {
     pub variant: String,
     pub look: Look,
     pub decision: Decision,
+    /// The rule the interval is by.
+    pub rule: Rule,
 }
 
 /// Every primary comparison after the latest round.
@@ -77,14 +88,91 @@ impl Assessment {
     }
 }
 
-/// The settings of the interval: α = 5 %, tightest near 20 rounds.
+/// The settings of the confidence sequence: α = 5 %, tightest near 20 rounds.
 pub fn config() -> SequenceConfig {
     SequenceConfig::default()
 }
 
+/// The statistics of an experiment's rule.
+pub fn rule(until: &UntilDecided) -> Rule {
+    let spending = match until.rule {
+        UntilRule::Anytime => return Rule::Anytime(config()),
+        UntilRule::Spending => Spending::OBrienFleming,
+        UntilRule::SpendingPocock => Spending::Pocock,
+    };
+    Rule::Spending(Design {
+        alpha: 0.05,
+        spending,
+    })
+}
+
+/// The wall time of each look (rounds seen → seconds of the sequence at that look): what
+/// the spending rule's planned rounds were estimated from. The runner records each look
+/// once; a stored experiment reads them back from its looks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    at: BTreeMap<usize, f64>,
+}
+
+impl Timeline {
+    /// The looks of a stored experiment.
+    pub fn from_looks(rows: &[LookRow]) -> Timeline {
+        let mut t = Timeline::default();
+        for r in rows {
+            t.record(r.rounds as usize, r.elapsed_sec);
+        }
+        t
+    }
+
+    /// The first look at `rounds` rounds was at `elapsed_sec` (a later look at the same
+    /// rounds does not change it: its α was spent then).
+    pub fn record(&mut self, rounds: usize, elapsed_sec: f64) {
+        self.at.entry(rounds).or_insert(elapsed_sec);
+    }
+
+    /// Seconds at the look after `rounds` rounds; one not recorded is estimated at the
+    /// pace of the latest recorded look.
+    fn elapsed(&self, rounds: usize) -> Option<f64> {
+        if let Some(e) = self.at.get(&rounds) {
+            return Some(*e);
+        }
+        let (&n, &e) = self.at.iter().next_back()?;
+        (n > 0).then(|| e / n as f64 * rounds as f64)
+    }
+}
+
+/// The rounds a run until decided can have in all, as estimated at a look after
+/// `rounds` rounds and `elapsed_sec` seconds: `max_rounds`, and no more than fit in
+/// `max_time` at the mean pace so far (`round_sec`, the plan's estimate, before the
+/// first round). Equal to `rounds` at the look where the limit is reached.
+pub fn planned_rounds(
+    until: &UntilDecided,
+    rounds: usize,
+    elapsed_sec: Option<f64>,
+    round_sec: f64,
+) -> usize {
+    let by_rounds = until.max_rounds.map_or(usize::MAX, |r| r as usize);
+    let by_time = until.max_time_sec.map_or(usize::MAX, |limit| {
+        let elapsed = elapsed_sec.unwrap_or(0.0);
+        let pace = if rounds > 0 && elapsed > 0.0 {
+            elapsed / rounds as f64
+        } else {
+            round_sec
+        };
+        if pace <= 0.0 || !pace.is_finite() {
+            return usize::MAX;
+        }
+        let more = ((limit - elapsed) / pace).floor().max(0.0);
+        rounds.saturating_add(more.min(UntilDecided::ROUND_CAP as f64) as usize)
+    });
+    by_rounds
+        .min(by_time)
+        .min(UntilDecided::ROUND_CAP as usize)
+        .max(rounds)
+}
+
 /// The stopping rule in words, as stored with the run and printed with its verdict.
 pub fn rule_text(exp: &Experiment, until: &UntilDecided) -> String {
-    let cfg = config();
     let mut limits = Vec::new();
     if let Some(r) = until.max_rounds {
         limits.push(format!("max_rounds {r}"));
@@ -95,18 +183,42 @@ pub fn rule_text(exp: &Experiment, until: &UntilDecided) -> String {
     let margin = exp.margin.map_or("no margin".to_string(), |m| {
         format!("margin ±{:.1} %", m * 100.0)
     });
-    format!(
-        "until decided: Lai's confidence sequence for the mean log ratio (alpha {}, rho {:.2}), \
-         {margin}, {}",
-        cfg.alpha,
-        cfg.rho,
-        limits.join(", ")
-    )
+    let method = match rule(until) {
+        Rule::Anytime(cfg) => format!(
+            "Lai's confidence sequence for the mean log ratio (alpha {}, rho {:.2})",
+            cfg.alpha, cfg.rho
+        ),
+        Rule::Spending(d) => format!(
+            "group-sequential test of the mean log ratio, Lan-DeMets {} alpha spending over \
+             the planned rounds (alpha {}, a look after every round from round {}, repeated \
+             confidence intervals with t quantiles)",
+            match d.spending {
+                Spending::OBrienFleming => "O'Brien-Fleming-type",
+                Spending::Pocock => "Pocock-type",
+            },
+            d.alpha,
+            spending::FIRST_LOOK
+        ),
+    };
+    format!("until decided: {method}, {margin}, {}", limits.join(", "))
 }
 
-/// The interval and decision of every comparison, from the runner's standings.
-pub fn assess(exp: &Experiment, standings: &[Standing]) -> Assessment {
-    let cfg = config();
+/// The interval and decision of every comparison of a stored experiment now, with the
+/// planned rounds of its stored looks.
+///
+/// # Errors
+/// A store failure.
+pub fn assess_stored(store: &Store, exp: &Experiment) -> Result<Assessment, StoreError> {
+    let info = store.experiment(&exp.name)?;
+    let timeline = Timeline::from_looks(&store.looks(info.id)?);
+    let obs = store.observations(&exp.name)?;
+    Ok(assess(exp, &crate::runner::standings(exp, &obs), &timeline))
+}
+
+/// The interval and decision of every comparison, from the runner's standings; the
+/// spending rule's planned rounds at each look come from `timeline`.
+pub fn assess(exp: &Experiment, standings: &[Standing], timeline: &Timeline) -> Assessment {
+    let mut crit = Criticals::new(exp, timeline);
     let comparisons: Vec<ComparisonLook> = standings
         .iter()
         .map(|s| {
@@ -116,12 +228,13 @@ pub fn assess(exp: &Experiment, standings: &[Standing]) -> Assessment {
                 .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
                 .map(|(_, a, b)| (b / a).ln())
                 .collect();
-            let look = confidence_sequence(&d, &cfg);
+            let look = crit.look(&d);
             ComparisonLook {
                 workload: s.workload.clone(),
                 variant: s.variant.clone(),
                 look,
                 decision: decide(&look, exp.margin),
+                rule: crit.rule(),
             }
         })
         .collect();
@@ -131,9 +244,69 @@ pub fn assess(exp: &Experiment, standings: &[Standing]) -> Assessment {
     }
 }
 
+/// The interval of one comparison's log ratios by the experiment's rule, with the
+/// spending rule's critical value computed once per round count.
+struct Criticals<'a> {
+    exp: &'a Experiment,
+    timeline: &'a Timeline,
+    by_rounds: BTreeMap<usize, f64>,
+}
+
+impl<'a> Criticals<'a> {
+    fn new(exp: &'a Experiment, timeline: &'a Timeline) -> Self {
+        Criticals {
+            exp,
+            timeline,
+            by_rounds: BTreeMap::new(),
+        }
+    }
+
+    /// The experiment's limits (a fixed-round one's read as `max_rounds`).
+    fn until(&self) -> UntilDecided {
+        self.exp.until_decided.unwrap_or(UntilDecided {
+            max_rounds: Some(self.exp.rounds),
+            max_time_sec: None,
+            rule: UntilRule::default(),
+        })
+    }
+
+    fn rule(&self) -> Rule {
+        rule(&self.until())
+    }
+
+    fn look(&mut self, d: &[f64]) -> Look {
+        let until = self.until();
+        let design = match rule(&until) {
+            Rule::Anytime(cfg) => return confidence_sequence(d, &cfg),
+            Rule::Spending(design) => design,
+        };
+        let mut r = Running::default();
+        for &x in d.iter().filter(|x| x.is_finite()) {
+            r.push(x);
+        }
+        let n = r.n();
+        let round_sec = round_estimate(self.exp).as_secs_f64();
+        let timeline = self.timeline;
+        let crit = *self.by_rounds.entry(n).or_insert_with(|| {
+            let looks: Vec<LookPlan> = (spending::FIRST_LOOK..=n)
+                .map(|k| LookPlan {
+                    rounds: k,
+                    planned: planned_rounds(&until, k, timeline.elapsed(k), round_sec),
+                })
+                .collect();
+            spending::z_boundaries(&design, &looks)
+                .last()
+                .map_or(f64::INFINITY, |z| spending::t_critical(*z, n))
+        });
+        r.look_at(crit)
+    }
+}
+
 /// Rounds still needed, at the spread seen so far, until this comparison's interval is
 /// narrow enough to decide: to exclude zero at the current estimate, or to fit inside
-/// the margin. `None` when no decision is in sight within the round cap.
+/// the margin. `None` when no decision is in sight within the round cap. For a spending
+/// rule the critical value of the current look is assumed to hold (it only falls at
+/// later looks, so the prediction errs long).
 pub fn rounds_to_decision(c: &ComparisonLook, margin: Option<f64>) -> Option<usize> {
     if c.decision.is_decided() {
         return Some(0);
@@ -145,13 +318,23 @@ pub fn rounds_to_decision(c: &ComparisonLook, margin: Option<f64>) -> Option<usi
     let to_exclude = look.mean.abs();
     let to_fit = margin.map_or(0.0, |m| ((1.0 + m).ln() - look.mean.abs()).max(0.0));
     let target = to_exclude.max(to_fit);
-    let need = resplab_stats::sequential::rounds_to_width(
-        &config(),
-        look.sd,
-        target,
-        look.n,
-        UntilDecided::ROUND_CAP as usize,
-    )?;
+    let cap = UntilDecided::ROUND_CAP as usize;
+    let need = match c.rule {
+        Rule::Anytime(cfg) => {
+            resplab_stats::sequential::rounds_to_width(&cfg, look.sd, target, look.n, cap)?
+        }
+        Rule::Spending(_) => {
+            if !look.is_bounded() || target <= 0.0 {
+                return None;
+            }
+            let crit = look.half_width() * (look.n as f64).sqrt() / look.sd;
+            let n = ((crit * look.sd / target).powi(2)).ceil();
+            if !(n.is_finite() && n <= cap as f64) {
+                return None;
+            }
+            (n as usize).max(look.n)
+        }
+    };
     Some(need.saturating_sub(look.n))
 }
 
@@ -204,6 +387,7 @@ pub fn apply_limits(
     let mut u = exp.until_decided.unwrap_or(UntilDecided {
         max_rounds: None,
         max_time_sec: None,
+        rule: UntilRule::default(),
     });
     if max_rounds.is_some() {
         u.max_rounds = max_rounds;
@@ -236,7 +420,10 @@ pub struct LimitError {
 /// # Errors
 /// [`LimitError`] naming the limit, what was expected and what was found.
 pub fn check(exp: &Experiment, until: &UntilDecided) -> Result<(), LimitError> {
-    let first = first_bounded_round(&config());
+    let first = match rule(until) {
+        Rule::Anytime(cfg) => first_bounded_round(&cfg),
+        Rule::Spending(_) => spending::FIRST_LOOK,
+    };
     if let Some(r) = until.max_rounds {
         if (r as usize) < first {
             return Err(LimitError {
@@ -310,27 +497,34 @@ mod tests {
         e
     }
 
+    /// A run until decided of at most 12 rounds.
+    fn dexp(margin: Option<f64>) -> Experiment {
+        let mut e = decided_exp("", "max_rounds = 12");
+        e.margin = margin;
+        e
+    }
+
     #[test]
     fn a_clear_slowdown_is_decided_and_noise_is_not() {
         let slow: Vec<f64> = (0..12).map(|i| 0.9 + 0.01 * f64::from(i % 3)).collect();
-        let a = assess(&exp(None), &[standing(&slow)]);
+        let a = assess(&dexp(None), &[standing(&slow)], &Timeline::default());
         assert_eq!(a.rounds, 12);
         assert_eq!(a.comparisons[0].decision, Decision::Lower);
         assert!(a.all_decided());
         let noise: Vec<f64> = (0..12)
             .map(|i| 1.0 + 0.05 * f64::from(i % 3) - 0.05)
             .collect();
-        let a = assess(&exp(None), &[standing(&noise)]);
+        let a = assess(&dexp(None), &[standing(&noise)], &Timeline::default());
         assert!(!a.all_decided());
         assert!(rounds_to_decision(&a.comparisons[0], None).is_none());
-        let a = assess(&exp(Some(0.5)), &[standing(&noise)]);
+        let a = assess(&dexp(Some(0.5)), &[standing(&noise)], &Timeline::default());
         assert_eq!(a.comparisons[0].decision, Decision::Equivalent);
     }
 
     #[test]
     fn the_gate_takes_decided_worse_comparisons_beyond_the_limit() {
         let slow: Vec<f64> = (0..12).map(|i| 0.9 + 0.01 * f64::from(i % 3)).collect();
-        let a = assess(&exp(None), &[standing(&slow)]);
+        let a = assess(&dexp(None), &[standing(&slow)], &Timeline::default());
         let e = worse_pct(&a.comparisons[0], true).unwrap();
         assert!((-10.0..-8.0).contains(&e), "{e}");
         assert_eq!(regressions(&a, true, 5.0).len(), 1);
@@ -341,7 +535,7 @@ mod tests {
         let noise: Vec<f64> = (0..12)
             .map(|i| 1.0 + 0.05 * f64::from(i % 3) - 0.05)
             .collect();
-        let a = assess(&exp(None), &[standing(&noise)]);
+        let a = assess(&dexp(None), &[standing(&noise)], &Timeline::default());
         assert!(regressions(&a, true, 0.0).is_empty());
     }
 
@@ -349,21 +543,157 @@ mod tests {
     fn limits_are_checked() {
         let e = exp(None);
         let few = UntilDecided {
-            max_rounds: Some(3),
+            max_rounds: Some(2),
             max_time_sec: None,
+            rule: UntilRule::default(),
         };
         assert_eq!(check(&e, &few).unwrap_err().limit, Limit::MaxRounds);
         let short = UntilDecided {
             max_rounds: None,
             max_time_sec: Some(0.01),
+            rule: UntilRule::default(),
         };
         assert_eq!(check(&e, &short).unwrap_err().limit, Limit::MaxTime);
         let fine = UntilDecided {
             max_rounds: Some(50),
             max_time_sec: Some(3600.0),
+            rule: UntilRule::default(),
         };
         assert!(check(&e, &fine).is_ok());
         assert!(rule_text(&e, &fine).contains("max_rounds 50, max_time 3600 s"));
+    }
+
+    fn until(max_rounds: Option<u32>, max_time_sec: Option<f64>, rule: UntilRule) -> UntilDecided {
+        UntilDecided {
+            max_rounds,
+            max_time_sec,
+            rule,
+        }
+    }
+
+    #[test]
+    fn planned_rounds_follow_the_limits_and_the_pace() {
+        let spend = UntilRule::Spending;
+        assert_eq!(
+            planned_rounds(&until(Some(40), None, spend), 5, Some(10.0), 2.0),
+            40
+        );
+        // 60 s at 2 s a round: 10 rounds done in 20 s, 20 more fit.
+        let timed = until(None, Some(60.0), spend);
+        assert_eq!(planned_rounds(&timed, 10, Some(20.0), 1.0), 30);
+        assert_eq!(planned_rounds(&timed, 0, None, 3.0), 20);
+        // Both limits: the smaller; the limit reached: the rounds so far.
+        assert_eq!(
+            planned_rounds(&until(Some(25), Some(60.0), spend), 10, Some(20.0), 1.0),
+            25
+        );
+        assert_eq!(planned_rounds(&timed, 29, Some(59.0), 1.0), 29);
+        let mut line = Timeline::default();
+        line.record(10, 20.0);
+        line.record(10, 25.0);
+        assert_eq!(line.elapsed(10), Some(20.0));
+        assert_eq!(line.elapsed(20), Some(40.0));
+        assert_eq!(Timeline::default().elapsed(3), None);
+    }
+
+    fn decided_exp(rule: &str, limits: &str) -> Experiment {
+        let text = format!(
+            "[experiment]\nname = \"s\"\ntest_time = \"1s\"\nuntil = \"decided\"\n{limits}\n\
+             {rule}\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\
+             [[workload]]\nname = \"w\"\ntests = \"set\"\n"
+        );
+        crate::resolve::parse("s.toml", &text, &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn the_rule_is_chosen_in_the_file_and_kept_in_the_stored_plan() {
+        let new = decided_exp("", "max_rounds = 30");
+        assert_eq!(new.until_decided.unwrap().rule, UntilRule::Spending);
+        let any = decided_exp("until_rule = \"anytime\"", "max_rounds = 30");
+        assert_eq!(any.until_decided.unwrap().rule, UntilRule::Anytime);
+        let pocock = decided_exp("until_rule = \"spending-pocock\"", "max_rounds = 30");
+        assert_eq!(
+            pocock.until_decided.unwrap().rule,
+            UntilRule::SpendingPocock
+        );
+        assert!(rule_text(&new, &new.until_decided.unwrap()).contains("O'Brien-Fleming"));
+        // Stored and read back, the rule is kept; a plan stored before the key existed
+        // reads as the confidence sequence it ran with.
+        let back = Experiment::from_json(&new.to_json()).unwrap();
+        assert_eq!(back.until_decided.unwrap().rule, UntilRule::Spending);
+        let mut old = new.to_json();
+        old["until_decided"].as_object_mut().unwrap().remove("rule");
+        let back = Experiment::from_json(&old).unwrap();
+        assert_eq!(back.until_decided.unwrap().rule, UntilRule::Anytime);
+    }
+
+    #[test]
+    fn a_bad_rule_is_a_spanned_error() {
+        let text = "[experiment]\nname = \"s\"\ntest_time = \"1s\"\nuntil = \"decided\"\n\
+                    max_rounds = 30\nuntil_rule = \"bayes\"\n[[variant]]\nname = \"a\"\n\
+                    [[variant]]\nname = \"b\"\n[[workload]]\nname = \"w\"\ntests = \"set\"\n";
+        let err = crate::resolve::parse("s.toml", text, &Default::default()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("s.toml:6:"), "{msg}");
+        assert!(
+            msg.contains(
+                "expected one of \"spending\", \"spending-pocock\", \"anytime\", found \"bayes\""
+            ),
+            "{msg}"
+        );
+        let text = text.replace("until = \"decided\"\nmax_rounds = 30\n", "rounds = 5\n");
+        let err = crate::resolve::parse("s.toml", &text, &Default::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("until_rule applies only with until = \"decided\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_spending_interval_is_narrower_than_the_sequence_at_the_horizon() {
+        // 30 rounds of a noisy 4 % slowdown, planned for 30: at the last look the
+        // spending rule's repeated interval is narrower than the confidence sequence's.
+        let ratios: Vec<f64> = (0..30)
+            .map(|i| 0.96 * (1.0 + 0.06 * (f64::from(i * 7 % 11) - 5.0) / 5.0))
+            .collect();
+        let spend = decided_exp("", "max_rounds = 30");
+        let any = decided_exp("until_rule = \"anytime\"", "max_rounds = 30");
+        let s = assess(&spend, &[standing(&ratios)], &Timeline::default());
+        let a = assess(&any, &[standing(&ratios)], &Timeline::default());
+        let (s, a) = (&s.comparisons[0].look, &a.comparisons[0].look);
+        assert!(s.half_width() < 0.8 * a.half_width(), "{s:?} vs {a:?}");
+        assert!((s.mean - a.mean).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_spending_look_predicts_rounds_at_its_critical_value() {
+        // Half-width 0.08 at 10 rounds and sd 0.1: critical value 0.8·√10 ≈ 2.53; to
+        // exclude zero at a mean of 0.05 the half-width must fall below 0.05, at
+        // n = (2.53 · 0.1 / 0.05)² ≈ 25.6, so 16 more rounds.
+        let c = ComparisonLook {
+            workload: "w".into(),
+            variant: "b".into(),
+            look: Look {
+                n: 10,
+                mean: 0.05,
+                low: -0.03,
+                high: 0.13,
+                sd: 0.1,
+            },
+            decision: Decision::Continue,
+            rule: rule(&until(Some(100), None, UntilRule::Spending)),
+        };
+        assert_eq!(rounds_to_decision(&c, None), Some(16));
+        let open = ComparisonLook {
+            look: Look {
+                low: f64::NEG_INFINITY,
+                high: f64::INFINITY,
+                ..c.look
+            },
+            ..c.clone()
+        };
+        assert_eq!(rounds_to_decision(&open, None), None);
     }
 
     #[test]

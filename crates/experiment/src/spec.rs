@@ -106,6 +106,9 @@ pub struct ExperimentSpec {
     /// Limits of `until = "decided"`.
     pub max_rounds: Option<Spanned<u32>>,
     pub max_time: Option<Spanned<DurationValue>>,
+    /// The stopping rule of `until = "decided"`: `"spending"`, `"spending-pocock"` or
+    /// `"anytime"`.
+    pub until_rule: Option<Spanned<String>>,
     pub max_reruns: Option<u32>,
     pub client_cpu_limit: Option<Spanned<f64>>,
     pub send_lag_limit: Option<Spanned<DurationValue>>,

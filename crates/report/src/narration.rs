@@ -150,7 +150,7 @@ pub fn rerun_line(round: u32, attempt: u32) -> String {
 /// The head of a run until decided's look.
 pub fn look_head(rounds: usize, elapsed: Duration, per_round: Duration) -> String {
     format!(
-        "  look after {rounds} rounds ({:.0} s, ~{:.1} s per round), anytime-valid 95 %:",
+        "  look after {rounds} rounds ({:.0} s, ~{:.1} s per round), sequential 95 %:",
         elapsed.as_secs_f64(),
         per_round.as_secs_f64()
     )

@@ -231,8 +231,9 @@ fn metric_direction(higher_is_better: bool) -> Direction {
 }
 
 /// One comparison of a run until decided, at a look, as the progress display and the
-/// final verdict word it: the effect with its anytime-valid 95 % interval and what it
-/// means, e.g. `set / v1 vs baseline: SLOWER: -9.80 % [-13.10 %, -6.40 %] anytime-valid
+/// final verdict word it: the effect with its sequential 95 % interval (repeated or
+/// anytime-valid, as the rule says) and what it
+/// means, e.g. `set / v1 vs baseline: SLOWER: -9.80 % [-13.10 %, -6.40 %] sequential
 /// 95 %, 14 rounds`. Undecided at the stop, the line says what could have been detected.
 pub fn sequential_line(
     workload: &str,
@@ -251,9 +252,7 @@ pub fn sequential_line(
         } else {
             String::new()
         };
-        return format!(
-            "{head} {n} round(s){so_far}; the anytime-valid interval is not yet finite"
-        );
+        return format!("{head} {n} round(s){so_far}; the sequential interval is not yet finite");
     }
     let words = match decision {
         Decision::Continue => "undecided".to_string(),
@@ -273,7 +272,7 @@ pub fn sequential_line(
         _ => String::new(),
     };
     format!(
-        "{head} {words}: {:+.2} % [{:+.2} %, {:+.2} %] anytime-valid 95 %, {n} rounds{mde}",
+        "{head} {words}: {:+.2} % [{:+.2} %, {:+.2} %] sequential 95 %, {n} rounds{mde}",
         pct(look.mean),
         pct(look.low),
         pct(look.high)
@@ -371,7 +370,7 @@ pub fn certificate_line(
 /// the looks that chose when to stop, the sequential ones do.
 pub const SEQUENTIAL_NOTE: &str = "this experiment ran until decided: the fixed-sample \
     intervals of the table do not allow for the looks that chose when it stopped; its \
-    verdict is the anytime-valid interval";
+    verdict is the sequential interval (the rule line says which)";
 
 /// Seconds as `42 s`, `3.5 min` or `1.2 h`: how long a run took or will take (whole
 /// seconds; minutes and hours as calibrations word them).
@@ -487,7 +486,7 @@ mod tests {
             slow.starts_with("set / v1 vs baseline: SLOWER: -9.52 % ["),
             "{slow}"
         );
-        assert!(slow.ends_with("anytime-valid 95 %, 14 rounds"), "{slow}");
+        assert!(slow.ends_with("sequential 95 %, 14 rounds"), "{slow}");
         let open = sequential_line("set", "v1", &look(0.0, 0.1), Decision::Continue, true, None);
         assert!(
             open.contains("undecided: ") && open.contains("(MDE80)"),

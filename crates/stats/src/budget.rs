@@ -209,6 +209,9 @@ pub enum Judged {
     /// A run until decided that reaches the plan's rounds at the latest: the confidence
     /// sequence's MDE at its last look ([`crate::sequential::mde80_at`]).
     Sequential(SequenceConfig),
+    /// A run until decided with α spent over the plan's rounds: the repeated interval's
+    /// MDE at its last look ([`crate::sequential::spending::mde80_at`]).
+    Spending(crate::sequential::spending::Design),
 }
 
 impl Judged {
@@ -219,6 +222,10 @@ impl Judged {
             Judged::Fixed(spec) => mde_pct(rounds, sd_log, spec),
             Judged::Sequential(cfg) => {
                 crate::sequential::mde80_at(rounds, sd_log, cfg).map(|m| 100.0 * m.exp_m1())
+            }
+            Judged::Spending(design) => {
+                crate::sequential::spending::mde80_at(design, rounds, sd_log)
+                    .map(|m| 100.0 * m.exp_m1())
             }
         }
     }

@@ -164,6 +164,35 @@ impl Running {
         interval(self.n, self.mean, self.m2, cfg)
     }
 
+    /// The interval d̄ ± `crit`·s/√n: a group-sequential look's repeated confidence
+    /// interval with the look's t critical value ([`spending::t_critical`]); unbounded
+    /// while `crit` is infinite or the rounds have no spread.
+    pub fn look_at(&self, crit: f64) -> Look {
+        let t = self.n as f64;
+        let sd = if self.n >= 2 {
+            (self.m2 / (t - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        let half = crit * sd / t.sqrt();
+        let bounded = self.n >= 2 && self.m2 > 0.0 && half.is_finite();
+        Look {
+            n: self.n,
+            mean: self.mean,
+            low: if bounded {
+                self.mean - half
+            } else {
+                f64::NEG_INFINITY
+            },
+            high: if bounded {
+                self.mean + half
+            } else {
+                f64::INFINITY
+            },
+            sd,
+        }
+    }
+
     /// The fixed-sample two-sided t test at level `alpha` on the rounds so far (what
     /// "peeking" repeats after every round): true when it rejects a zero mean.
     pub fn t_rejects(&self, alpha: f64) -> bool {
@@ -270,6 +299,35 @@ pub fn rounds_to_width(
     Some(lo)
 }
 
+/// A run of the log ratios `d` under `rule` looked at after every round, a spending
+/// design planned for `d.len()` rounds: the first look that decides (other than
+/// equivalent, with no margin), or else the last bounded look; `None` when no look is
+/// bounded. Cost: one design computation and O(n) looks.
+pub fn replay(rule: &Rule, d: &[f64]) -> Option<(Look, Decision)> {
+    let schedule = match rule {
+        Rule::Spending(design) => spending::fixed_schedule(design, d.len()),
+        Rule::Anytime(_) => Vec::new(),
+    };
+    let mut r = Running::default();
+    let mut last = None;
+    for &x in d.iter().filter(|x| x.is_finite()) {
+        r.push(x);
+        let look = match rule {
+            Rule::Anytime(cfg) => r.look(cfg),
+            Rule::Spending(_) => r.look_at(schedule.get(r.n()).copied().unwrap_or(f64::INFINITY)),
+        };
+        if !look.is_bounded() {
+            continue;
+        }
+        let decision = decide(&look, None);
+        last = Some((look, decision));
+        if decision.is_decided() {
+            break;
+        }
+    }
+    last
+}
+
 /// The stopping rule: different when the interval excludes zero, equivalent when it lies
 /// inside ±`margin` (a fraction of the ratio, 0.02 = ±2 %), otherwise continue.
 pub fn decide(look: &Look, margin: Option<f64>) -> Decision {
@@ -290,7 +348,28 @@ pub fn decide(look: &Look, margin: Option<f64>) -> Decision {
     Decision::Continue
 }
 
+/// The stopping rule of a run until decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    /// Lai's confidence sequence: valid for any horizon, hence wider.
+    Anytime(SequenceConfig),
+    /// A group-sequential design spending its α over the planned rounds
+    /// ([`spending`]).
+    Spending(spending::Design),
+}
+
+impl Rule {
+    /// The overall α of the rule.
+    pub fn alpha(&self) -> f64 {
+        match self {
+            Rule::Anytime(c) => c.alpha,
+            Rule::Spending(d) => d.alpha,
+        }
+    }
+}
+
 pub mod simulate;
+pub mod spending;
 
 #[cfg(test)]
 mod tests {

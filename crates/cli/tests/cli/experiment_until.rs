@@ -54,15 +54,47 @@ fn an_aa_run_ends_equivalent_or_undecided_never_different() {
         .looks(s.find_experiment("aa").unwrap().unwrap().id)
         .unwrap();
     assert_eq!(looks.len(), stop.rounds as usize);
-    // The first look comes after 6 rounds; from the second on, the line says how wide
-    // the interval was before (a steady metric may decide at the first look).
-    assert!(err.contains("look after 6 rounds"), "{err}");
-    if stop.rounds > 6 {
+    // A look after every round; from the first bounded one on (the third, for the
+    // default spending rule), the line says how wide the interval was before.
+    assert!(err.contains("look after 3 rounds"), "{err}");
+    if stop.rounds > 4 {
         assert!(
-            err.contains("look after 7 rounds") && err.contains(", was ±"),
+            err.contains("look after 5 rounds") && err.contains(", was ±"),
             "{err}"
         );
     }
+    // The default rule, said on the verdict's rule line.
+    assert!(
+        out.contains("rule: until decided: group-sequential test"),
+        "{out}"
+    );
+    assert!(out.contains("O'Brien-Fleming-type"), "{out}");
+}
+
+#[test]
+fn a_stored_run_keeps_its_rule_when_read_back() {
+    let _alone = crate::common::alone();
+    let dir = tempfile::tempdir().unwrap();
+    let f = file(
+        dir.path(),
+        "cs",
+        0,
+        "max_rounds = 7\nuntil_rule = \"anytime\"",
+    );
+    let (code, out, err) = run_in(
+        &["experiment", "run", f.to_str().unwrap(), "--db", "r.db"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("rule: until decided: Lai's confidence sequence"),
+        "{out}"
+    );
+    // A comparison of the stored run reads its rule back from the stored plan.
+    let (code, out, err) = run_in(&["compare", "db:cs", "--db", "r.db"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Lai's confidence sequence"), "{out}");
+    assert!(!out.contains("group-sequential"), "{out}");
 }
 
 #[test]
@@ -125,7 +157,7 @@ fn a_killed_run_resumes_its_sequence() {
     assert_eq!(code, 0, "{err}");
     let stop = stop_of(&db, "resumed");
     assert!(stop.elapsed_sec > elapsed, "{stop:?} after {elapsed}");
-    assert!(stop.rounds <= 8 && stop.rounds >= 6, "{stop:?}");
+    assert!(stop.rounds <= 8 && stop.rounds >= 3, "{stop:?}");
     assert!(out.contains("run until decided"), "{out}");
 }
 
@@ -159,9 +191,22 @@ fn bad_limits_are_one_line_errors() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    let (code, err) = bad("max_rounds = 3", &[]);
+    let (code, err) = bad("max_rounds = 2", &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("expected at least 3 rounds"), "{err}");
+    let (code, err) = bad("max_rounds = 5\nuntil_rule = \"anytime\"", &[]);
     assert_eq!(code, 2);
     assert!(err.contains("expected at least 6 rounds"), "{err}");
+    let (code, err) = bad("max_rounds = 20\nuntil_rule = \"sometimes\"", &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "bad.toml:6:14: key `experiment.until_rule`: expected one of \"spending\", \
+             \"spending-pocock\", \"anytime\", found \"sometimes\""
+        ),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
     let (code, err) = bad("max_rounds = 20", &["--max-time", "1s"]);
     assert_eq!(code, 2);
     assert!(

@@ -395,8 +395,7 @@ impl Lab<'_> {
                 return Err(BisectError::Interrupted);
             }
         }
-        let obs = self.store.observations(&exp.name)?;
-        let a = crate::sequential::assess(&exp, &crate::runner::standings(&exp, &obs));
+        let a = crate::sequential::assess_stored(self.store, &exp)?;
         let measured = self.pick(&exp, &a)?;
         self.names.insert((sides[1], sides[0]), exp.name);
         Ok(measured)

@@ -177,7 +177,7 @@ mod tests {
             }
         );
         assert_eq!(exp.until_decided.and_then(|u| u.max_rounds), Some(12));
-        assert!(experiment(&t, &words, "id", &sides, None, 3).is_err());
+        assert!(experiment(&t, &words, "id", &sides, None, 2).is_err());
         assert!(workload_template("nosuchtest", &Overrides::default()).is_err());
     }
 }

@@ -191,7 +191,15 @@ pub const PREDICTION_SECONDS: [f64; 2] = [600.0, 1800.0];
 pub fn judged(method: Method) -> Judged {
     match method {
         Method::Rmit => Judged::Fixed(PowerSpec::default()),
-        Method::UntilDecided => Judged::Sequential(crate::sequential::config()),
+        // The rule of a new run until decided, planned for the plan's rounds.
+        Method::UntilDecided => match crate::sequential::rule(&crate::UntilDecided {
+            max_rounds: None,
+            max_time_sec: None,
+            rule: crate::UntilRule::default(),
+        }) {
+            crate::sequential::Rule::Spending(design) => Judged::Spending(design),
+            crate::sequential::Rule::Anytime(cfg) => Judged::Sequential(cfg),
+        },
     }
 }
 

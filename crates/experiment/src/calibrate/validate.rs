@@ -18,13 +18,13 @@ use super::setup::{shell_join, toml_string};
 use super::{CalibrateError, GUESS_OVERHEAD_SEC, MIN_ROUNDS};
 use crate::runner::{self, Event};
 use crate::UntilDecided;
-use crate::{Experiment, Order, ServerSource, TrialBudget, Variant, Workload};
+use crate::{Experiment, Order, ServerSource, TrialBudget, UntilRule, Variant, Workload};
 use resplab_engine::StopToken;
 use resplab_results::calibration::{
     secs_text, Method, RateCheck, Validation, CALIBRATION_SCHEMA_VERSION, VALIDATION_KEY,
 };
 use resplab_stats::budget;
-use resplab_stats::sequential::{confidence_sequence, decide, Decision};
+use resplab_stats::sequential::{replay, Decision};
 use resplab_stats::verdict::{paired_from_log_ratios, CompareConfig, Direction, Verdict};
 use resplab_store::{NewCalibration, Store, ALL_COMMANDS};
 use std::path::PathBuf;
@@ -316,25 +316,23 @@ impl Judge {
                 })
             }
             Method::UntilDecided => {
-                let cfg = crate::sequential::config();
-                let mut last = None;
-                for n in 2..=d.len() {
-                    let look = confidence_sequence(&d[..n], &cfg);
-                    let sign = match decide(&look, None) {
-                        Decision::Higher => Some(1.0),
-                        Decision::Lower => Some(-1.0),
-                        _ => None,
-                    };
-                    last = look.is_bounded().then_some(Claim {
-                        sign,
-                        low: look.low,
-                        high: look.high,
-                    });
-                    if sign.is_some() {
-                        break;
-                    }
-                }
-                last
+                // The rule of a new run until decided, planned for the rounds run.
+                let rule = crate::sequential::rule(&UntilDecided {
+                    max_rounds: Some(d.len() as u32),
+                    max_time_sec: None,
+                    rule: UntilRule::default(),
+                });
+                let (look, decision) = replay(&rule, d)?;
+                let sign = match decision {
+                    Decision::Higher => Some(1.0),
+                    Decision::Lower => Some(-1.0),
+                    _ => None,
+                };
+                Some(Claim {
+                    sign,
+                    low: look.low,
+                    high: look.high,
+                })
             }
         }
     }
@@ -514,6 +512,7 @@ fn serve_experiment(exe: &str, name: &str, s: &Shape, extra: &str) -> (Experimen
             Some(UntilDecided {
                 max_rounds: Some(rounds),
                 max_time_sec: None,
+                rule: UntilRule::default(),
             }),
         ),
     };
@@ -703,7 +702,7 @@ mod tests {
         assert!(c.high < 0.0, "{c:?}");
         assert_eq!(fixed.claim(&d).unwrap().sign, None);
         // Too few rounds: no interval.
-        assert_eq!(seq.claim(&d[..3]), None);
+        assert_eq!(seq.claim(&d[..2]), None);
         // A/A rounds: no claim, an interval around zero.
         let aa: Vec<f64> = (0..20).map(|i| 0.01 * f64::from(i % 5) - 0.02).collect();
         let c = seq.claim(&aa).unwrap();

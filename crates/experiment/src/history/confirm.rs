@@ -291,10 +291,7 @@ pub fn run(
     if outcome.interrupted {
         return Err(HistoryError::Interrupted(exp.name.clone()));
     }
-    let a = sequential::assess(
-        exp,
-        &runner::standings(exp, &store.observations(&exp.name)?),
-    );
+    let a = sequential::assess_stored(store, exp)?;
     let c = a
         .comparisons
         .iter()

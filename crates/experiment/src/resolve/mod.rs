@@ -287,6 +287,9 @@ fn until(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Option<UntilDecided>, SpecE
         if let Some(t) = &e.max_time {
             return Err(cx.err(t.span(), "max_time applies only with until = \"decided\""));
         }
+        if let Some(r) = &e.until_rule {
+            return Err(cx.err(r.span(), "until_rule applies only with until = \"decided\""));
+        }
         return Ok(None);
     }
     if let Some(r) = &e.rounds {
@@ -307,9 +310,23 @@ fn until(cx: &Ctx<'_>, e: &ExperimentSpec) -> Result<Option<UntilDecided>, SpecE
             "until = \"decided\" needs a limit: max_rounds, max_time or both",
         ));
     }
+    let rule = match &e.until_rule {
+        None => UntilRule::default(),
+        Some(r) => UntilRule::from_name(r.get_ref()).ok_or_else(|| {
+            cx.err(
+                r.span(),
+                format!(
+                    "expected one of {}, found \"{}\"",
+                    UntilRule::NAMES.map(|n| format!("\"{n}\"")).join(", "),
+                    r.get_ref()
+                ),
+            )
+        })?,
+    };
     Ok(Some(UntilDecided {
         max_rounds,
         max_time_sec,
+        rule,
     }))
 }
 

@@ -6,7 +6,7 @@
 
 use super::{Event, Outcome, RunError, Runner};
 use crate::plan::Execution;
-use crate::sequential::{self, Assessment, StopReason};
+use crate::sequential::{self, Assessment, StopReason, Timeline};
 use resplab_store::{LookRow, StopRow, TrialRow};
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,8 @@ pub(super) struct SeqState {
     rounds_at_start: Option<usize>,
     /// Rounds of the latest look stored.
     last_look: usize,
+    /// When each look was taken (the stored ones read back once, on the first look).
+    timeline: Option<Timeline>,
 }
 
 impl SeqState {
@@ -29,6 +31,7 @@ impl SeqState {
             before,
             rounds_at_start: None,
             last_look: 0,
+            timeline: None,
         }
     }
 }
@@ -63,12 +66,19 @@ impl Runner<'_> {
             return Ok(false);
         }
         let (assessment, elapsed, per_round) = self.sequential_look()?;
+        // The limit is reached when no further round fits at the pace so far: the look
+        // at which the spending rule plans no more rounds and spends what is left.
+        let pace = if assessment.rounds > 0 {
+            elapsed / assessment.rounds as u32
+        } else {
+            per_round
+        };
         let reason = if assessment.all_decided() {
             Some(StopReason::Decided)
         } else {
             until
                 .max_time()
-                .filter(|limit| elapsed + per_round > *limit)
+                .filter(|limit| elapsed + pace > *limit)
                 .map(|_| StopReason::MaxTime)
         };
         match reason {
@@ -98,15 +108,33 @@ impl Runner<'_> {
     /// time used and the expected duration of one more round.
     fn sequential_look(&mut self) -> Result<(Assessment, Duration, Duration), RunError> {
         let standing = self.standing()?;
-        let assessment = sequential::assess(self.exp, &standing);
         let id = self.id;
         let exp = self.exp;
+        let stored_looks = match self.seq.as_ref().and_then(|s| s.timeline.as_ref()) {
+            Some(_) => None,
+            None => Some(self.store.looks(id)?),
+        };
         let state = self
             .seq
             .get_or_insert_with(|| SeqState::new(Duration::ZERO));
-        let at_start = *state.rounds_at_start.get_or_insert(assessment.rounds);
+        let timeline = state
+            .timeline
+            .get_or_insert_with(|| Timeline::from_looks(&stored_looks.unwrap_or_default()));
         let here = state.started.elapsed();
         let elapsed = state.before + here;
+        let rounds_now = standing
+            .iter()
+            .map(|s| {
+                s.pairs
+                    .iter()
+                    .filter(|(_, a, b)| *a > 0.0 && *b > 0.0)
+                    .count()
+            })
+            .min()
+            .unwrap_or(0);
+        timeline.record(rounds_now, elapsed.as_secs_f64());
+        let assessment = sequential::assess(exp, &standing, timeline);
+        let at_start = *state.rounds_at_start.get_or_insert(assessment.rounds);
         let done_here = assessment.rounds.saturating_sub(at_start);
         let per_round = if done_here > 0 {
             here / done_here as u32

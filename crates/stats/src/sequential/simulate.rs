@@ -1,7 +1,8 @@
 //! What the stopping rule's error rates are: seeded simulations of whole sequential runs.
 //!
 //! Each simulated run draws one log ratio per round from a noise [`Shape`] around a true
-//! effect, looks after every round with the confidence sequence, and stops as
+//! effect, looks after every round with the [`Rule`] — the confidence sequence, or the
+//! α-spending design planned for `max_rounds` rounds — and stops as
 //! [`super::decide`] says or at `max_rounds`. Alongside, the same rounds are judged the
 //! naive way: a fixed-sample paired t test repeated after every round from round 6 (the
 //! first round resplab's fixed verdict gives an interval), counting a run as a
@@ -13,7 +14,8 @@
 //! printed by `cargo bench -p resplab-stats --bench sequential_aa`; a unit test runs a
 //! smaller version.
 
-use super::{decide, Decision, Running, SequenceConfig};
+use super::spending::fixed_schedule;
+use super::{decide, Decision, Look, Rule, Running};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal, StudentT};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -84,8 +86,22 @@ impl Tally {
 /// First round at which the naive peeking test is applied.
 pub const PEEK_FROM: usize = 6;
 
-/// Simulates `scenario.runs` sequential runs under `cfg`.
-pub fn simulate(scenario: &Scenario, cfg: &SequenceConfig) -> Tally {
+/// Simulates `scenario.runs` sequential runs under `rule` (a spending design is planned
+/// for `scenario.max_rounds` rounds, its boundaries computed once).
+pub fn simulate(scenario: &Scenario, rule: &Rule) -> Tally {
+    let schedule = match rule {
+        Rule::Spending(design) => fixed_schedule(design, scenario.max_rounds),
+        Rule::Anytime(_) => Vec::new(),
+    };
+    let look = |seq: &Running| -> Look {
+        match rule {
+            Rule::Anytime(cfg) => seq.look(cfg),
+            Rule::Spending(_) => {
+                seq.look_at(schedule.get(seq.n()).copied().unwrap_or(f64::INFINITY))
+            }
+        }
+    };
+    let alpha = rule.alpha();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(scenario.seed);
     let shift = (1.0 + scenario.effect).ln();
     let mut tally = Tally {
@@ -101,12 +117,12 @@ pub fn simulate(scenario: &Scenario, cfg: &SequenceConfig) -> Tally {
         for round in 1..=scenario.max_rounds {
             seq.push(shift + draw(&scenario.shape, &mut rng));
             if stopped_at.is_none() {
-                decision = decide(&seq.look(cfg), scenario.margin);
+                decision = decide(&look(&seq), scenario.margin);
                 if decision.is_decided() {
                     stopped_at = Some(round);
                 }
             }
-            if !peeked && round >= PEEK_FROM && seq.t_rejects(cfg.alpha) {
+            if !peeked && round >= PEEK_FROM && seq.t_rejects(alpha) {
                 peeked = true;
             }
             if stopped_at.is_some() && peeked {
@@ -161,9 +177,12 @@ mod tests {
         }
     }
 
+    use crate::sequential::spending::Design;
+    use crate::sequential::SequenceConfig;
+
     #[test]
     fn aa_false_positive_rate_holds_where_peeking_does_not() {
-        let cfg = SequenceConfig::default();
+        let cfg = Rule::Anytime(SequenceConfig::default());
         for shape in [
             Shape::Normal { sd: 0.15 },
             Shape::Contaminated {
@@ -183,7 +202,7 @@ mod tests {
     fn a_ten_percent_slowdown_is_found_with_the_right_sign() {
         let t = simulate(
             &scenario(Shape::Normal { sd: 0.15 }, -0.10, 500),
-            &SequenceConfig::default(),
+            &Rule::Anytime(SequenceConfig::default()),
         );
         assert!(t.lower as f64 >= 0.8 * 500.0, "{t:?}");
         assert!(t.higher <= 2, "{t:?}");
@@ -193,7 +212,51 @@ mod tests {
     #[test]
     fn same_seed_same_counts() {
         let s = scenario(Shape::StudentT3 { sd: 0.15 }, 0.0, 200);
-        let cfg = SequenceConfig::default();
+        let cfg = Rule::Anytime(SequenceConfig::default());
         assert_eq!(simulate(&s, &cfg), simulate(&s, &cfg));
+        let spend = Rule::Spending(Design::default());
+        assert_eq!(simulate(&s, &spend), simulate(&s, &spend));
+    }
+
+    #[test]
+    fn spending_keeps_alpha_near_five_percent_at_short_and_long_horizons() {
+        let rule = Rule::Spending(Design::default());
+        let shapes = [
+            Shape::Normal { sd: 0.15 },
+            Shape::StudentT3 { sd: 0.15 },
+            Shape::Contaminated {
+                sd: 0.15,
+                p: 0.05,
+                factor: 4.0,
+            },
+        ];
+        for max_rounds in [8, 30, 200] {
+            for shape in shapes {
+                let s = Scenario {
+                    max_rounds,
+                    ..scenario(shape, 0.0, 3_000)
+                };
+                let t = simulate(&s, &rule);
+                // 3,000 runs: the binomial sd at 5 % is 0.4 points. A rate above 6.5 %
+                // breaks the promise; one below 2.5 % spends power it need not.
+                let rate = t.different_rate();
+                assert!(
+                    (0.025..=0.065).contains(&rate),
+                    "{max_rounds} {shape:?}: {t:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn spending_is_more_powerful_than_the_confidence_sequence_at_its_horizon() {
+        let s = Scenario {
+            max_rounds: 60,
+            ..scenario(Shape::Normal { sd: 0.15 }, -0.05, 2_000)
+        };
+        let spend = simulate(&s, &Rule::Spending(Design::default()));
+        let cs = simulate(&s, &Rule::Anytime(SequenceConfig::default()));
+        assert!(spend.lower > cs.lower, "{spend:?} vs {cs:?}");
+        assert!(spend.higher <= 2, "{spend:?}");
     }
 }
