@@ -33,7 +33,7 @@ pub enum Format {
 pub enum MethodArg {
     /// Fixed randomized interleaved rounds, the paired verdict at the end.
     Rmit,
-    /// Runs until decided (the anytime-valid interval), at most --validate-rounds.
+    /// Runs until decided (the sequential interval), at most --validate-rounds.
     UntilDecided,
 }
 

@@ -75,7 +75,7 @@ pub struct RunArgs {
     /// Override the number of rounds.
     #[arg(long)]
     pub rounds: Option<u32>,
-    /// Run rounds until every primary comparison is decided by an anytime-valid
+    /// Run rounds until every primary comparison is decided by its sequential
     /// interval, within --max-time and/or --max-rounds (docs/sequential.md).
     #[arg(long, conflicts_with = "rounds")]
     pub until_decided: bool,
@@ -108,7 +108,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT")]
     pub max_error_rate: Option<String>,
     /// A run until decided: exit 1 when a comparison is decided worse than the baseline
-    /// (its anytime-valid interval excludes zero) by more than PCT percent.
+    /// (its sequential interval excludes zero) by more than PCT percent.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<String>,
 }
