@@ -80,10 +80,12 @@ fn report_to(which: &str, out: &std::path::Path, db: &std::path::Path) -> String
 
 #[test]
 fn a_short_calibration_gives_noise_a_monotone_budget_table_and_an_aa_verdict() {
-    let _shared = shared();
+    // Alone, with room to spare: both lengths must fit six rounds in the budget, and a
+    // loaded machine stretches each round's set-up.
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let cal = calibrate_set("14s", "0.2s,0.4s", &db);
+    let cal = calibrate_set("24s", "0.2s,0.4s", &db);
     let noise = cal["noise"].as_array().unwrap();
     assert_eq!(noise.len(), 2, "{cal:#}");
     for n in noise {
@@ -375,8 +377,11 @@ fn calibrate_finds_a_fixed_order_with_a_cold_server_biased() {
         &db,
     );
     let n = &cal["noise"][0];
+    // DIFFERENT means the interval excludes 0; the cold start's effect is tens of
+    // percent, so the estimate is large as well (the interval's width varies with load).
     assert_eq!(n["aa_verdict"], "DIFFERENT", "{cal:#}");
-    assert!(n["aa_ci_low_pct"].as_f64().unwrap() > 10.0, "{n:#}");
+    assert!(n["aa_ci_low_pct"].as_f64().unwrap() > 0.0, "{n:#}");
+    assert!(n["aa_effect_pct"].as_f64().unwrap() > 20.0, "{n:#}");
     let why = cal["biased"].as_str().expect("the set-up is called biased");
     assert!(
         why.contains("order = \"fixed\"") && why.contains("per = \"round\""),
