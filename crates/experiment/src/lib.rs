@@ -47,6 +47,7 @@ pub mod readback;
 pub mod resolve;
 pub mod runner;
 pub mod sequential;
+pub mod server_profile;
 pub mod spec;
 pub mod throwaway;
 pub mod words;

@@ -14,13 +14,12 @@ pub use super::bench_args::BenchArgs;
 use crate::output::{self, progress::ProgressLine};
 use anyhow::Context as _;
 use resplab_engine::{RunConfig, StopToken};
+use resplab_experiment::server_profile::ServerProfile;
 use resplab_experiment::throwaway::Throwaway;
 use resplab_report::run::bench::{BenchFiles, Layout};
 use resplab_report::run::rbcompat::Test;
 use resplab_results::{RunEnd, RunRecord};
-use resplab_sys::profile::{Recording, Sampling};
 use resplab_workload::Workload;
-use std::io::Write as _;
 use std::process::ExitCode;
 
 /// Runs `resplab bench`.
@@ -70,12 +69,22 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             Some(server)
         }
     };
-    let sampled = sample_server(&args, _server.as_ref())?;
+    let sampled = match &args.profile {
+        Some(path) => Some(ServerProfile::start(
+            path,
+            args.profile_pid,
+            _server.as_ref(),
+        )?),
+        None => None,
+    };
+    if let Some(warning) = sampled.as_ref().and_then(ServerProfile::warning) {
+        eprintln!("resplab: {warning}");
+    }
     announce(&config, &args);
     let result = run_with_progress(&config, &workload, &stop, !args.no_progress, &live);
     let mut record = result.context(format!("run against {}", config.target))?;
-    if let Some(s) = sampled {
-        write_profile(s);
+    if let Some(line) = sampled.and_then(ServerProfile::finish) {
+        eprintln!("resplab: {line}");
     }
     plan.complete(&mut record, &config);
     write_outputs(&record, &tests, &args, files)?;
@@ -83,54 +92,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match max_error_pct {
         Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
         _ => Ok(code),
-    }
-}
-
-/// `--profile FILE`: the server's pid (`--profile-pid`, or the throwaway redis-server's),
-/// the output file created now so a bad path costs no run, and perf record started; where
-/// perf cannot run, one line says why and the run goes on without a profile.
-fn sample_server(
-    args: &BenchArgs,
-    server: Option<&Throwaway>,
-) -> anyhow::Result<Option<(Recording, std::fs::File, std::path::PathBuf)>> {
-    let Some(path) = &args.profile else {
-        return Ok(None);
-    };
-    let pid = match (args.profile_pid, server) {
-        (Some(pid), _) => pid,
-        (None, Some(s @ Throwaway::Redis { .. })) => s.pid().context("--profile: the started server's pid is unknown")?,
-        (None, Some(Throwaway::Serve(_))) => anyhow::bail!(
-            "--profile: the reference server runs inside this process with the load generator; install redis-server (apt-get install redis-server) or give a target and --profile-pid"
-        ),
-        (None, None) => anyhow::bail!(
-            "--profile: expected --profile-pid PID for a target this run does not start (or no target, so that bench starts its own server)"
-        ),
-    };
-    let file = std::fs::File::create(path)
-        .with_context(|| format!("--profile {}: cannot create", path.display()))?;
-    let perf = std::env::var("RESPLAB_PERF").unwrap_or_else(|_| "perf".into());
-    let data = std::env::temp_dir().join(format!("resplab-bench-{}.perf.data", std::process::id()));
-    match Recording::start(&Sampling::defaults(&perf), &[pid], &data) {
-        Ok(r) => Ok(Some((r, file, path.clone()))),
-        Err(why) => {
-            eprintln!("resplab: --profile: {why}; the run goes on without a profile");
-            Ok(None)
-        }
-    }
-}
-
-/// Stops sampling and writes the folded stacks, or says in one line why there are none.
-fn write_profile((recording, mut file, path): (Recording, std::fs::File, std::path::PathBuf)) {
-    match recording.finish() {
-        Ok(stacks) => match file.write_all(stacks.folded.as_bytes()) {
-            Ok(()) => eprintln!(
-                "resplab: --profile: {} samples of the server's stacks in {}",
-                stacks.samples,
-                path.display()
-            ),
-            Err(e) => eprintln!("resplab: --profile {}: cannot write: {e}", path.display()),
-        },
-        Err(why) => eprintln!("resplab: --profile: {why}"),
     }
 }
 

@@ -8,9 +8,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::bisect::build::Built;
-use resplab_experiment::bisect::{self, BisectError, BisectEvent, BisectSpec, Conclusion, Source};
-use resplab_experiment::words::parse_positive_duration;
-use resplab_experiment::TrialBudget;
+use resplab_experiment::bisect::{self, BisectError, BisectEvent, BisectSpec, Conclusion};
 use resplab_report::bisect as text;
 use std::io::Write;
 use std::path::PathBuf;
@@ -116,53 +114,19 @@ fn fail(e: &BisectError) -> ExitCode {
 }
 
 fn spec(a: &BisectArgs) -> Result<BisectSpec, BisectError> {
-    let input = |flag: &str, message: String| BisectError::Input {
-        flag: flag.into(),
-        message,
-    };
-    let margin = match &a.margin {
-        Some(m) => Some(
-            resplab_engine::words::number("--margin", m, 0.0, 99.0)
-                .map_err(|e| input("--margin", e.to_string()))?
-                / 100.0,
-        ),
-        None => None,
-    };
-    let budget = match &a.test_time {
-        Some(t) => Some(TrialBudget::TestTime(
-            parse_positive_duration(t).map_err(|e| input("--test-time", e))?,
-        )),
-        None => None,
-    };
-    let source = match (&a.workload, &a.experiment) {
-        (Some(w), _) => Source::Workload(w.clone()),
-        (None, Some(f)) => Source::Experiment(f.clone()),
-        (None, None) => {
-            return Err(input(
-                "--workload",
-                "expected --workload TESTS or --experiment FILE".into(),
-            ))
-        }
-    };
-    let cache = a.cache.clone().unwrap_or_else(|| {
-        let stem =
-            a.db.db
-                .file_stem()
-                .map_or("resplab".into(), |s| s.to_string_lossy().into_owned());
-        a.db.db.with_file_name(format!("{stem}-bisect"))
-    });
-    let cache = std::path::absolute(&cache).unwrap_or(cache);
-    Ok(BisectSpec {
+    bisect::flags::spec(bisect::flags::Given {
         repo: a.repo.clone(),
         good: a.good.clone(),
         bad: a.bad.clone(),
         build: a.build.clone(),
         server: a.server.clone(),
-        source,
-        cache,
+        workload: a.workload.clone(),
+        experiment: a.experiment.clone(),
+        db: a.db.db.clone(),
+        cache: a.cache.clone(),
         max_rounds: a.max_rounds,
-        margin,
-        budget,
+        margin: a.margin.clone(),
+        test_time: a.test_time.clone(),
     })
 }
 

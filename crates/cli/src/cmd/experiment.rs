@@ -21,7 +21,7 @@ use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::narrate::{self, Narrator, Say};
 use resplab_experiment::runner::{self, Event};
 use resplab_experiment::words::parse_positive_duration;
-use resplab_experiment::{Experiment, Overrides, TrialBudget};
+use resplab_experiment::{Experiment, Overrides};
 use resplab_report::narration;
 use resplab_store::Store;
 use std::io::Write;
@@ -178,30 +178,14 @@ fn open_store(path: &Path) -> anyhow::Result<Store> {
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
-    if a.rounds == Some(0) {
-        eprintln!("resplab: --rounds: expected at least 1, found 0");
-        return Ok(ExitCode::from(2));
-    }
-    let mut overrides = Overrides {
-        rounds: a.rounds,
-        ..Overrides::default()
-    };
-    if let Some(n) = a.requests {
-        if n == 0 {
-            eprintln!("resplab: --requests: expected at least 1, found 0");
-            return Ok(ExitCode::from(2));
-        }
-        overrides.budget = Some(TrialBudget::Requests(n));
-    }
-    if let Some(t) = &a.test_time {
-        match parse_positive_duration(t) {
-            Ok(d) => overrides.budget = Some(TrialBudget::TestTime(d)),
-            Err(e) => return Ok(usage("--test-time", &e)),
-        }
-    }
-    if a.smoke {
-        overrides = overrides.smoke();
-    }
+    let overrides =
+        match Overrides::from_flags(a.rounds, a.requests, a.test_time.as_deref(), a.smoke) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("resplab: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        };
     let (mut exp, text) = match resplab_experiment::load(&a.file, &overrides) {
         Ok(x) => x,
         Err(e) => {

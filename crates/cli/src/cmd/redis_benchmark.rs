@@ -4,14 +4,14 @@
 //!
 //! The arguments go untouched to `resplab_workload::redis_benchmark::parse`; the run's
 //! configuration comes from `resplab_engine::words::redis_benchmark` (bench's words), the
-//! layouts from `resplab_report::run` (`rbtext`, and `rbcompat` for `-q` and `--csv`).
+//! layout the line asks for from `resplab_report::run::rbtext::for_line` (its full text, or
+//! `rbcompat`'s for `-q` and `--csv`).
 //! This file reads `-x`'s argument from standard input, runs the tests (again and again
 //! with `-l`) and prints.
 
 use crate::output::progress::ProgressLine;
 use anyhow::Context as _;
 use clap::Args;
-use resplab_report::run::rbcompat;
 use resplab_report::run::rbtext;
 use resplab_results::{RunEnd, RunRecord};
 use resplab_workload::redis_benchmark::{self as rb, Invocation, RbLine};
@@ -110,26 +110,15 @@ fn print(
     workload: &Workload,
     r: &RunRecord,
 ) {
-    let phases = crate::output::tests(workload);
-    let given = (!line.command.is_empty()).then_some(command_title);
-    let tests = rbcompat::test_lines(&phases, r, given);
-    let text = if line.csv {
-        rbcompat::csv(&tests)
-    } else if line.quiet {
-        rbcompat::quiet(&tests)
-    } else {
-        let shape = rbtext::RunShape {
-            clients: config.clients,
-            payload_bytes: line
-                .data_size
-                .as_deref()
-                .and_then(|d| d.trim().parse().ok())
-                .unwrap_or(3),
-            threads: (config.threads > 1).then_some(config.threads),
-            cluster_masters: r.cluster.as_ref().map(|c| c.masters),
-        };
-        rbtext::render(&shape, &tests)
+    let layout = rbtext::LineLayout {
+        csv: line.csv,
+        quiet: line.quiet,
+        clients: config.clients,
+        threads: config.threads,
+        data_size: line.data_size.as_deref(),
+        command_title: (!line.command.is_empty()).then_some(command_title),
     };
+    let text = rbtext::for_line(&layout, &crate::output::tests(workload), r);
     crate::output::show(&text);
 }
 

@@ -17,7 +17,9 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use resplab_report::doc::{self, ReportInput};
 use resplab_report::resplab::ResplabOptions;
-use resplab_report::target::{self, file_stem, plot_folder, DocFormat};
+use resplab_report::target::{
+    self, file_stem, plot_folder, Doc, DocFormat, Target, WriteError, Written,
+};
 use resplab_results::calibration::StoredCalibration;
 use resplab_results::import::{InputSpec, Location, NoStore};
 use resplab_store::Store;
@@ -71,17 +73,22 @@ fn report_target(
     asked: Option<ReportFormat>,
     output: Option<&Path>,
     default_stem: &str,
-) -> anyhow::Result<(ReportFormat, PathBuf, crate::output::OutFile)> {
+) -> anyhow::Result<Target> {
     let asked = asked.map(|f| match f {
         ReportFormat::Md => DocFormat::Md,
         ReportFormat::Html => DocFormat::Html,
     });
-    let t = target::prepare(asked, output, default_stem)?;
-    let format = match t.format {
-        DocFormat::Md => ReportFormat::Md,
-        DocFormat::Html => ReportFormat::Html,
-    };
-    Ok((format, t.output, t.file))
+    Ok(target::prepare(asked, output, default_stem)?)
+}
+
+/// Writes the document, saying where a report that could not be written was saved.
+fn write(target: Target, doc: Doc<'_>) -> anyhow::Result<Written> {
+    target.write(doc).map_err(|e| {
+        if let WriteError::File(f) = &e {
+            crate::output::note_saved_elsewhere(f);
+        }
+        e.into()
+    })
 }
 
 /// Runs `resplab report`.
@@ -117,36 +124,22 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let v = input.variants.remove(pos);
         input.variants.insert(0, v);
     }
-    let (format, output, file) = report_target(args.format, args.output.as_deref(), &default_stem)?;
+    let target = report_target(args.format, args.output.as_deref(), &default_stem)?;
     let document = doc::build(&input)?;
-    match format {
-        ReportFormat::Html => {
-            let html = doc::html::render(&document);
-            crate::output::finish(file, html.as_bytes())?;
-            println!("wrote {}", output.display());
+    let written = match target.format {
+        DocFormat::Html => write(target, Doc::Html(&doc::html::render(&document)))?,
+        DocFormat::Md => {
+            let md = doc::markdown::render(&document, &plot_folder(&target.output).1);
+            write(
+                target,
+                Doc::Markdown {
+                    text: &md.text,
+                    plots: &md.files,
+                },
+            )?
         }
-        ReportFormat::Md => {
-            let (dir, plot_dir) = plot_folder(&output);
-            let md = doc::markdown::render(&document, &plot_dir);
-            let base = output.parent().unwrap_or(Path::new(""));
-            if !md.files.is_empty() {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
-            }
-            for (rel, svg) in &md.files {
-                let p = base.join(rel);
-                std::fs::write(&p, svg)
-                    .with_context(|| format!("cannot write plot {}", p.display()))?;
-            }
-            crate::output::finish(file, md.text.as_bytes())?;
-            println!(
-                "wrote {} and {} plots in {}",
-                output.display(),
-                md.files.len(),
-                dir.display()
-            );
-        }
-    }
+    };
+    println!("{}", written.line());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -176,29 +169,27 @@ fn calibration(
         StoredCalibration::Calibration { id, .. } | StoredCalibration::Validation { id, .. } => *id,
     };
     let page = resplab_report::calibration::page(&stored, db)?;
-    let (format, output, file) =
-        report_target(format, output, &format!("calibration-{id}-report"))?;
-    match format {
-        ReportFormat::Md => {
-            let mut wrote = vec![output.display().to_string()];
-            let (dir, plot_dir) = plot_folder(&output);
-            if let Some((svg, _)) = &page.budget {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
-                let plot = dir.join("budget.svg");
-                std::fs::write(&plot, svg)
-                    .with_context(|| format!("cannot write plot {}", plot.display()))?;
-                wrote.push(plot.display().to_string());
-            }
+    let target = report_target(format, output, &format!("calibration-{id}-report"))?;
+    let written = match target.format {
+        DocFormat::Md => {
+            let plot_dir = plot_folder(&target.output).1;
+            let plots: Vec<(String, String)> = page
+                .budget
+                .iter()
+                .map(|(svg, _)| (format!("{plot_dir}/budget.svg"), svg.clone()))
+                .collect();
             let md = resplab_report::calibration::markdown(&page, &plot_dir);
-            crate::output::finish(file, md.as_bytes())?;
-            println!("wrote {}", wrote.join(" and "));
+            write(
+                target,
+                Doc::Markdown {
+                    text: &md,
+                    plots: &plots,
+                },
+            )?
         }
-        ReportFormat::Html => {
-            crate::output::finish(file, resplab_report::calibration::html(&page).as_bytes())?;
-            println!("wrote {}", output.display());
-        }
-    }
+        DocFormat::Html => write(target, Doc::Html(&resplab_report::calibration::html(&page)))?,
+    };
+    println!("{}", written.listing());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -220,31 +211,29 @@ fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
     let analysis =
         resplab_experiment::history::history(&store, series, args.metric.as_deref(), &cfg)?;
     let stem = format!("history-{}-report", file_stem(series));
-    let (format, output, file) = report_target(args.format, args.output.as_deref(), &stem)?;
-    match format {
-        ReportFormat::Md => {
-            let (dir, plot_dir) = plot_folder(&output);
+    let target = report_target(args.format, args.output.as_deref(), &stem)?;
+    let written = match target.format {
+        DocFormat::Md => {
+            let plot_dir = plot_folder(&target.output).1;
             let (md, plots) = resplab_report::history::markdown(&analysis, &plot_dir)?;
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create the plot folder {}", dir.display()))?;
-            for (name, svg) in &plots {
-                let p = dir.join(name);
-                std::fs::write(&p, svg)
-                    .with_context(|| format!("cannot write plot {}", p.display()))?;
-            }
-            file.finish(md.as_bytes())?;
-            println!(
-                "wrote {} and {} plots in {}",
-                output.display(),
-                plots.len(),
-                dir.display()
-            );
+            let plots: Vec<(String, String)> = plots
+                .into_iter()
+                .map(|(name, svg)| (format!("{plot_dir}/{name}"), svg))
+                .collect();
+            write(
+                target,
+                Doc::Markdown {
+                    text: &md,
+                    plots: &plots,
+                },
+            )?
         }
-        ReportFormat::Html => {
-            file.finish(resplab_report::history::html(&analysis)?.as_bytes())?;
-            println!("wrote {}", output.display());
-        }
-    }
+        DocFormat::Html => write(
+            target,
+            Doc::Html(&resplab_report::history::html(&analysis)?),
+        )?,
+    };
+    println!("{}", written.line());
     Ok(ExitCode::SUCCESS)
 }
 

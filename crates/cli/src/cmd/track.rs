@@ -47,13 +47,7 @@ pub fn run(args: TrackArgs) -> anyhow::Result<ExitCode> {
         Some(w) => Some(words::wall_time("--when", w, now_unix_ms())? as i64),
         None => None,
     };
-    let mut tags = Vec::with_capacity(args.tags.len());
-    for t in &args.tags {
-        match t.split_once('=') {
-            Some((k, v)) if !k.is_empty() => tags.push((k.to_string(), v.to_string())),
-            _ => bail!("--tag: expected key=value, found `{t}`"),
-        }
-    }
+    let tags = history::parse_tags(&args.tags)?;
     if args.series.trim().is_empty() {
         bail!("NAME: expected a series name, found an empty one");
     }

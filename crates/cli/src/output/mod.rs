@@ -18,17 +18,23 @@ use resplab_report::run::rbcompat::Test;
 /// The file could not be written.
 pub fn finish(file: OutFile, bytes: &[u8]) -> anyhow::Result<()> {
     file.finish(bytes).map_err(|e| {
-        if let OutFileError::SavedElsewhere { saved, first } = &e {
-            eprintln!(
-                "resplab: {} {} could not be written ({}); saved to {} instead",
-                first.flag,
-                first.path.display(),
-                first.error,
-                saved.display()
-            );
-        }
+        note_saved_elsewhere(&e);
         e.into()
     })
+}
+
+/// The line on standard error that says where a file that could not be written was
+/// saved instead, when it was.
+pub fn note_saved_elsewhere(e: &OutFileError) {
+    if let OutFileError::SavedElsewhere { saved, first } = e {
+        eprintln!(
+            "resplab: {} {} could not be written ({}); saved to {} instead",
+            first.flag,
+            first.path.display(),
+            first.error,
+            saved.display()
+        );
+    }
 }
 
 /// Shows `text` on standard output, flushed; whatever happens to standard output (a

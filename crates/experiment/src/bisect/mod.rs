@@ -17,6 +17,7 @@
 //! records, worded by `resplab_report::bisect`.
 
 pub mod build;
+pub mod flags;
 pub mod git;
 pub mod pair;
 pub mod search;

@@ -64,6 +64,22 @@ pub struct TrackRequest {
     pub source: TrackSource,
 }
 
+/// `resplab track --tag K=V…`: each tag split at its first `=` into a key, never empty,
+/// and a value.
+///
+/// # Errors
+/// [`HistoryError::Input`] naming `--tag` and the tag without a key or `=`.
+pub fn parse_tags(tags: &[String]) -> Result<Vec<(String, String)>, HistoryError> {
+    tags.iter()
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(HistoryError::Input(format!(
+                "--tag: expected key=value, found `{t}`"
+            ))),
+        })
+        .collect()
+}
+
 /// Measures the request's source and appends the point to its series.
 ///
 /// # Errors
@@ -106,4 +122,20 @@ pub fn history(
     let mut analysis = analyse(series, &points, metric, cfg)?;
     analysis.attach(&store.confirmations(series)?);
     Ok(analysis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_tags;
+
+    #[test]
+    fn tags_split_at_the_first_equals_sign_and_need_a_key() {
+        let tags = parse_tags(&["os=linux".into(), "opt=a=b".into(), "empty=".into()]).unwrap();
+        let pairs: Vec<(&str, &str)> = tags.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(pairs, [("os", "linux"), ("opt", "a=b"), ("empty", "")]);
+        for bad in ["=v", "novalue"] {
+            let e = parse_tags(&[bad.into()]).unwrap_err().to_string();
+            assert_eq!(e, format!("--tag: expected key=value, found `{bad}`"));
+        }
+    }
 }

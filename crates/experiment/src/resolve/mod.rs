@@ -45,6 +45,36 @@ pub struct Overrides {
 }
 
 impl Overrides {
+    /// `experiment run`'s `--rounds`, `--requests`, `--test-time` (the last budget given
+    /// wins) and `--smoke`, checked.
+    ///
+    /// # Errors
+    /// One line naming the flag: zero rounds or requests, or a test time that is not a
+    /// positive duration.
+    pub fn from_flags(
+        rounds: Option<u32>,
+        requests: Option<u64>,
+        test_time: Option<&str>,
+        smoke: bool,
+    ) -> Result<Overrides, String> {
+        if rounds == Some(0) {
+            return Err("--rounds: expected at least 1, found 0".into());
+        }
+        if requests == Some(0) {
+            return Err("--requests: expected at least 1, found 0".into());
+        }
+        let mut overrides = Overrides {
+            rounds,
+            budget: requests.map(TrialBudget::Requests),
+            ..Overrides::default()
+        };
+        if let Some(t) = test_time {
+            let d = words::parse_positive_duration(t).map_err(|e| format!("--test-time: {e}"))?;
+            overrides.budget = Some(TrialBudget::TestTime(d));
+        }
+        Ok(if smoke { overrides.smoke() } else { overrides })
+    }
+
     /// `--smoke`'s budgets over these: 2 rounds (unless rounds are given), 2,000 requests
     /// per phase (unless a budget is given), no warm-up.
     pub fn smoke(self) -> Overrides {
@@ -682,4 +712,30 @@ fn nonzero(cx: &Ctx<'_>, v: &Spanned<DurationValue>) -> Result<Duration, SpecErr
         return Err(cx.err(v.span(), "expected a duration above zero"));
     }
     Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Overrides, TrialBudget};
+    use std::time::Duration;
+
+    #[test]
+    fn run_flags_refuse_zero_and_the_test_time_wins_over_requests() {
+        let zero = Overrides::from_flags(Some(0), None, None, false).unwrap_err();
+        assert_eq!(zero, "--rounds: expected at least 1, found 0");
+        let zero = Overrides::from_flags(None, Some(0), None, false).unwrap_err();
+        assert_eq!(zero, "--requests: expected at least 1, found 0");
+        assert!(Overrides::from_flags(None, None, Some("soon"), false)
+            .unwrap_err()
+            .starts_with("--test-time: "));
+        let o = Overrides::from_flags(Some(3), Some(10), Some("2s"), false).unwrap();
+        assert_eq!(o.rounds, Some(3));
+        assert_eq!(
+            o.budget,
+            Some(TrialBudget::TestTime(Duration::from_secs(2)))
+        );
+        let smoke = Overrides::from_flags(None, Some(10), None, true).unwrap();
+        assert_eq!(smoke.rounds, Some(2));
+        assert_eq!(smoke.budget, Some(TrialBudget::Requests(10)));
+    }
 }

@@ -11,8 +11,9 @@
 //! The two lines redis-benchmark prints from `CONFIG GET save`/`appendonly` are left
 //! out, as redis-benchmark leaves them out for a server that refuses `CONFIG`.
 
-use super::rbcompat::TestLine;
+use super::rbcompat::{self, Test, TestLine};
 use hdrhistogram::Histogram;
+use resplab_results::RunRecord;
 use resplab_stats::hist::LatencyHistogram;
 use std::fmt::Write as _;
 
@@ -27,6 +28,45 @@ pub struct RunShape {
     pub threads: Option<u32>,
     /// `--cluster`: the number of masters.
     pub cluster_masters: Option<u32>,
+}
+
+/// How a redis-benchmark command line asks to see its run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineLayout<'a> {
+    /// `--csv`: the CSV table (it wins over `-q`, as in redis-benchmark).
+    pub csv: bool,
+    /// `-q`: one line per test.
+    pub quiet: bool,
+    /// `-c`.
+    pub clients: u32,
+    /// The run's threads.
+    pub threads: u32,
+    /// `-d` as given; redis-benchmark's 3 bytes when absent or not a number.
+    pub data_size: Option<&'a str>,
+    /// The title of a command given on the line (redis-benchmark titles it by its words).
+    pub command_title: Option<&'a str>,
+}
+
+/// The run of a redis-benchmark command line in the layout the line asks for: the CSV
+/// table, the quiet lines, or the full text of [`render`].
+pub fn for_line(layout: &LineLayout<'_>, tests: &[Test<'_>], record: &RunRecord) -> String {
+    let lines = rbcompat::test_lines(tests, record, layout.command_title);
+    if layout.csv {
+        return rbcompat::csv(&lines);
+    }
+    if layout.quiet {
+        return rbcompat::quiet(&lines);
+    }
+    let shape = RunShape {
+        clients: layout.clients,
+        payload_bytes: layout
+            .data_size
+            .and_then(|d| d.trim().parse().ok())
+            .unwrap_or(3),
+        threads: (layout.threads > 1).then_some(layout.threads),
+        cluster_masters: record.cluster.as_ref().map(|c| c.masters),
+    };
+    render(&shape, &lines)
 }
 
 /// Renders every test's block, in run order.
