@@ -88,8 +88,10 @@ fn an_aa_duet_swaps_cpu_sets_pairs_intervals_and_finds_nothing() {
         out.contains("EQUIVALENT within ±20.0 %") || out.contains("undecided"),
         "{out}"
     );
+    // The first look comes after round 3, and on a quiet machine an A/A duet is
+    // EQUIVALENT within ±20 % there or soon after: three rounds show the swap.
     let trials = stored(&dir.path().join("r.db"), "aa");
-    assert!(trials.len() >= 12, "{trials:?}");
+    assert!(trials.len() >= 6, "{trials:?}");
     let base_cpus = |round: u32| {
         trials
             .iter()
