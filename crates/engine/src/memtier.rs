@@ -57,6 +57,14 @@ pub fn run_config(plan: &MemtierPlan) -> Result<RunConfig, EngineError> {
         arrivals: Arrivals::Constant,
     });
     config.seed = plan.workload.seed;
+    if let resplab_workload::WorkloadKind::Mix(m) = &plan.workload.kind {
+        if let Some(w) = &m.wait {
+            // A WAIT the server cannot satisfy blocks for its whole timeout: give it
+            // that long before calling it lost.
+            let blocked = Duration::from_millis(w.timeout_ms_max) + Duration::from_secs(5);
+            config.request_timeout = config.request_timeout.max(blocked);
+        }
+    }
     config.validate()?;
     Ok(config)
 }
@@ -136,13 +144,13 @@ pub fn configuration(plan: &MemtierPlan) -> serde_json::Value {
         ),
         ("thread_conn_start_min_jitter_micros", json!(0)),
         ("thread_conn_start_max_jitter_micros", json!(0)),
-        ("multi_key_get", json!(0)),
+        ("multi_key_get", json!(e.multi_key_get)),
         ("authenticate", json!(auth)),
         ("select-db", json!(c.select_db.unwrap_or(0))),
         ("no-expiry", json!("false")),
-        ("wait-ratio", json!("0:0")),
-        ("num-slaves", json!("0:0")),
-        ("wait-timeout", json!("0-0")),
+        ("wait-ratio", json!(e.wait_ratio)),
+        ("num-slaves", json!(e.num_slaves)),
+        ("wait-timeout", json!(e.wait_timeout)),
         ("print-all-runs", json!(flag(plan.output.print_all_runs))),
     ];
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())

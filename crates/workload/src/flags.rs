@@ -120,6 +120,7 @@ impl WorkloadFlags {
                 keys: self.keys,
                 values,
                 expiry: self.expiry,
+                wait: None,
             })
         } else {
             let defaults = TestsSpec::default();

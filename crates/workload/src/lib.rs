@@ -44,6 +44,7 @@ pub mod seed;
 pub mod spec;
 pub mod template;
 pub mod values;
+mod wait;
 pub mod workload;
 
 pub use catalog::TestName;
@@ -52,7 +53,8 @@ pub use keys::{KeyPattern, KeySpace};
 pub use request::{ArgWriter, Args, Request};
 pub use schedule::{Arrivals, Schedule, ScheduleStream};
 pub use spec::{
-    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, TestsSpec, WorkloadKind, WorkloadSpec,
+    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, TestsSpec, WaitSpec, WorkloadKind,
+    WorkloadSpec,
 };
 pub use values::{ValueSize, WeightedSize};
 pub use workload::{Generator, Phase, Workload};

@@ -111,6 +111,9 @@ pub struct MixSpec {
     /// Times to live of the SETs (memtier's `--expiry-range`); `None`: plain SETs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expiry: Option<ExpiryRange>,
+    /// WAIT requests among the SETs (memtier's `--wait-ratio`); `None`: no WAIT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitSpec>,
 }
 
 impl Default for MixSpec {
@@ -122,7 +125,68 @@ impl Default for MixSpec {
             keys: KeySpace::default(),
             values: ValueSize::default(),
             expiry: None,
+            wait: None,
         }
+    }
+}
+
+/// WAIT requests sent among a mix's SETs, memtier_benchmark's `--wait-ratio SETS:WAITS`
+/// with `--num-slaves MIN-MAX` and `--wait-timeout MIN-MAX`.
+///
+/// Each stream follows memtier's rule, in whole numbers: its first request is a WAIT,
+/// and a later request is a WAIT whenever the SETs it has sent divided by the WAITs it
+/// has sent exceeds `sets / waits` (both divisions rounded down). With `q = sets /
+/// waits` that is one WAIT after every `q + 1` SETs: `--wait-ratio 1:1` sends a WAIT
+/// after every second SET, not after each. Every WAIT draws its number of replicas
+/// uniformly from `replicas_min..=replicas_max` and its timeout (milliseconds) from a
+/// normal distribution centred on the middle of `timeout_ms_min..=timeout_ms_max`
+/// with a sixth of the range as standard deviation, redrawn until inside the range
+/// (what memtier draws). WAITs count in the request budget, as in memtier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitSpec {
+    /// SETs of `--wait-ratio SETS:WAITS`.
+    pub sets: u32,
+    /// WAITs of `--wait-ratio SETS:WAITS` (at least 1; 0 sends none).
+    pub waits: u32,
+    /// `--num-slaves`: fewest and most replicas a WAIT asks for.
+    pub replicas_min: u64,
+    pub replicas_max: u64,
+    /// `--wait-timeout`: shortest and longest timeout, milliseconds (0: wait forever).
+    pub timeout_ms_min: u64,
+    pub timeout_ms_max: u64,
+}
+
+impl WaitSpec {
+    /// SETs a stream sends between two WAITs (`sets / waits + 1`, in whole numbers).
+    pub fn sets_per_wait(&self) -> u64 {
+        u64::from(self.sets) / u64::from(self.waits.max(1)) + 1
+    }
+
+    /// Checks the ranges.
+    ///
+    /// # Errors
+    /// A ratio with no WAIT, or a range whose minimum is above its maximum.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        if self.waits == 0 {
+            return Err(WorkloadError::new(
+                "--wait-ratio",
+                format!("{}:{}", self.sets, self.waits),
+                "SETS:WAITS with at least one WAIT, like 10:1",
+            ));
+        }
+        for (flag, lo, hi) in [
+            ("--num-slaves", self.replicas_min, self.replicas_max),
+            ("--wait-timeout", self.timeout_ms_min, self.timeout_ms_max),
+        ] {
+            if lo > hi {
+                return Err(WorkloadError::new(
+                    flag,
+                    format!("{lo}-{hi}"),
+                    "MIN-MAX with MIN no larger than MAX",
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -277,6 +341,9 @@ impl WorkloadSpec {
                 m.values.validate()?;
                 if let Some(e) = &m.expiry {
                     e.validate()?;
+                }
+                if let Some(w) = &m.wait {
+                    w.validate()?;
                 }
             }
             WorkloadKind::Commands(c) => {

@@ -27,6 +27,7 @@ use crate::seed::{derive_seed, stream_rng, SeedPurpose};
 use crate::spec::{CommandsSpec, MixSpec, TestsSpec, WorkloadKind, WorkloadSpec};
 use crate::template::{self, ArgTemplate, CompiledTemplate, Piece};
 use crate::values::ValueSource;
+use crate::wait::{WaitState, MAX_WAIT_REQUEST};
 use rand::distributions::{Distribution, Uniform};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::Arc;
@@ -68,6 +69,8 @@ struct CompiledPhase {
     keys: KeySpace,
     values: ValueSource,
     rand_range: Option<u64>,
+    /// A mix's WAITs (memtier's `--wait-ratio`); the phase's last command is `WAIT`.
+    wait: Option<crate::spec::WaitSpec>,
 }
 
 #[derive(Debug)]
@@ -256,6 +259,7 @@ impl Workload {
                 keys: old.keys.clone(),
                 values: old.values.clone(),
                 rand_range: old.rand_range,
+                wait: None,
             }
             .with_images();
             self.compiled[i] = Arc::new(phase);
@@ -358,12 +362,14 @@ impl Workload {
         let rand_int = phase.rand_range.map(|n| Uniform::new(0, n.max(1)));
         let rng_stream = if self.shared_streams { 0 } else { stream };
         let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, rng_stream);
+        let wait = phase.wait.as_ref().map(WaitState::new);
         Generator {
             phase,
             rng,
             samplers,
             rand_int,
             cycle_pos: 0,
+            wait,
         }
     }
 }
@@ -386,6 +392,11 @@ fn unique_name(existing: &[String], base: &str) -> String {
         .unwrap_or_else(|| base.to_string())
 }
 
+/// A mix's SET, in its commands and cycle.
+const SET_COMMAND: u32 = 0;
+/// A mix's WAIT, the last of its [`Phase::commands`] when it sends some.
+const WAIT_COMMAND: usize = 2;
+
 /// Makes the requests of one stream of one phase. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Generator {
@@ -394,6 +405,8 @@ pub struct Generator {
     samplers: Vec<KeySampler>,
     rand_int: Option<Uniform<u64>>,
     cycle_pos: usize,
+    /// The stream's WAITs, when its mix sends some.
+    wait: Option<WaitState>,
 }
 
 impl Generator {
@@ -407,7 +420,17 @@ impl Generator {
             samplers,
             rand_int,
             cycle_pos,
+            wait,
         } = self;
+        if let Some(w) = wait.as_mut() {
+            if w.is_due() {
+                w.write(req, rng);
+                return WAIT_COMMAND;
+            }
+            if phase.cycle.get(*cycle_pos) == Some(&SET_COMMAND) {
+                w.count_set();
+            }
+        }
         let idx = match phase.cycle.len() {
             0 | 1 => phase.cycle.first().copied().unwrap_or(0) as usize,
             len => {
@@ -496,6 +519,12 @@ impl Generator {
             }
             most.0 = most.0.max(bytes);
             most.1 = most.1.max(template.args.len());
+        }
+        if self.wait.is_some() {
+            most = (
+                most.0.max(MAX_WAIT_REQUEST.0),
+                most.1.max(MAX_WAIT_REQUEST.1),
+            );
         }
         most
     }
@@ -609,6 +638,7 @@ fn compile_tests(
                 keys: KeySpace::default(),
                 values: ValueSource::Fixed(data.clone()),
                 rand_range: t.random_keyspace,
+                wait: None,
             }
             .with_images(),
         ));
@@ -645,9 +675,16 @@ fn compile_mix(
             m.expiry.map_or(String::new(), |e| format!(
                 ", expiry {}-{} s",
                 e.min_sec, e.max_sec
+            )) + &m.wait.map_or(String::new(), |w| format!(
+                ", SET:WAIT {}:{}",
+                w.sets, w.waits
             ))
         ),
-        commands: vec!["SET".to_string(), "GET".to_string()],
+        commands: if m.wait.is_some() {
+            vec!["SET".to_string(), "GET".to_string(), "WAIT".to_string()]
+        } else {
+            vec!["SET".to_string(), "GET".to_string()]
+        },
     });
     compiled.push(Arc::new(
         CompiledPhase {
@@ -662,6 +699,7 @@ fn compile_mix(
                 derive_seed(seed, SeedPurpose::Values, 0, 0),
             ),
             rand_range: None,
+            wait: m.wait,
         }
         .with_images(),
     ));
@@ -704,6 +742,7 @@ fn compile_commands(
                 derive_seed(seed, SeedPurpose::Values, 0, 0),
             ),
             rand_range: c.random_keyspace,
+            wait: None,
         }
         .with_images(),
     ));

@@ -3,7 +3,7 @@
 
 use resplab_workload::{
     flags, CommandSpec, CommandsSpec, ExpiryRange, KeyPattern, KeySpace, MixSpec, Ratio, Request,
-    TestName, TestsSpec, ValueSize, Workload, WorkloadKind, WorkloadSpec,
+    TestName, TestsSpec, ValueSize, WaitSpec, Workload, WorkloadKind, WorkloadSpec,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -224,6 +224,7 @@ fn mix_patterns_per_side_and_key_range() {
             },
             values: ValueSize::Range { min: 2, max: 4 },
             expiry: None,
+            wait: None,
         },
     );
     let w = Workload::new(&spec).unwrap();
@@ -517,4 +518,37 @@ fn cluster_tags_put_each_multi_key_request_in_one_slot() {
         tagged.generator(2, 0).next(&mut b);
         assert_eq!(a, b);
     }
+}
+
+/// memtier's `--wait-ratio 1:1 --num-slaves 0-0 --wait-timeout 5-5` over `--ratio 2:3`:
+/// a WAIT first, then one after every second SET, with the drawn arguments.
+#[test]
+fn waits_go_among_the_sets_of_a_mix() {
+    let spec = mix(
+        4,
+        MixSpec {
+            ratio: Ratio { set: 2, get: 3 },
+            wait: Some(WaitSpec {
+                sets: 1,
+                waits: 1,
+                replicas_min: 0,
+                replicas_max: 0,
+                timeout_ms_min: 5,
+                timeout_ms_max: 5,
+            }),
+            ..MixSpec::default()
+        },
+    );
+    let w = Workload::new(&spec).unwrap();
+    assert_eq!(w.phases()[0].commands, ["SET", "GET", "WAIT"]);
+    let reqs = take(&w, 0, 0, 14);
+    let letters: String = reqs.iter().map(|(c, _)| ['S', 'G', 'W'][*c]).collect();
+    assert_eq!(letters, "WSSWGGGSSWGGGS");
+    for (c, a) in &reqs {
+        if *c == 2 {
+            assert_eq!(a, &[b"WAIT".to_vec(), b"0".to_vec(), b"5".to_vec()]);
+        }
+    }
+    let g = w.generator(0, 0);
+    assert!(g.max_request_size().1 >= 3);
 }

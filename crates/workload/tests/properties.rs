@@ -89,6 +89,7 @@ proptest! {
                 },
                 values: ValueSize::Fixed { bytes: 4 },
                 expiry: None,
+                wait: None,
             }),
             setup_commands: vec![],
         };

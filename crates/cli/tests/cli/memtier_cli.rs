@@ -189,8 +189,8 @@ fn refused_and_malformed_lines_exit_2_with_one_line_before_any_load() {
             "--data-import is not supported by resplab memtier: resplab has no data import",
         ),
         (
-            vec!["memtier", "--wait-ratio", "1:1"],
-            "WAIT commands are not sent",
+            vec!["memtier", "--multi-key-get", "2"],
+            "--multi-key-get is not supported by resplab memtier: memtier_benchmark sends no MGET",
         ),
         (vec!["memtier", "--threads", "x"], "invalid --threads 'x'"),
         (

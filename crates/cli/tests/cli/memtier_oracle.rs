@@ -1,4 +1,4 @@
-//! The oracle test of `resplab memtier`: the 61 memtier command lines of
+//! The oracle test of `resplab memtier`: the memtier command lines of
 //! `tests/memtier/lines.txt`, each run through `resplab memtier` against a real
 //! redis-server, must make the server see what the real memtier_benchmark made it see
 //! for the same line (`tests/memtier/facts.json`, recorded by `bench/vs_memtier.py

@@ -11,7 +11,9 @@
 //! An option resplab's engine cannot honour with memtier's meaning is refused with a
 //! one-line reason ([`MemtierError::Refused`]); an option is never accepted and
 //! ignored. Options whose only effect is the default (`--data-offset=0`,
-//! `--wait-ratio=1:0`) are accepted, because they ask for nothing.
+//! `--wait-ratio=1:0`) are accepted, because they ask for nothing; so are options
+//! memtier itself leaves without effect on a line (`--wait-ratio` or `--multi-key-get`
+//! with `--command`, `--multi-key-get` with a mix of SETs only).
 //!
 //! The neighbours: the engine turns the plan's connection part into its run
 //! configuration (`resplab_engine::memtier`), the report crate renders memtier's table,
@@ -290,4 +292,12 @@ pub struct Echo {
     pub key_stddev: f64,
     pub key_median: f64,
     pub key_zipf_exp: f64,
+    /// `--wait-ratio` as `"SETS:WAITS"`, or `"0:0"`.
+    pub wait_ratio: String,
+    /// `--num-slaves` as `"MIN:MAX"` (memtier echoes it with a colon), or `"0:0"`.
+    pub num_slaves: String,
+    /// `--wait-timeout` as `"MIN-MAX"`, or `"0-0"`.
+    pub wait_timeout: String,
+    /// `--multi-key-get` (0 when not given).
+    pub multi_key_get: u32,
 }

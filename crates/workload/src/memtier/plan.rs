@@ -11,7 +11,7 @@ use super::{
 };
 use crate::flags::{self, WorkloadFlags};
 use crate::keys::{KeyPattern, KeySpace};
-use crate::spec::{CommandSpec, ExpiryRange, Ratio};
+use crate::spec::{CommandSpec, ExpiryRange, Ratio, WaitSpec};
 use crate::values::ValueSize;
 
 /// Most connections of a run (the engine's limit), threads × clients per thread.
@@ -70,6 +70,12 @@ struct Builder {
     expiry: Option<ExpiryRange>,
     random_data: bool,
     commands: Vec<CommandSpec>,
+    /// `--wait-ratio SETS:WAITS`, `--num-slaves`, `--wait-timeout`.
+    wait_ratio: Option<(u32, u32)>,
+    num_slaves: Option<(u64, u64)>,
+    wait_timeout: Option<(u64, u64)>,
+    /// `--multi-key-get N`.
+    multi_key_get: Option<u32>,
 }
 
 impl Builder {
@@ -166,8 +172,10 @@ impl Builder {
             "command-key-pattern" => {
                 self.last_command(g)?.key_pattern = flags::parse_command_key_pattern(v)?
             }
-            // Inert unless --wait-ratio asks for WAITs, which is refused.
-            "num-slaves" | "wait-timeout" => {}
+            "wait-ratio" => self.wait_ratio = Some(wait_ratio(g)?),
+            "num-slaves" => self.num_slaves = Some(range(g)?),
+            "wait-timeout" => self.wait_timeout = Some(range(g)?),
+            "multi-key-get" => self.multi_key_get = Some(number(g, 1, u64::from(u32::MAX))? as u32),
             // Given with the value that asks for memtier's default behaviour (any other
             // value was refused by `refusal`).
             "data-offset"
@@ -176,8 +184,6 @@ impl Builder {
             | "reconnect-backoff-factor"
             | "thread-conn-start-min-jitter-micros"
             | "thread-conn-start-max-jitter-micros"
-            | "multi-key-get"
-            | "wait-ratio"
             | "command-stats-breakdown" => {}
             // Everything else was refused (or is help/version) before this point; the
             // option table and this match are kept in step by the tests.
@@ -284,7 +290,65 @@ impl Builder {
             key_stddev: self.keys.stddev.unwrap_or(0.0),
             key_median: self.keys.median.unwrap_or(0.0),
             key_zipf_exp: self.keys.zipf_exp,
+            wait_ratio: self
+                .wait_ratio
+                .map_or("0:0".into(), |(a, b)| format!("{a}:{b}")),
+            num_slaves: self
+                .num_slaves
+                .map_or("0:0".into(), |(a, b)| format!("{a}:{b}")),
+            wait_timeout: self
+                .wait_timeout
+                .map_or("0-0".into(), |(a, b)| format!("{a}-{b}")),
+            multi_key_get: self.multi_key_get.unwrap_or(0),
         }
+    }
+
+    /// The WAITs of a SET:GET mix, as memtier sends them: none under `--command`
+    /// (memtier's arbitrary commands skip its WAIT step) or with `--wait-ratio N:0`.
+    fn wait(&self, arbitrary_commands: bool) -> Result<Option<WaitSpec>, MemtierError> {
+        let Some((sets, waits)) = self.wait_ratio else {
+            return Ok(None);
+        };
+        if self.conn.cluster {
+            return Err(MemtierError::usage(
+                "--cluster-mode does not support --wait-ratio (memtier refuses it too)",
+            ));
+        }
+        if waits == 0 || arbitrary_commands {
+            return Ok(None);
+        }
+        let (replicas_min, replicas_max) = self.num_slaves.unwrap_or((0, 0));
+        let (timeout_ms_min, timeout_ms_max) = self.wait_timeout.unwrap_or((0, 0));
+        Ok(Some(WaitSpec {
+            sets,
+            waits,
+            replicas_min,
+            replicas_max,
+            timeout_ms_min,
+            timeout_ms_max,
+        }))
+    }
+
+    /// `--multi-key-get`: memtier_benchmark sends no MGET over the redis protocol; it
+    /// stops with an assertion at the first GET of its mix. Lines whose mix has no GET,
+    /// and `--command` lines, never reach that point and run as without the option.
+    fn check_multi_key_get(&self, arbitrary_commands: bool) -> Result<(), MemtierError> {
+        if self.multi_key_get.is_none() {
+            return Ok(());
+        }
+        if self.conn.cluster {
+            return Err(MemtierError::usage(
+                "--cluster-mode does not support --multi-key-get (memtier refuses it too)",
+            ));
+        }
+        let gets = self.ratio.unwrap_or_default().get;
+        if gets > 0 && !arbitrary_commands {
+            return Err(MemtierError::refused(
+                "multi-key-get",
+                "memtier_benchmark sends no MGET with the redis protocol (it aborts at the first GET: \"multi get not implemented for redis yet\"); use --command=\"MGET __key__ __key__\"",
+            ));
+        }
+        Ok(())
     }
 
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
@@ -300,6 +364,8 @@ impl Builder {
     fn finish(self) -> Result<MemtierPlan, MemtierError> {
         let arbitrary_commands = !self.commands.is_empty();
         let values = self.values(arbitrary_commands)?;
+        let wait = self.wait(arbitrary_commands)?;
+        self.check_multi_key_get(arbitrary_commands)?;
         let echo = self.echo();
         let length = match (self.requests, self.test_time) {
             (Some(_), Some(_)) => {
@@ -327,7 +393,7 @@ impl Builder {
                 "--cert, --key, --cacert, --tls-skip-verify, --sni and --tls-protocols need --tls",
             ));
         }
-        let workload = WorkloadFlags {
+        let mut workload = WorkloadFlags {
             commands: self.commands,
             mix: true,
             ratio: self.ratio,
@@ -339,6 +405,9 @@ impl Builder {
             ..WorkloadFlags::default()
         }
         .into_spec(CONSTANT_SEED)?;
+        if let crate::WorkloadKind::Mix(m) = &mut workload.kind {
+            m.wait = wait;
+        }
         Ok(MemtierPlan {
             all_keys: self.all_keys,
             workload,
@@ -373,8 +442,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
         "reconnect-backoff-factor" if !zero => "resplab's reconnect backoff doubles from 10 ms to 500 ms and cannot be set",
         "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
-        "multi-key-get" if !zero => "multi-key GETs are not generated; use --command=\"MGET __key__ __key__\"",
-        "wait-ratio" if !v.ends_with(":0") => "WAIT commands are not sent",
         "monitor-input" | "monitor-pattern" => "MONITOR replay is not implemented",
         "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
@@ -435,6 +502,42 @@ fn expiry_range(g: &Given) -> Result<ExpiryRange, MemtierError> {
     };
     range.validate().map_err(|_| err())?;
     Ok(range)
+}
+
+/// `--wait-ratio SETS:WAITS`, whole numbers, not both 0 (memtier's form).
+fn wait_ratio(g: &Given) -> Result<(u32, u32), MemtierError> {
+    let parsed = g
+        .text()
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .filter(|&(a, b)| a > 0 || b > 0);
+    parsed.ok_or_else(|| {
+        crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            "SETS:WAITS whole numbers, not both 0, like 10:1",
+        )
+        .into()
+    })
+}
+
+/// `--num-slaves` and `--wait-timeout`: `MIN-MAX` whole numbers with a maximum of at
+/// least 1; memtier swaps a range given high to low.
+fn range(g: &Given) -> Result<(u64, u64), MemtierError> {
+    let parsed = g
+        .text()
+        .split_once('-')
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .map(|(a, b)| (u64::from(a.min(b)), u64::from(a.max(b))))
+        .filter(|&(_, hi)| hi > 0);
+    parsed.ok_or_else(|| {
+        crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            "MIN-MAX whole numbers with a maximum of at least 1, like 1-3",
+        )
+        .into()
+    })
 }
 
 /// A whole number in `lo..=hi`.

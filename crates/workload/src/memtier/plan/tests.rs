@@ -127,12 +127,12 @@ fn connection_options() {
 
 #[test]
 fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
-    plan("--data-offset 0 --wait-ratio 1:0 --multi-key-get 0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
+    plan("--data-offset 0 --wait-ratio 1:0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
     for (line, why) in [
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
         ("--clients-start 1", "staircase"),
-        ("--wait-ratio 1:1", "WAIT"),
+        ("--multi-key-get 2", "multi get not implemented for redis"),
         ("--reconnect-interval 10", "set number of requests"),
         ("-P memcache_text", "RESP only"),
         ("-4", "address family"),
@@ -142,6 +142,59 @@ fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
         assert!(e.contains("is not supported by resplab memtier"), "{e}");
         assert!(e.contains(why), "{line}: {e}");
     }
+}
+
+#[test]
+fn wait_ratio_puts_waits_among_the_mix_sets() {
+    let wait = |line: &str| match plan(line).workload.kind {
+        WorkloadKind::Mix(m) => m.wait,
+        other => panic!("{other:?}"),
+    };
+    let w = wait("--wait-ratio 10:1 --num-slaves 3-1 --wait-timeout=10-50").unwrap();
+    assert_eq!((w.sets, w.waits, w.sets_per_wait()), (10, 1, 11));
+    assert_eq!((w.replicas_min, w.replicas_max), (1, 3));
+    assert_eq!((w.timeout_ms_min, w.timeout_ms_max), (10, 50));
+    // memtier's defaults: WAIT 0 0.
+    let w = wait("--wait-ratio 1:1").unwrap();
+    assert_eq!((w.replicas_max, w.timeout_ms_max), (0, 0));
+    // No WAIT: a ratio without one, or --command lines (memtier skips its WAIT step).
+    assert_eq!(wait("--wait-ratio 5:0"), None);
+    assert_eq!(wait("--num-slaves 1-2"), None);
+    let p = plan("--command=PING --wait-ratio 1:1");
+    assert!(p.arbitrary_commands);
+    // Echoed as memtier echoes them.
+    let p = plan("--wait-ratio 2:1 --num-slaves 1-2 --wait-timeout 5-9");
+    assert_eq!(
+        (
+            p.echo.wait_ratio.as_str(),
+            p.echo.num_slaves.as_str(),
+            p.echo.wait_timeout.as_str()
+        ),
+        ("2:1", "1:2", "5-9")
+    );
+    let e = plan("");
+    assert_eq!(
+        (e.echo.wait_ratio.as_str(), e.echo.wait_timeout.as_str()),
+        ("0:0", "0-0")
+    );
+    // memtier's refusals.
+    assert!(err("--wait-ratio 0:0").contains("invalid --wait-ratio '0:0'"));
+    assert!(err("--wait-ratio 1").contains("SETS:WAITS"));
+    assert!(err("--num-slaves 0-0").contains("invalid --num-slaves '0-0'"));
+    assert!(err("--wait-timeout 5").contains("MIN-MAX"));
+    assert!(err("--wait-ratio 1:1 --cluster-mode").contains("does not support --wait-ratio"));
+}
+
+#[test]
+fn multi_key_get_runs_only_where_memtier_does() {
+    // memtier aborts at the first GET of a redis-protocol mix with it; a mix of SETs
+    // only and --command lines never get there.
+    assert!(err("--multi-key-get 3").contains("multi get not implemented for redis yet"));
+    assert!(err("--ratio 1:1 --multi-key-get=2").contains("MGET __key__ __key__"));
+    assert_eq!(plan("--ratio 1:0 --multi-key-get 3").echo.multi_key_get, 3);
+    assert!(plan("--command=PING --multi-key-get 3").arbitrary_commands);
+    assert!(err("--multi-key-get 0").contains("invalid --multi-key-get '0'"));
+    assert!(err("--ratio 1:0 --multi-key-get 2 --cluster-mode").contains("does not support"));
 }
 
 #[test]
