@@ -153,8 +153,10 @@ class Server:
 
 
 def run_tool(argv):
-    """Runs a tool; returns (exit code, client CPU seconds, stderr)."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    """Runs a tool in the folder of lines.txt (where the files its lines name, such as
+    monitor.txt, are); returns (exit code, client CPU seconds, stderr)."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         cwd=os.path.dirname(LINES))
     _, err = p.communicate()
     return p.returncode, 0.0, err.decode(errors="replace")
 

@@ -38,6 +38,7 @@ pub mod flags;
 pub mod keys;
 pub mod memtier;
 pub mod redis_benchmark;
+mod replay;
 pub mod request;
 pub mod schedule;
 pub mod seed;
@@ -53,8 +54,8 @@ pub use keys::{KeyPattern, KeySpace};
 pub use request::{ArgWriter, Args, Request};
 pub use schedule::{Arrivals, Schedule, ScheduleStream};
 pub use spec::{
-    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, TestsSpec, WaitSpec, WorkloadKind,
-    WorkloadSpec,
+    CommandSpec, CommandsSpec, ExpiryRange, MixSpec, Ratio, Replay, TestsSpec, WaitSpec,
+    WorkloadKind, WorkloadSpec,
 };
 pub use values::{ValueSize, WeightedSize};
 pub use workload::{Generator, Phase, Workload};

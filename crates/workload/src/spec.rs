@@ -228,6 +228,10 @@ pub struct CommandSpec {
     pub ratio: u32,
     /// How `__key__` is chosen (`--command-key-pattern`, default random).
     pub key_pattern: KeyPattern,
+    /// Each request of this command is one of these lines instead of `template`
+    /// (memtier's `__monitor_line@__`); `None`: the template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
 }
 
 impl CommandSpec {
@@ -237,8 +241,25 @@ impl CommandSpec {
             template: template.into(),
             ratio: 1,
             key_pattern: KeyPattern::Random,
+            replay: None,
         }
     }
+}
+
+/// Command lines one command slot sends in turn or at random, memtier's
+/// `__monitor_line@__` over the commands of a `--monitor-input` file.
+///
+/// In turn, the lines are taken one after the other by every stream of the workload
+/// together (one shared position, as memtier's single counter for all its clients);
+/// at random, each request draws a line from its stream's random sequence. Results are
+/// kept per command name of the line (its first word, upper case), so the server's
+/// commands and the report's rows agree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    /// The command lines, in template syntax (at least one).
+    pub lines: Vec<String>,
+    /// Random choice (`--monitor-pattern R`) rather than in turn (`S`).
+    pub random: bool,
 }
 
 /// Arbitrary commands, memtier's `--command`.
@@ -356,6 +377,18 @@ impl WorkloadSpec {
                 }
                 for cmd in &c.commands {
                     template::compile(&cmd.template, "--command", false)?;
+                    if let Some(r) = &cmd.replay {
+                        if r.lines.is_empty() {
+                            return Err(WorkloadError::new(
+                                "--command",
+                                &cmd.template,
+                                "at least one command line to replay",
+                            ));
+                        }
+                        for line in &r.lines {
+                            template::compile(line, "--command", false)?;
+                        }
+                    }
                 }
                 let total: u64 = c.commands.iter().map(|c| u64::from(c.ratio)).sum();
                 if total == 0 || total > MAX_RATIO_CYCLE {

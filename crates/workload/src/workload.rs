@@ -22,6 +22,7 @@ use crate::error::WorkloadError;
 use crate::keys::{
     patch_rand_int, slice_of, write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace,
 };
+use crate::replay::Choice;
 use crate::request::Request;
 use crate::seed::{derive_seed, stream_rng, SeedPurpose};
 use crate::spec::{CommandsSpec, MixSpec, TestsSpec, WorkloadKind, WorkloadSpec};
@@ -82,6 +83,8 @@ struct CompiledCommand {
     image: Option<Image>,
     /// A mix's SET with an expiry range: the form it takes when it draws a time to live.
     expiring: Option<Box<Expiring>>,
+    /// A replayed slot: each request is one of these lines instead of `template`.
+    choice: Option<Box<Choice>>,
 }
 
 /// The `SETEX` form of a SET and the times to live it draws from (memtier's
@@ -159,6 +162,7 @@ impl CompiledCommand {
             inline,
             image: None,
             expiring: None,
+            choice: None,
         }
     }
 }
@@ -167,7 +171,9 @@ impl CompiledPhase {
     /// Prepares the request images of the commands that allow one.
     fn with_images(mut self) -> Self {
         for c in &mut self.commands {
-            c.image = Image::build(&c.template, &self.values);
+            if c.choice.is_none() {
+                c.image = Image::build(&c.template, &self.values);
+            }
         }
         self
     }
@@ -375,7 +381,7 @@ impl Workload {
 }
 
 /// Upper-case first word of a template: the command's name.
-fn command_name(t: &CompiledTemplate) -> String {
+pub(crate) fn command_name(t: &CompiledTemplate) -> String {
     match t.args.first() {
         Some(ArgTemplate::Fixed(b)) => String::from_utf8_lossy(b).to_ascii_uppercase(),
         _ => "COMMAND".to_string(),
@@ -447,6 +453,20 @@ impl Generator {
             return idx;
         };
         req.set_inline(cmd.inline);
+        if let Some(choice) = &cmd.choice {
+            let (template, row) = choice.pick(rng);
+            let key = match samplers.get_mut(idx) {
+                Some(s) if template.uses_key => s.next(rng),
+                _ => 0,
+            };
+            let fields = Fields {
+                key,
+                ttl_sec: 0,
+                tag: None,
+            };
+            write_args(template, req, phase, rng, rand_int.as_ref(), fields);
+            return row;
+        }
         if let Some(image) = &cmd.image {
             req.load(&image.bytes, &image.ends);
             if !image.slots.is_empty() {
@@ -496,7 +516,10 @@ impl Generator {
         let max_value = phase.values.max_len();
         let mut most = (0, 0);
         let templates = phase.commands.iter().flat_map(|c| {
-            std::iter::once(&c.template).chain(c.expiring.as_ref().map(|e| &e.template))
+            let replayed = c.choice.iter().flat_map(|ch| ch.templates.iter());
+            std::iter::once(&c.template)
+                .chain(c.expiring.as_ref().map(|e| &e.template))
+                .chain(replayed)
         });
         for template in templates {
             let mut bytes = 0usize;
@@ -706,6 +729,31 @@ fn compile_mix(
     Ok(())
 }
 
+/// The lines of replayed slot `own`, each given the row of its command name: the
+/// slot's own row for its first line's name, a row added after every command's for
+/// each further name.
+fn replay_rows(
+    replay: &crate::spec::Replay,
+    rand: bool,
+    own: usize,
+    names: &mut Vec<String>,
+) -> Result<Choice, WorkloadError> {
+    let mut rows: Vec<(String, usize)> = Vec::new();
+    Choice::new(replay, rand, |name| {
+        if let Some((_, row)) = rows.iter().find(|(n, _)| n == name) {
+            return *row;
+        }
+        let row = if rows.is_empty() {
+            own
+        } else {
+            names.push(unique_name(names, name));
+            names.len() - 1
+        };
+        rows.push((name.to_string(), row));
+        row
+    })
+}
+
 /// Command templates: one phase cycling through the commands by their ratios.
 fn compile_commands(
     c: &CommandsSpec,
@@ -718,10 +766,19 @@ fn compile_commands(
     let mut names: Vec<String> = Vec::new();
     let mut cycle = Vec::new();
     for (i, cmd) in c.commands.iter().enumerate() {
-        let tpl = template::compile(&cmd.template, "--command", rand)?;
-        names.push(unique_name(&names, &command_name(&tpl)));
+        let mut tpl = template::compile(&cmd.template, "--command", rand)?;
         cycle.resize(cycle.len() + cmd.ratio as usize, i as u32);
+        if let Some(first) = cmd.replay.as_ref().and_then(|r| r.lines.first()) {
+            // A replayed slot's own row is named after its first line.
+            tpl = template::compile(first, "--command", rand)?;
+        }
+        names.push(unique_name(&names, &command_name(&tpl)));
         commands.push(CompiledCommand::new(tpl, cmd.key_pattern, false));
+    }
+    for (i, cmd) in c.commands.iter().enumerate() {
+        if let Some(replay) = &cmd.replay {
+            commands[i].choice = Some(Box::new(replay_rows(replay, rand, i, &mut names)?));
+        }
     }
     let title: Vec<&str> = c.commands.iter().map(|c| c.template.as_str()).collect();
     phases.push(Phase {

@@ -2,8 +2,8 @@
 //! semantics of mixes and commands, and no allocation on the hot path.
 
 use resplab_workload::{
-    flags, CommandSpec, CommandsSpec, ExpiryRange, KeyPattern, KeySpace, MixSpec, Ratio, Request,
-    TestName, TestsSpec, ValueSize, WaitSpec, Workload, WorkloadKind, WorkloadSpec,
+    flags, CommandSpec, CommandsSpec, ExpiryRange, KeyPattern, KeySpace, MixSpec, Ratio, Replay,
+    Request, TestName, TestsSpec, ValueSize, WaitSpec, Workload, WorkloadKind, WorkloadSpec,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -551,4 +551,47 @@ fn waits_go_among_the_sets_of_a_mix() {
     }
     let g = w.generator(0, 0);
     assert!(g.max_request_size().1 >= 3);
+}
+
+/// memtier's `--command=__monitor_line@__` beside a plain command: the replayed slot's
+/// lines go out in turn, shared by every stream, each counted under its own name.
+#[test]
+fn replayed_lines_go_out_in_turn_under_their_own_names() {
+    let replayed = CommandSpec {
+        replay: Some(Replay {
+            lines: vec![
+                "\"hset\" \"h\" \"f\" \"1\"".into(),
+                "\"GET\" \"k\"".into(),
+                "\"INCR\" \"c\"".into(),
+            ],
+            random: false,
+        }),
+        ..CommandSpec::new("__monitor_line@__")
+    };
+    let spec = WorkloadSpec {
+        seed: 1,
+        kind: WorkloadKind::Commands(commands_spec(vec![
+            replayed,
+            CommandSpec::new("GET __key__"),
+        ])),
+        setup_commands: vec![],
+    };
+    let w = Workload::new(&spec).unwrap();
+    assert_eq!(w.phases()[0].commands, ["HSET", "GET", "GET#2", "INCR"]);
+    let mut gens = [w.generator(0, 0), w.generator(0, 1)];
+    let mut req = Request::new();
+    let mut sent = Vec::new();
+    for turn in 0..4 {
+        let g = &mut gens[turn % 2];
+        let row = g.next(&mut req);
+        sent.push((row, req.arg(0).unwrap().to_vec()));
+        g.next(&mut req);
+    }
+    let expect: Vec<(usize, Vec<u8>)> = vec![
+        (0, b"hset".to_vec()),
+        (2, b"GET".to_vec()),
+        (3, b"INCR".to_vec()),
+        (0, b"hset".to_vec()),
+    ];
+    assert_eq!(sent, expect);
 }

@@ -183,6 +183,11 @@ fn run_count_prints_best_worst_and_average() {
 fn refused_and_malformed_lines_exit_2_with_one_line_before_any_load() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.txt"),
+        "OK\n1.0 [0 127.0.0.1:1] \"GET\" \"unterminated\n",
+    )
+    .unwrap();
     for (args, says) in [
         (
             vec!["memtier", "--data-import", "f.txt"],
@@ -208,6 +213,15 @@ fn refused_and_malformed_lines_exit_2_with_one_line_before_any_load() {
             "as if its key were 0",
         ),
         (vec!["memtier", "--bogus"], "unknown option '--bogus'"),
+        (
+            vec![
+                "memtier",
+                "--monitor-input",
+                "bad.txt",
+                "--command=__monitor_line@__",
+            ],
+            "--monitor-input bad.txt:2: expected a MONITOR line",
+        ),
         // A bad output path fails before connecting (nothing listens on port 1).
         (
             vec![

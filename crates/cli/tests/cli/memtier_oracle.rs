@@ -13,7 +13,7 @@
 //! `-n 200` when a line gives no length.
 
 use resplab_testkit::redis::RedisServer;
-use resplab_workload::memtier::{parse, Invocation};
+use resplab_workload::memtier::{parse_reading, Invocation};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -71,7 +71,9 @@ fn check(
         .map_err(|e| e.to_string())?;
     let json = tmp.join("out.json");
     let args = shorten(line, port);
+    // Lines name their files (monitor.txt) relative to the folder of lines.txt.
     let out = Command::new(crate::common::BIN)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memtier"))
         .arg("memtier")
         .args(&args)
         .arg(format!("--json-out-file={}", json.display()))
@@ -192,7 +194,8 @@ fn shorten(line: &str, port: u16) -> Vec<String> {
 }
 
 fn plan(args: &[String]) -> Box<resplab_workload::memtier::MemtierPlan> {
-    match parse(args).unwrap() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/memtier");
+    match parse_reading(args, &|file| std::fs::read_to_string(dir.join(file))).unwrap() {
         Invocation::Run(p) => p,
         other => panic!("{other:?}"),
     }

@@ -21,10 +21,11 @@
 
 pub mod args;
 pub mod hint;
+mod monitor;
 mod plan;
 
 pub use args::is_memtier_option;
-pub use plan::parse;
+pub use plan::{parse, parse_reading};
 
 use crate::spec::WorkloadSpec;
 use crate::WorkloadError;
@@ -243,24 +244,40 @@ impl MemtierPlan {
     }
 
     /// The command names of a `--command` run, in the order given, each once
-    /// (memtier's rows); empty for a SET:GET mix.
+    /// (memtier's rows), those of replayed MONITOR commands after the others; empty for
+    /// a SET:GET mix.
     pub fn command_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         if let crate::WorkloadKind::Commands(c) = &self.workload.kind {
-            for cmd in &c.commands {
-                let name = cmd
-                    .template
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .trim_matches(|c| c == '"' || c == '\'')
-                    .to_ascii_uppercase();
+            // memtier lists the commands' own rows first, then those of the commands
+            // a `__monitor_line@__` replays.
+            let own = c.commands.iter().filter(|c| c.replay.is_none());
+            let replayed = c.commands.iter().flat_map(|c| c.replay.iter());
+            let lines = own
+                .map(|c| &c.template)
+                .chain(replayed.flat_map(|r| r.lines.iter()));
+            for line in lines {
+                let name = first_word(line);
                 if !names.contains(&name) {
                     names.push(name);
                 }
             }
         }
         names
+    }
+}
+
+/// A command line's first word, upper case (its command name).
+fn first_word(line: &str) -> String {
+    let split = crate::template::split_args(line, "--command").ok();
+    let first = split.as_ref().and_then(|a| a.first());
+    match first {
+        Some(w) => String::from_utf8_lossy(w).to_ascii_uppercase(),
+        None => line
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase(),
     }
 }
 

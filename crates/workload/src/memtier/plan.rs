@@ -6,6 +6,7 @@
 //! with the reason ([`refusal`]).
 
 use super::args::{self, Given};
+use super::monitor;
 use super::{
     Connection, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol, RunLength, Tls,
 };
@@ -27,6 +28,18 @@ pub const CONSTANT_SEED: u64 = 0x006d_656d_7469_6572;
 /// The first problem: bad syntax, a bad value (naming the option and the form
 /// expected), a contradiction memtier also refuses, or an option resplab refuses.
 pub fn parse(argv: &[String]) -> Result<Invocation, MemtierError> {
+    parse_reading(argv, &|path| std::fs::read_to_string(path))
+}
+
+/// [`parse`], reading the `--monitor-input` file with `read`.
+///
+/// # Errors
+/// What [`parse`] reports, and a monitor file that cannot be read or holds a line
+/// that is not a MONITOR line (naming the file and line).
+pub fn parse_reading(
+    argv: &[String],
+    read: &dyn Fn(&str) -> std::io::Result<String>,
+) -> Result<Invocation, MemtierError> {
     let given = args::split(argv)?;
     if given.iter().any(|g| g.name == "help") {
         return Ok(Invocation::Help);
@@ -38,6 +51,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, MemtierError> {
     for g in &given {
         b.apply(g)?;
     }
+    b.read_monitor(read)?;
     b.finish().map(|p| Invocation::Run(Box::new(p)))
 }
 
@@ -76,6 +90,9 @@ struct Builder {
     wait_timeout: Option<(u64, u64)>,
     /// `--multi-key-get N`.
     multi_key_get: Option<u32>,
+    /// `--monitor-input FILE`, `--monitor-pattern R`.
+    monitor_input: Option<String>,
+    monitor_random: bool,
 }
 
 impl Builder {
@@ -176,6 +193,12 @@ impl Builder {
             "num-slaves" => self.num_slaves = Some(range(g)?),
             "wait-timeout" => self.wait_timeout = Some(range(g)?),
             "multi-key-get" => self.multi_key_get = Some(number(g, 1, u64::from(u32::MAX))? as u32),
+            "monitor-input" => self.monitor_input = Some(v.to_string()),
+            "monitor-pattern" => {
+                self.monitor_random = monitor::is_random(v).ok_or_else(|| {
+                    crate::WorkloadError::new(g.flag(), v, "S (in turn) or R (at random)")
+                })?
+            }
             // Given with the value that asks for memtier's default behaviour (any other
             // value was refused by `refusal`).
             "data-offset"
@@ -351,6 +374,27 @@ impl Builder {
         Ok(())
     }
 
+    /// Reads the `--monitor-input` file and puts its commands in place of the
+    /// `__monitor_line…__` placeholders of `--command`.
+    fn read_monitor(
+        &mut self,
+        read: &dyn Fn(&str) -> std::io::Result<String>,
+    ) -> Result<(), MemtierError> {
+        let Some(path) = &self.monitor_input else {
+            return monitor::expand(&mut self.commands, None, false);
+        };
+        if self.conn.cluster {
+            return Err(MemtierError::usage(
+                "--cluster-mode does not support --monitor-input (memtier refuses it too)",
+            ));
+        }
+        let text = read(path).map_err(|e| {
+            MemtierError::usage(format!("--monitor-input {path}: cannot be read: {e}"))
+        })?;
+        let lines = monitor::commands(&text, path)?;
+        monitor::expand(&mut self.commands, Some(&lines), self.monitor_random)
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -442,7 +486,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
         "reconnect-backoff-factor" if !zero => "resplab's reconnect backoff doubles from 10 ms to 500 ms and cannot be set",
         "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
-        "monitor-input" | "monitor-pattern" => "MONITOR replay is not implemented",
         "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
         "scan-incremental-iteration" | "scan-incremental-max-iterations" => "SCAN cursor following is not implemented",

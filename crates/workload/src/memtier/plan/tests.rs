@@ -136,7 +136,6 @@ fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
         ("--reconnect-interval 10", "set number of requests"),
         ("-P memcache_text", "RESP only"),
         ("-4", "address family"),
-        ("--monitor-input m.txt", "MONITOR"),
     ] {
         let e = err(line);
         assert!(e.contains("is not supported by resplab memtier"), "{e}");
@@ -339,4 +338,45 @@ fn all_keys_counts_as_memtier() {
     let p = plan("--key-pattern P:P -n allkeys --key-maximum 9999 -t 2 -c 5");
     assert_eq!(p.length, RunLength::RequestsPerClient(1000));
     assert!(!plan("-n allkeys -n 5").all_keys);
+}
+
+#[test]
+fn monitor_input_fills_the_placeholders_of_command() {
+    let file = "OK\n1.0 [0 127.0.0.1:1] \"set\" \"a\" \"1\"\n1.1 [0 lua] \"HGET\" \"h\" \"f\"\n";
+    let read = |path: &str| -> std::io::Result<String> {
+        match path {
+            "m.txt" => Ok(file.to_string()),
+            "bad.txt" => Ok("1.0 [0 x:1] \"GET\" \"k\n".to_string()),
+            _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        }
+    };
+    let run = |line: &str| match parse_reading(&words(line), &read) {
+        Ok(Invocation::Run(p)) => Ok(p),
+        Ok(other) => panic!("{other:?}"),
+        Err(e) => Err(e.to_string()),
+    };
+    let p = run("--monitor-input=m.txt --command=__monitor_line@__ --command=__monitor_line2__ --monitor-pattern r").unwrap();
+    let WorkloadKind::Commands(c) = &p.workload.kind else {
+        panic!("{:?}", p.workload.kind)
+    };
+    let replay = c.commands[0].replay.as_ref().unwrap();
+    assert!(replay.random && replay.lines.len() == 2);
+    assert_eq!(c.commands[1].template, "\"HGET\" \"h\" \"f\"");
+    assert_eq!(p.command_names(), ["HGET", "SET"]);
+    p.compile().unwrap();
+    let e = run("--monitor-input=bad.txt --command=__monitor_line1__").unwrap_err();
+    assert!(
+        e.starts_with("--monitor-input bad.txt:1: expected a MONITOR line"),
+        "{e}"
+    );
+    let e = run("--monitor-input=none.txt --command=__monitor_line1__").unwrap_err();
+    assert!(e.contains("none.txt: cannot be read"), "{e}");
+    let e = run("--command=__monitor_line1__").unwrap_err();
+    assert!(e.contains("needs --monitor-input"), "{e}");
+    let e = run("--monitor-input=m.txt --command=__monitor_line3__").unwrap_err();
+    assert!(e.contains("__monitor_line1__ to __monitor_line2__"), "{e}");
+    let e = run("--monitor-input=m.txt --monitor-pattern=X").unwrap_err();
+    assert!(e.contains("invalid --monitor-pattern 'X'"), "{e}");
+    let e = run("--monitor-input=m.txt --cluster-mode").unwrap_err();
+    assert!(e.contains("does not support --monitor-input"), "{e}");
 }
