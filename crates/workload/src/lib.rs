@@ -33,6 +33,7 @@
 //! ```
 
 pub mod catalog;
+mod cursor;
 pub mod error;
 pub mod flags;
 pub mod keys;

@@ -232,6 +232,12 @@ pub struct CommandSpec {
     /// (memtier's `__monitor_line@__`); `None`: the template.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
+    /// `Some(max)`: the command follows the cursor of its replies, memtier's
+    /// `--scan-incremental-iteration` (see `crate::cursor`), starting again after
+    /// `max` continuations (0: when the cursor is 0). Its results go to two rows,
+    /// `NAME 0` and `NAME <cursor>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_cursor: Option<u64>,
 }
 
 impl CommandSpec {
@@ -242,6 +248,7 @@ impl CommandSpec {
             ratio: 1,
             key_pattern: KeyPattern::Random,
             replay: None,
+            follow_cursor: None,
         }
     }
 }

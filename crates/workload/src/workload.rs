@@ -18,6 +18,7 @@
 //! connections; nothing is shared mutably between them.
 
 use crate::catalog::payload;
+use crate::cursor::CursorState;
 use crate::error::WorkloadError;
 use crate::keys::{
     patch_rand_int, slice_of, write_decimal, write_rand_int, KeyPattern, KeySampler, KeySpace,
@@ -85,6 +86,8 @@ struct CompiledCommand {
     expiring: Option<Box<Expiring>>,
     /// A replayed slot: each request is one of these lines instead of `template`.
     choice: Option<Box<Choice>>,
+    /// A command following the cursor of its replies: each stream's starting state.
+    cursor: Option<Box<CursorState>>,
 }
 
 /// The `SETEX` form of a SET and the times to live it draws from (memtier's
@@ -163,6 +166,7 @@ impl CompiledCommand {
             image: None,
             expiring: None,
             choice: None,
+            cursor: None,
         }
     }
 }
@@ -369,6 +373,7 @@ impl Workload {
         let rng_stream = if self.shared_streams { 0 } else { stream };
         let rng = stream_rng(phase.seed, SeedPurpose::Requests, phase.index, rng_stream);
         let wait = phase.wait.as_ref().map(WaitState::new);
+        let cursor = phase.commands.iter().find_map(|c| c.cursor.clone());
         Generator {
             phase,
             rng,
@@ -376,6 +381,7 @@ impl Workload {
             rand_int,
             cycle_pos: 0,
             wait,
+            cursor,
         }
     }
 }
@@ -413,6 +419,8 @@ pub struct Generator {
     cycle_pos: usize,
     /// The stream's WAITs, when its mix sends some.
     wait: Option<WaitState>,
+    /// The stream's place in a cursor iteration, when its command follows one.
+    cursor: Option<Box<CursorState>>,
 }
 
 impl Generator {
@@ -427,7 +435,11 @@ impl Generator {
             rand_int,
             cycle_pos,
             wait,
+            cursor,
         } = self;
+        if let Some(c) = cursor.as_deref().filter(|c| c.is_following()) {
+            return c.write(req);
+        }
         if let Some(w) = wait.as_mut() {
             if w.is_due() {
                 w.write(req, rng);
@@ -549,6 +561,9 @@ impl Generator {
                 most.1.max(MAX_WAIT_REQUEST.1),
             );
         }
+        if let Some((bytes, args)) = self.cursor.as_ref().map(|c| c.max_request_size()) {
+            most = (most.0.max(bytes), most.1.max(args));
+        }
         most
     }
 
@@ -562,6 +577,22 @@ impl Generator {
     /// Number of commands in the generator's phase.
     pub fn command_count(&self) -> usize {
         self.phase.commands.len()
+    }
+
+    /// Whether this stream's requests follow the cursor of their replies
+    /// ([`crate::CommandSpec::follow_cursor`]): the caller then hands each reply's
+    /// cursor to [`Generator::take_cursor`], in order.
+    pub fn follows_cursor(&self) -> bool {
+        self.cursor.is_some()
+    }
+
+    /// The reply to a request of this stream that [`Generator::next`] returned `row`
+    /// for: the cursor it carries (the first element of its array), or `None` for an
+    /// error reply or one without a cursor (the iteration starts again).
+    pub fn take_cursor(&mut self, row: usize, cursor: Option<&[u8]>) {
+        if let Some(c) = self.cursor.as_deref_mut() {
+            c.take(row, cursor);
+        }
     }
 }
 
@@ -772,8 +803,21 @@ fn compile_commands(
             // A replayed slot's own row is named after its first line.
             tpl = template::compile(first, "--command", rand)?;
         }
-        names.push(unique_name(&names, &command_name(&tpl)));
+        let name = command_name(&tpl);
+        match cmd.follow_cursor {
+            Some(_) => names.push(unique_name(&names, &format!("{name} 0"))),
+            None => names.push(unique_name(&names, &name)),
+        }
         commands.push(CompiledCommand::new(tpl, cmd.key_pattern, false));
+    }
+    for (i, cmd) in c.commands.iter().enumerate() {
+        if let Some(max) = cmd.follow_cursor {
+            let args = template::split_args(&cmd.template, "--command")?;
+            let name = command_name(&commands[i].template);
+            names.push(unique_name(&names, &format!("{name} <cursor>")));
+            let state = CursorState::new(&args, max, names.len() - 1);
+            commands[i].cursor = Some(Box::new(state));
+        }
     }
     for (i, cmd) in c.commands.iter().enumerate() {
         if let Some(replay) = &cmd.replay {

@@ -36,6 +36,7 @@ mod experiment_until;
 mod history_cli;
 mod history_confirm;
 mod memtier_cli;
+mod memtier_commands;
 mod memtier_oracle;
 mod metrics_cli;
 mod process_lifetime;

@@ -18,8 +18,10 @@ use crate::conn::{Conn, InFlight, MioStream, State};
 use crate::tally::{CmdTally, Counts, OpenLoopTally, KIND_CONNECTION_LOST, KIND_PROTOCOL_ERROR};
 use resplab_proto::resp::cluster::{parse_redirect, RedirectKind};
 use resplab_proto::resp::scan::{error_kind, scan_reply, ReplyClass};
+use resplab_proto::resp::value::Value;
 use resplab_proto::resp::Limits;
 use resplab_stats::hist::LatencyHistogram;
+use resplab_workload::Generator;
 use std::io::{self, Read};
 use std::sync::mpsc::Sender;
 
@@ -164,6 +166,12 @@ impl Worker<'_> {
             let processed = if self.a.cfg.wire == Wire::Respb {
                 process_respb_replies(conn, &mut self.rec, &self.limits, self.open_loop, now)
             } else {
+                // A stream following a SCAN cursor reads it from each reply (never in
+                // cluster mode, where connections and streams are not one to one).
+                let gen = match self.cl {
+                    None => self.gens.get_mut(i).filter(|g| g.follows_cursor()),
+                    Some(_) => None,
+                };
                 process_replies(
                     conn,
                     &mut self.rec,
@@ -171,6 +179,7 @@ impl Worker<'_> {
                     self.open_loop,
                     now,
                     self.cl.as_deref_mut(),
+                    gen,
                 )
             };
             match processed {
@@ -236,6 +245,7 @@ fn process_replies(
     open_loop: bool,
     now: u64,
     mut cl: Option<&mut ClusterState>,
+    mut gen: Option<&mut Generator>,
 ) -> Result<(), ReadFailure> {
     rec.roll(now);
     let mut run = LatencyRun {
@@ -243,7 +253,9 @@ fn process_replies(
         latency: 0,
         len: 0,
     };
-    let result = scan_and_count(conn, rec, limits, open_loop, now, &mut run, &mut cl);
+    let result = scan_and_count(
+        conn, rec, limits, open_loop, now, &mut run, &mut cl, &mut gen,
+    );
     run.flush(&mut rec.iv_cmds);
     if cl.is_some() {
         conn.trim_sent();
@@ -260,6 +272,7 @@ fn scan_and_count(
     now: u64,
     run: &mut LatencyRun,
     cl: &mut Option<&mut ClusterState>,
+    gen: &mut Option<&mut Generator>,
 ) -> Result<(), ReadFailure> {
     while conn.rstart < conn.rend {
         let buf = &conn.rbuf[conn.rstart..conn.rend];
@@ -279,6 +292,13 @@ fn scan_and_count(
             ));
         };
         rec.last_reply_ns = now;
+        if let Some(g) = gen.as_deref_mut().filter(|_| f.cmd != INTERNAL_CMD) {
+            let cursor = match scanned.class {
+                ReplyClass::Error => None,
+                _ => cursor_of(reply, limits),
+            };
+            g.take_cursor(usize::from(f.cmd), cursor.as_deref());
+        }
         if let Some(cl) = cl.as_deref_mut() {
             // The request's bytes in the sent log (fields borrowed apart from the read
             // buffer the reply still points into).
@@ -343,6 +363,17 @@ fn scan_and_count(
         record_reply(rec, &f, scanned.consumed, error, open_loop, now, run)?;
     }
     Ok(())
+}
+
+/// The cursor of a SCAN-like reply: the first element of its array, when a string.
+fn cursor_of(reply: &[u8], limits: &Limits) -> Option<Vec<u8>> {
+    match resplab_proto::resp::value::decode(reply, limits) {
+        Ok(Some((Value::Array(items), _))) => match items.into_iter().next() {
+            Some(Value::Blob(c) | Value::Simple(c)) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Records the reply to request `f` (when measured): its latency, its `bytes` and, for

@@ -262,6 +262,13 @@ impl MemtierPlan {
                     names.push(name);
                 }
             }
+            // A SCAN following its cursor: memtier's two rows.
+            if let [cmd] = c.commands.as_slice() {
+                if cmd.follow_cursor.is_some() {
+                    let name = first_word(&cmd.template);
+                    names = vec![format!("{name} 0"), format!("{name} <cursor>")];
+                }
+            }
         }
         names
     }

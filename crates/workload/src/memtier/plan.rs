@@ -52,6 +52,7 @@ pub fn parse_reading(
         b.apply(g)?;
     }
     b.read_monitor(read)?;
+    b.follow_scan_cursor()?;
     b.finish().map(|p| Invocation::Run(Box::new(p)))
 }
 
@@ -93,6 +94,9 @@ struct Builder {
     /// `--monitor-input FILE`, `--monitor-pattern R`.
     monitor_input: Option<String>,
     monitor_random: bool,
+    /// `--scan-incremental-iteration`, `--scan-incremental-max-iterations`.
+    scan: bool,
+    scan_max_iterations: u64,
 }
 
 impl Builder {
@@ -194,6 +198,10 @@ impl Builder {
             "wait-timeout" => self.wait_timeout = Some(range(g)?),
             "multi-key-get" => self.multi_key_get = Some(number(g, 1, u64::from(u32::MAX))? as u32),
             "monitor-input" => self.monitor_input = Some(v.to_string()),
+            "scan-incremental-iteration" => self.scan = true,
+            "scan-incremental-max-iterations" => {
+                self.scan_max_iterations = number(g, 0, u64::from(u32::MAX))?
+            }
             "monitor-pattern" => {
                 self.monitor_random = monitor::is_random(v).ok_or_else(|| {
                     crate::WorkloadError::new(g.flag(), v, "S (in turn) or R (at random)")
@@ -395,6 +403,46 @@ impl Builder {
         monitor::expand(&mut self.commands, Some(&lines), self.monitor_random)
     }
 
+    /// `--scan-incremental-iteration`: memtier's conditions, then the one SCAN command
+    /// set to follow its cursor.
+    fn follow_scan_cursor(&mut self) -> Result<(), MemtierError> {
+        if !self.scan {
+            return Ok(());
+        }
+        let fail = |why: &str| {
+            Err(MemtierError::usage(format!(
+                "--scan-incremental-iteration {why} (memtier requires it too)"
+            )))
+        };
+        if self.pipeline.unwrap_or(1) != 1 {
+            return fail("needs --pipeline 1");
+        }
+        if self.conn.cluster {
+            return fail("is not supported with --cluster-mode");
+        }
+        let [cmd] = self.commands.as_mut_slice() else {
+            return fail("needs exactly one --command, a SCAN command");
+        };
+        let args = crate::template::split_args(&cmd.template, "--command")?;
+        if !args
+            .first()
+            .is_some_and(|a| a.eq_ignore_ascii_case(b"SCAN"))
+        {
+            return fail("needs the --command to be a SCAN command");
+        }
+        if args.len() < 2 {
+            return fail("needs a cursor in the SCAN command, like \"SCAN 0\"");
+        }
+        if cmd.template.contains("__") {
+            return Err(MemtierError::refused(
+                "scan-incremental-iteration",
+                "placeholders in a SCAN command whose cursor is followed are not supported; write its MATCH and COUNT arguments out",
+            ));
+        }
+        cmd.follow_cursor = Some(self.scan_max_iterations);
+        Ok(())
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -488,7 +536,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
         "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
-        "scan-incremental-iteration" | "scan-incremental-max-iterations" => "SCAN cursor following is not implemented",
         "clients-start" | "clients-step" | "step-duration" => "the staircase ramp-up of clients is not implemented",
         _ => return None,
     })

@@ -380,3 +380,43 @@ fn monitor_input_fills_the_placeholders_of_command() {
     let e = run("--monitor-input=m.txt --cluster-mode").unwrap_err();
     assert!(e.contains("does not support --monitor-input"), "{e}");
 }
+
+#[test]
+fn scan_incremental_iteration_follows_the_one_scan_command() {
+    let line = |extra: &str| {
+        let mut w = vec!["--command=SCAN 0 COUNT 10".to_string()];
+        w.extend(words(extra));
+        parse(&w)
+    };
+    let Ok(Invocation::Run(p)) =
+        line("--scan-incremental-iteration --scan-incremental-max-iterations 5")
+    else {
+        panic!()
+    };
+    let WorkloadKind::Commands(c) = &p.workload.kind else {
+        panic!()
+    };
+    assert_eq!(c.commands[0].follow_cursor, Some(5));
+    assert_eq!(p.command_names(), ["SCAN 0", "SCAN <cursor>"]);
+    let w = p.compile().unwrap();
+    assert_eq!(w.phases()[0].commands, ["SCAN 0", "SCAN <cursor>"]);
+    assert!(w.generator(0, 0).follows_cursor());
+    // Without the flag the maximum changes nothing.
+    let Ok(Invocation::Run(p)) = line("--scan-incremental-max-iterations 5") else {
+        panic!()
+    };
+    assert_eq!(p.command_names(), ["SCAN"]);
+    let e = |extra: &str| line(extra).unwrap_err().to_string();
+    assert!(e("--scan-incremental-iteration --pipeline 2").contains("needs --pipeline 1"));
+    assert!(e("--scan-incremental-iteration --command=PING").contains("exactly one --command"));
+    assert!(err("--scan-incremental-iteration").contains("exactly one --command"));
+    assert!(err("--scan-incremental-iteration --command=PING").contains("a SCAN command"));
+    assert!(err("--scan-incremental-iteration --command=SCAN").contains("needs a cursor"));
+    assert!(e("--scan-incremental-iteration --cluster-mode").contains("--cluster-mode"));
+    let e = parse(&[
+        "--command=SCAN 0 MATCH __key__".to_string(),
+        "--scan-incremental-iteration".to_string(),
+    ])
+    .unwrap_err();
+    assert!(e.to_string().contains("placeholders"), "{e}");
+}
