@@ -7,8 +7,11 @@
 use resplab_testkit::redis::RedisServer;
 use serde_json::Value;
 
-fn memtier(server: &RedisServer, args: &[&str], dir: &std::path::Path) -> Value {
+/// Runs `line` (memtier's words, quoted as in a shell) against `server` in `dir`;
+/// returns its `--json-out-file`.
+fn memtier(server: &RedisServer, line: &str, dir: &std::path::Path) -> Value {
     let port = server.port().to_string();
+    let words = crate::common::oracle::shell_words(line);
     let mut all = vec![
         "memtier",
         "-s",
@@ -17,10 +20,10 @@ fn memtier(server: &RedisServer, args: &[&str], dir: &std::path::Path) -> Value 
         &port,
         "--hide-histogram",
     ];
-    all.extend_from_slice(args);
+    all.extend(words.iter().map(String::as_str));
     all.push("--json-out-file=out.json");
     let (code, _, stderr) = crate::common::run_in(&all, dir);
-    assert_eq!(code, 0, "{args:?}: {stderr}");
+    assert_eq!(code, 0, "{line}: {stderr}");
     serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap()
 }
 
@@ -29,9 +32,11 @@ fn waits_ask_the_server_for_replicas_with_the_drawn_timeout() {
     let _lane = crate::common::shared();
     let redis = RedisServer::start().expect("redis-server (installed by scripts/setup.sh)");
     let dir = tempfile::tempdir().unwrap();
-    let line = "-t 1 -c 2 -n 40 --ratio 1:1 --wait-ratio 1:1 --num-slaves 1-1 --wait-timeout 5-5";
-    let words: Vec<&str> = line.split(' ').collect();
-    let doc = memtier(&redis, &words, dir.path());
+    let doc = memtier(
+        &redis,
+        "-t 1 -c 2 -n 40 --ratio 1:1 --wait-ratio 1:1 --num-slaves 1-1 --wait-timeout 5-5",
+        dir.path(),
+    );
     let all = &doc["ALL STATS"];
     let count = |row: &str| all[row]["Count"].as_u64().unwrap_or(0);
     assert_eq!(count("Sets") + count("Gets") + count("Waits"), 80, "{all}");
@@ -55,37 +60,12 @@ fn scan_follows_its_cursor_in_rows_of_its_own() {
     let redis = RedisServer::start().expect("redis-server (installed by scripts/setup.sh)");
     let dir = tempfile::tempdir().unwrap();
     // 1,000 keys: a SCAN with COUNT 100 needs about ten steps to finish.
-    memtier(
-        &redis,
-        &[
-            "-t",
-            "1",
-            "-c",
-            "1",
-            "--ratio",
-            "1:0",
-            "--key-pattern",
-            "P:P",
-        ]
-        .into_iter()
-        .chain(["--key-maximum", "999", "-n", "1000"])
-        .collect::<Vec<_>>(),
-        dir.path(),
-    );
+    let fill = "-t 1 -c 1 --ratio 1:0 --key-pattern P:P --key-maximum 999 -n 1000";
+    memtier(&redis, fill, dir.path());
+    let scan = "-t 1 -c 2 -n 200 --command=\"SCAN 0 COUNT 100\" --scan-incremental-iteration";
     let doc = memtier(
         &redis,
-        &[
-            "-t",
-            "1",
-            "-c",
-            "2",
-            "-n",
-            "200",
-            "--command=SCAN 0 COUNT 100",
-            "--scan-incremental-iteration",
-            "--scan-incremental-max-iterations",
-            "3",
-        ],
+        &format!("{scan} --scan-incremental-max-iterations 3"),
         dir.path(),
     );
     let all = &doc["ALL STATS"];
@@ -94,20 +74,7 @@ fn scan_follows_its_cursor_in_rows_of_its_own() {
     assert_eq!(all["Scan <cursor>s"]["Count"], 300, "{all}");
     // Without a limit an iteration ends when the cursor comes back to 0: about ten
     // continuations for each SCAN 0.
-    let doc = memtier(
-        &redis,
-        &[
-            "-t",
-            "1",
-            "-c",
-            "1",
-            "-n",
-            "200",
-            "--command=SCAN 0 COUNT 100",
-            "--scan-incremental-iteration",
-        ],
-        dir.path(),
-    );
+    let doc = memtier(&redis, &scan.replace("-c 2", "-c 1"), dir.path());
     let all = &doc["ALL STATS"];
     let first = all["Scan 0s"]["Count"].as_u64().unwrap();
     let next = all["Scan <cursor>s"]["Count"].as_u64().unwrap();
