@@ -50,6 +50,10 @@ CPU_LINES = [
     "-t 1 -c 10 --command=\"HSET __key__ f __data__\" --command=\"HGET __key__ f\" --test-time 5",
     # The HSET/HGET line's SET:GET twin: the same 10 connections, the mix's commands.
     "-t 1 -c 10 --ratio 1:1 --test-time 5",
+    # The command-generation options: WAITs among the SETs, MONITOR replay, SCAN cursors.
+    "-t 1 -c 10 --ratio 1:1 --wait-ratio 1:1 --test-time 5",
+    "-t 1 -c 10 --monitor-input=monitor.txt --command=__monitor_line@__ --test-time 5",
+    "-t 1 -c 10 --command=\"SCAN 0 COUNT 100\" --scan-incremental-iteration --test-time 5",
 ]
 
 
@@ -238,7 +242,8 @@ def cpu_run(argv):
     try:
         before = os.times()
         p = subprocess.run(argv + ["-s", "127.0.0.1", "-p", str(srv.port), "--hide-histogram"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           cwd=os.path.dirname(LINES))
         after = os.times()
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
         reqs = sum(srv.facts()["calls"].values())
