@@ -20,7 +20,6 @@ use resplab_engine::StopToken;
 use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::narrate::{self, Narrator, Say};
 use resplab_experiment::runner::{self, Event};
-use resplab_experiment::words::parse_positive_duration;
 use resplab_experiment::{Experiment, Overrides};
 use resplab_report::narration;
 use resplab_store::Store;
@@ -197,14 +196,16 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         resplab_experiment::resolve::into_smoke(&mut exp);
     }
     exp.progress_commands = a.metrics_addr.is_some();
-    if let Some(code) = apply_until(
+    let until = resplab_experiment::sequential::apply_flags(
         &mut exp,
         a.until_decided,
         a.max_rounds,
         a.max_time.as_deref(),
         &a.variants,
-    ) {
-        return Ok(code);
+    );
+    if let Err((flag, message)) = until {
+        eprintln!("resplab: {flag}: {message}");
+        return Ok(ExitCode::from(2));
     }
     if a.dry_run {
         warn_insecure(&exp);
@@ -237,8 +238,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let watch = Watch {
         live: &live,
-        max_error_pct,
-        fail_on_regression,
+        gates: narrate::Gates {
+            max_error_pct,
+            fail_on_regression,
+        },
     };
     execute(&exp, &text, &mut store, a.quiet, &a.variants, &watch)
 }
@@ -267,8 +270,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
         &a.variants,
         &Watch {
             live: &resplab_metrics::Live::new(),
-            max_error_pct: None,
-            fail_on_regression: None,
+            gates: narrate::Gates::default(),
         },
     )
 }
@@ -280,12 +282,6 @@ fn warn_insecure(exp: &Experiment) {
             eprintln!("resplab: {}", narration::insecure_line(&v.name));
         }
     }
-}
-
-/// A flag's value refused: one line naming the flag, exit code 2.
-fn usage(flag: &str, message: &str) -> ExitCode {
-    eprintln!("resplab: {flag}: {message}");
-    ExitCode::from(2)
 }
 
 fn execute(
@@ -354,14 +350,25 @@ fn execute(
             let _ = writeln!(std::io::stdout(), "{line}");
         }
     }
-    gates(
+    let (lines, code) = narrate::gates(
         store,
         exp,
-        watch,
+        watch.gates,
         &stored,
         outcome.interrupted,
         summary.no_verdict,
-    )
+    )?;
+    for line in lines {
+        eprintln!("resplab: {line}");
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// What a run watches besides its trials: the live metrics, `--max-error-rate` and
+/// `--fail-on-regression`.
+struct Watch<'a> {
+    live: &'a resplab_metrics::Live,
+    gates: narrate::Gates,
 }
 
 /// Before the first trial: Ctrl-C stops the run (the trial in progress is lost, nothing
@@ -386,79 +393,6 @@ fn prepare(store: &Store, exp: &Experiment, quiet: bool) -> StopToken {
         }
     }
     stop
-}
-
-/// The exit code of a finished run: `--max-error-rate`'s 3, `--fail-on-regression`'s 1,
-/// 2 without a verdict, else 0; each gate's reasons on standard error.
-fn gates(
-    store: &Store,
-    exp: &Experiment,
-    watch: &Watch<'_>,
-    stored: &[StoredTrial],
-    interrupted: bool,
-    no_verdict: bool,
-) -> anyhow::Result<ExitCode> {
-    // Failed requests also make trials invalid (and so rounds uncompared): the gate's
-    // exit code 3 names that cause before the rest.
-    let over = match watch.max_error_pct {
-        Some(max) if !interrupted => narrate::error_gate_lines(store, stored, max)?,
-        _ => Vec::new(),
-    };
-    let worse = match watch.fail_on_regression {
-        Some(pct) if over.is_empty() && !no_verdict => {
-            narrate::regression_gate_lines(store, exp, pct)?
-        }
-        _ => Vec::new(),
-    };
-    for line in over.iter().chain(&worse) {
-        eprintln!("resplab: {line}");
-    }
-    Ok(match (no_verdict, over.is_empty(), worse.is_empty()) {
-        (_, false, _) => ExitCode::from(3),
-        (_, true, false) => ExitCode::from(1),
-        (true, true, true) => ExitCode::from(2),
-        (false, true, true) => ExitCode::SUCCESS,
-    })
-}
-
-/// What a run watches besides its trials: the live metrics, `--max-error-rate` and
-/// `--fail-on-regression`.
-struct Watch<'a> {
-    live: &'a resplab_metrics::Live,
-    max_error_pct: Option<f64>,
-    fail_on_regression: Option<f64>,
-}
-
-/// `--until-decided`, `--max-time`, `--max-rounds` onto the experiment; the exit code
-/// when they are wrong (after saying why on one line).
-fn apply_until(
-    exp: &mut Experiment,
-    until_decided: bool,
-    max_rounds: Option<u32>,
-    max_time: Option<&str>,
-    variants: &[String],
-) -> Option<ExitCode> {
-    use resplab_experiment::sequential::{apply_limits, Limit};
-    let max_time = match max_time.map(parse_positive_duration).transpose() {
-        Ok(d) => d,
-        Err(e) => return Some(usage("--max-time", &e)),
-    };
-    if let Err(e) = apply_limits(exp, until_decided, max_rounds, max_time) {
-        let flag = match e.limit {
-            Limit::Until => "--until-decided",
-            Limit::MaxRounds => "--max-rounds",
-            Limit::MaxTime => "--max-time",
-        };
-        return Some(usage(flag, &e.message));
-    }
-    if exp.until_decided.is_some() && !variants.is_empty() {
-        return Some(usage(
-            "--variants",
-            "a run until decided looks at whole rounds, so it cannot run in phases; give a \
-             fixed number of rounds instead",
-        ));
-    }
-    None
 }
 
 /// Says whether the variants' servers ran the same configuration apart from what they
