@@ -109,28 +109,19 @@ impl<W> ConnectionWords<W> {
     }
 }
 
-/// What the target words name: where to connect (`None`: no target given) and what a
-/// URI added.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetParts {
+/// The words converted: where to connect (`None`: no target given), credentials, TLS
+/// and database. From [`ConnectionWords::target`] alone, it holds what the target words
+/// say (a URI's user, password, database and `rediss://`) and no TLS options yet.
+#[derive(Debug, Clone, Default)]
+pub struct Converted {
     pub target: Option<Target>,
     /// `rediss://`.
     pub uri_tls: bool,
-    /// The URI's user.
     pub user: Option<String>,
-    /// The URI's password (only read [`UriReading::Given`]).
-    pub password: Option<String>,
-    /// The URI's database number (only read [`UriReading::Given`]).
-    pub db: Option<u32>,
-}
-
-/// The words converted: target, credentials, TLS and database.
-#[derive(Debug, Clone)]
-pub struct Converted {
-    pub target: Option<Target>,
-    pub user: Option<String>,
+    /// Never from a URI read [`UriReading::Stored`].
     pub password: Option<String>,
     pub tls: Option<TlsOptions>,
+    /// Never from a URI read [`UriReading::Stored`].
     pub db: Option<u32>,
 }
 
@@ -200,14 +191,8 @@ impl<W: Clone> ConnectionWords<W> {
     ///
     /// # Errors
     /// A [`Problem`] naming the words at fault.
-    pub fn target(&self) -> Result<TargetParts, Problem<W>> {
-        let mut parts = TargetParts {
-            target: None,
-            uri_tls: false,
-            user: None,
-            password: None,
-            db: None,
-        };
+    pub fn target(&self) -> Result<Converted, Problem<W>> {
+        let mut parts = Converted::default();
         let other = |a: &Option<Said<String, W>>, b: Option<W>| -> Option<W> {
             a.as_ref().map(|s| s.at.clone()).or(b)
         };
@@ -251,39 +236,29 @@ impl<W: Clone> ConnectionWords<W> {
     /// # Errors
     /// The first [`Problem`], in the order target, credentials, TLS.
     pub fn convert(&self) -> Result<Converted, Problem<W>> {
-        let parts = self.target()?;
-        let user = parts
+        let mut c = self.target()?;
+        c.user = c
             .user
-            .clone()
             .or_else(|| self.user.as_ref().map(|u| u.value.clone()));
-        let password = parts
+        c.password = c
             .password
-            .clone()
             .or_else(|| self.password.as_ref().map(|p| p.value.clone()));
         // A URI's user always comes with its password: a lone user is a word's.
-        if let (UriReading::Given, None, Some(u)) = (self.reading, &password, &self.user) {
+        if let (UriReading::Given, None, Some(u)) = (self.reading, &c.password, &self.user) {
             return Err(Problem::UserWithoutPassword {
                 at: u.at.clone(),
                 user: u.value.clone(),
             });
         }
-        let tls = tls_options(&self.tls, &self.uri, parts.uri_tls)?;
-        if let Some((_, on)) = &tls {
-            let on = on.clone();
-            match &parts.target {
+        if let Some((opts, on)) = tls_options(&self.tls, &self.uri, c.uri_tls)? {
+            match &c.target {
                 None => return Err(Problem::TlsWithoutTarget { at: on }),
                 Some(Target::Unix { .. }) => return Err(Problem::TlsOverSocket { at: on }),
-                Some(_) => {}
+                Some(_) => c.tls = Some(opts),
             }
         }
-        let db = parts.db.or(self.db.as_ref().map(|d| d.value));
-        Ok(Converted {
-            target: parts.target,
-            user,
-            password,
-            tls: tls.map(|(opts, _)| opts),
-            db,
-        })
+        c.db = c.db.or(self.db.as_ref().map(|d| d.value));
+        Ok(c)
     }
 }
 
@@ -291,7 +266,7 @@ impl<W: Clone> ConnectionWords<W> {
 fn read_uri<W: Clone>(
     uri: &Said<String, W>,
     reading: UriReading,
-    parts: &mut TargetParts,
+    parts: &mut Converted,
 ) -> Result<(), Problem<W>> {
     let at = || uri.at.clone();
     let u = crate::uri::parse(&uri.value).map_err(|error| Problem::BadUri { at: at(), error })?;

@@ -225,46 +225,49 @@ fn wires_and_what_respb_goes_with() {
     assert_eq!(blocked(no_target), Some(RespbBlocker::NoTarget));
 }
 
-fn bench_error(edit: impl FnOnce(&mut BenchWords)) -> String {
-    let mut a = BenchWords {
-        resp: "2".into(),
-        protocol: "resp".into(),
-        ..BenchWords::default()
-    };
-    edit(&mut a);
-    resolve_connection(&a).unwrap_err().to_string()
-}
+type Edit = fn(&mut BenchWords);
 
 #[test]
 fn bench_words_every_refusal_by_its_flag() {
-    assert_eq!(
-        bench_error(|a| a.uri = Some("redis://bob:p/q@h:bad".into())),
-        "invalid value 'redis://bob:***@h:bad' for --uri: expected redis[s]://[user[:password]@]host[:port][/db] (the port must be a whole number from 1 to 65535)"
-    );
-    assert_eq!(
-        bench_error(|a| {
-            a.socket = Some("/tmp/s".into());
-            a.uri = Some("redis://h".into());
-        }),
-        "--socket cannot be used together with --host/--uri"
-    );
-    assert_eq!(
-        bench_error(|a| a.user = Some("bob".into())),
-        "invalid value 'bob' for --user: expected a password too (-a or REDISCLI_AUTH)"
-    );
-    assert_eq!(
-        bench_error(|a| a.sni = Some("x".into())),
-        "invalid value '' for --sni: expected --tls (or a rediss:// URI) as well"
-    );
-    assert_eq!(
-        bench_error(|a| {
-            a.host = Some("h".into());
-            a.server_bin = Some("redis-server".into());
-        }),
-        "--server-bin cannot be used together with a target (--host, --port, --socket, --uri)"
-    );
-    assert_eq!(
-        bench_error(|a| a.protocol = "respb".into()),
-        "invalid value 'respb' for --protocol: expected a target as well (--host/--port of a RESPB port, such as resplab serve --respb-port): the throwaway server has none"
-    );
+    let cases: [(Edit, &str); 6] = [
+        (
+            |a| a.uri = Some("redis://bob:p/q@h:bad".into()),
+            "invalid value 'redis://bob:***@h:bad' for --uri: expected redis[s]://[user[:password]@]host[:port][/db] (the port must be a whole number from 1 to 65535)",
+        ),
+        (
+            |a| {
+                a.socket = Some("/tmp/s".into());
+                a.uri = Some("redis://h".into());
+            },
+            "--socket cannot be used together with --host/--uri",
+        ),
+        (
+            |a| a.user = Some("bob".into()),
+            "invalid value 'bob' for --user: expected a password too (-a or REDISCLI_AUTH)",
+        ),
+        (
+            |a| a.sni = Some("x".into()),
+            "invalid value '' for --sni: expected --tls (or a rediss:// URI) as well",
+        ),
+        (
+            |a| {
+                a.host = Some("h".into());
+                a.server_bin = Some("redis-server".into());
+            },
+            "--server-bin cannot be used together with a target (--host, --port, --socket, --uri)",
+        ),
+        (
+            |a| a.protocol = "respb".into(),
+            "invalid value 'respb' for --protocol: expected a target as well (--host/--port of a RESPB port, such as resplab serve --respb-port): the throwaway server has none",
+        ),
+    ];
+    for (edit, expected) in cases {
+        let mut a = BenchWords {
+            resp: "2".into(),
+            protocol: "resp".into(),
+            ..BenchWords::default()
+        };
+        edit(&mut a);
+        assert_eq!(resolve_connection(&a).unwrap_err().to_string(), expected);
+    }
 }
