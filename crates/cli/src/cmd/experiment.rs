@@ -14,17 +14,17 @@
 //! seconds against a real server.
 
 use crate::args::DbArg;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::narrate::{self, Narrator, Say};
-use resplab_experiment::runner::{self, Event};
+use resplab_experiment::runner;
 use resplab_experiment::{Experiment, Overrides};
 use resplab_report::narration;
 use resplab_store::Store;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -172,10 +172,6 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn open_store(path: &Path) -> anyhow::Result<Store> {
-    Store::open(path).with_context(|| format!("opening the result store {}", path.display()))
-}
-
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let overrides =
         match Overrides::from_flags(a.rounds, a.requests, a.test_time.as_deref(), a.smoke) {
@@ -212,7 +208,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         let _ = std::io::stdout().write_all(narrate::plan_text(&exp).as_bytes());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut store = open_store(&a.db.db)?;
+    let mut store = a.db.open()?;
     let max_error_pct = a
         .max_error_rate
         .as_deref()
@@ -247,7 +243,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(&a.db.db)?;
+    let mut store = a.db.open()?;
     let info = match store.find_experiment(&a.name)? {
         Some(i) => i,
         None => {
@@ -310,21 +306,7 @@ fn execute(
     let mut err = std::io::stderr();
     let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| {
         resplab_metrics::experiment::observe(watch.live, &plan, &ev);
-        if let Event::Stored {
-            slot,
-            variant,
-            workload,
-            trial_id,
-            ..
-        } = &ev
-        {
-            stored.push(StoredTrial {
-                trial_id: *trial_id,
-                variant: variant.to_string(),
-                workload: workload.to_string(),
-                round: slot.round,
-            });
-        }
+        stored.extend(StoredTrial::of(&ev));
         // Write failures are ignored: a closed terminal must not stop the experiment.
         let _ = match narrator.event(&ev) {
             Some(Say::Lines(t)) => err.write_all(t.as_bytes()),
@@ -408,7 +390,7 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
 }
 
 fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
-    let store = open_store(&db.db)?;
+    let store = db.open()?;
     let rows = resplab_experiment::readback::list_rows(&store)?;
     let text = resplab_report::status::list_text(&db.db.display().to_string(), &rows);
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -416,7 +398,7 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
 }
 
 fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(&a.db.db)?;
+    let store = a.db.open()?;
     let not_found = |e| match e {
         e @ resplab_store::StoreError::NotFound { .. } => {
             eprintln!("resplab: {e}");
@@ -442,7 +424,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(&a.db.db)?;
+    let store = a.db.open()?;
     if store.find_experiment(&a.name)?.is_none() {
         eprintln!(
             "resplab: no experiment named `{}` in {}",

@@ -162,8 +162,7 @@ fn calibration(
             db.display()
         );
     }
-    let store =
-        Store::open(db).with_context(|| format!("opening the result store {}", db.display()))?;
+    let store = crate::args::open_store(db)?;
     let stored = resplab_experiment::calibrate::stored::load(&store, db, which)?;
     let id = match &stored {
         StoredCalibration::Calibration { id, .. } | StoredCalibration::Validation { id, .. } => *id,
