@@ -1,6 +1,6 @@
-//! Flag groups that several subcommands share: `--db` (and opening the store it names), and the workload flags of
-//! `resplab bench` (also `resplab proto size`'s). A subcommand's own flags
-//! stay in its `cmd/<sub>.rs`; nothing here knows a subcommand.
+//! Flag groups that several subcommands share: `--db` (and opening the store it
+//! names), and the workload flags of `resplab bench` (also `resplab proto size`'s). A
+//! subcommand's own flags stay in its `cmd/<sub>.rs`; nothing here knows a subcommand.
 
 use clap::Args;
 use resplab_engine::words::bench::BenchWords;
