@@ -13,6 +13,28 @@ pub struct StoredTrial {
     pub round: u32,
 }
 
+impl StoredTrial {
+    /// The trial an [`Event::Stored`](crate::runner::Event::Stored) names; `None` for
+    /// every other event.
+    pub fn of(event: &crate::runner::Event<'_>) -> Option<StoredTrial> {
+        match event {
+            crate::runner::Event::Stored {
+                slot,
+                variant,
+                workload,
+                trial_id,
+                ..
+            } => Some(StoredTrial {
+                trial_id: *trial_id,
+                variant: variant.to_string(),
+                workload: workload.to_string(),
+                round: slot.round,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A trial over the limit, with its figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverLimit {
@@ -46,4 +68,43 @@ pub fn over_limit(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoredTrial;
+    use crate::plan::TrialSlot;
+    use crate::runner::Event;
+
+    #[test]
+    fn only_a_stored_event_names_a_trial() {
+        let slot = TrialSlot {
+            round: 2,
+            attempt: 1,
+            position: 0,
+            variant: 1,
+            workload: 0,
+        };
+        let stored = Event::Stored {
+            slot,
+            variant: "b",
+            workload: "get",
+            trial_id: 17,
+            valid: true,
+            failed: Vec::new(),
+            primary: Some(1.0),
+        };
+        let want = StoredTrial {
+            trial_id: 17,
+            variant: "b".into(),
+            workload: "get".into(),
+            round: 2,
+        };
+        assert_eq!(StoredTrial::of(&stored), Some(want));
+        let rerun = Event::Rerun {
+            round: 2,
+            attempt: 1,
+        };
+        assert_eq!(StoredTrial::of(&rerun), None);
+    }
 }

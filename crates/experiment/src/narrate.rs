@@ -357,6 +357,51 @@ fn sequential_verdict(
     Ok(())
 }
 
+/// The gates of a finished run: `--max-error-rate` (percent) and `--fail-on-regression`
+/// (percent).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Gates {
+    pub max_error_pct: Option<f64>,
+    pub fail_on_regression: Option<f64>,
+}
+
+/// What the gates of a finished run say: their lines (`--max-error-rate`'s first: failed
+/// requests also make trials invalid, and so rounds uncompared) and the exit code
+/// ([`gate_code`]).
+///
+/// # Errors
+/// The store cannot be read.
+pub fn gates(
+    store: &Store,
+    exp: &Experiment,
+    gates: Gates,
+    stored: &[StoredTrial],
+    interrupted: bool,
+    no_verdict: bool,
+) -> Result<(Vec<String>, u8), StoreError> {
+    let over = match gates.max_error_pct {
+        Some(max) if !interrupted => error_gate_lines(store, stored, max)?,
+        _ => Vec::new(),
+    };
+    let worse = match gates.fail_on_regression {
+        Some(pct) if over.is_empty() && !no_verdict => regression_gate_lines(store, exp, pct)?,
+        _ => Vec::new(),
+    };
+    let code = gate_code(no_verdict, !over.is_empty(), !worse.is_empty());
+    Ok((over.into_iter().chain(worse).collect(), code))
+}
+
+/// The exit code of a finished run: 3 with trials over `--max-error-rate`, 1 with a
+/// regression beyond `--fail-on-regression`, 2 without a verdict, else 0.
+pub fn gate_code(no_verdict: bool, errors_over: bool, regressed: bool) -> u8 {
+    match (no_verdict, errors_over, regressed) {
+        (_, true, _) => 3,
+        (_, false, true) => 1,
+        (true, false, false) => 2,
+        (false, false, false) => 0,
+    }
+}
+
 /// `--max-error-rate`: a line for each trial of `stored` over the limit (none: the gate
 /// passes).
 ///
@@ -397,4 +442,18 @@ pub fn regression_gate_lines(
             words::regression_gate_line(&c.workload, &c.variant, worse, &exp.primary_metric, pct)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::gate_code;
+
+    #[test]
+    fn error_rates_outrank_regressions_which_outrank_a_missing_verdict() {
+        assert_eq!(gate_code(true, true, true), 3);
+        assert_eq!(gate_code(false, true, false), 3);
+        assert_eq!(gate_code(true, false, true), 1);
+        assert_eq!(gate_code(true, false, false), 2);
+        assert_eq!(gate_code(false, false, false), 0);
+    }
 }

@@ -407,6 +407,42 @@ pub fn apply_limits(
     Ok(())
 }
 
+/// `experiment run`'s `--until-decided`, `--max-rounds`, `--max-time` (as typed) and
+/// `--variants` onto `exp`: the limits applied ([`apply_limits`]), and a run until
+/// decided never split into phases.
+///
+/// # Errors
+/// The flag at fault and why, for one line and exit code 2.
+pub fn apply_flags(
+    exp: &mut Experiment,
+    until: bool,
+    max_rounds: Option<u32>,
+    max_time: Option<&str>,
+    variants: &[String],
+) -> Result<(), (&'static str, String)> {
+    let max_time = max_time
+        .map(crate::words::parse_positive_duration)
+        .transpose()
+        .map_err(|e| ("--max-time", e))?;
+    if let Err(e) = apply_limits(exp, until, max_rounds, max_time) {
+        let flag = match e.limit {
+            Limit::Until => "--until-decided",
+            Limit::MaxRounds => "--max-rounds",
+            Limit::MaxTime => "--max-time",
+        };
+        return Err((flag, e.message));
+    }
+    if exp.until_decided.is_some() && !variants.is_empty() {
+        return Err((
+            "--variants",
+            "a run until decided looks at whole rounds, so it cannot run in phases; give a \
+             fixed number of rounds instead"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A limit that cannot give a decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimitError {
@@ -715,5 +751,21 @@ mod tests {
         apply_limits(&mut e, false, Some(40), None).unwrap();
         assert_eq!(e.rounds, 40);
         assert_eq!(e.until_decided.unwrap().max_time_sec, Some(3600.0));
+    }
+
+    #[test]
+    fn run_flags_name_the_flag_at_fault() {
+        let mut e = exp(None);
+        let err = apply_flags(&mut e, true, None, Some("soon"), &[]).unwrap_err();
+        assert_eq!(err.0, "--max-time");
+        let err = apply_flags(&mut e, false, Some(4), None, &[]).unwrap_err();
+        assert_eq!(err.0, "--max-rounds");
+        let a = vec!["a".to_string()];
+        let err = apply_flags(&mut e, true, None, Some("1h"), &a).unwrap_err();
+        assert_eq!(err.0, "--variants");
+        assert!(err.1.contains("cannot run in phases"), "{}", err.1);
+        let mut e = exp(None);
+        apply_flags(&mut e, false, None, None, &a).unwrap();
+        assert!(e.until_decided.is_none());
     }
 }

@@ -15,7 +15,6 @@ use resplab_experiment::calibrate::{self as calibration, flags, Calibrated, Step
 use resplab_experiment::runner::Event;
 use resplab_report::calibration as words;
 use resplab_results::calibration::Method;
-use resplab_store::Store;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -204,7 +203,7 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     }
     let is_set = |v: &str| std::env::var_os(v).is_some();
     let s = setup::prepare(&flags::options(&given, durations, budget, &is_set)?)?;
-    let mut store = open_store(&a.db)?;
+    let mut store = a.db.open()?;
     let stop = stop_on_ctrl_c();
     let quiet = a.quiet || a.format == Format::Json;
     if !quiet {
@@ -282,7 +281,7 @@ fn run_validate(
             plan.k, a.validate_k
         );
     }
-    let mut store = open_store(&a.db)?;
+    let mut store = a.db.open()?;
     let stop = stop_on_ctrl_c();
     let mut say = |m: String| {
         if !quiet {
@@ -344,10 +343,6 @@ fn given(a: &CalibrateArgs) -> flags::Given {
         metric: a.metric.clone(),
         seed: a.seed,
     }
-}
-
-fn open_store(db: &DbArg) -> anyhow::Result<Store> {
-    Store::open(&db.db).with_context(|| format!("opening the result store {}", db.db.display()))
 }
 
 /// A stop token that Ctrl-C sets: the trial in progress ends, what is finished is kept.

@@ -14,18 +14,17 @@
 //! seconds against a real server.
 
 use crate::args::DbArg;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::error_rate::StoredTrial;
 use resplab_experiment::narrate::{self, Narrator, Say};
-use resplab_experiment::runner::{self, Event};
-use resplab_experiment::words::parse_positive_duration;
+use resplab_experiment::runner;
 use resplab_experiment::{Experiment, Overrides};
 use resplab_report::narration;
 use resplab_store::Store;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -173,10 +172,6 @@ pub fn run(args: ExperimentArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn open_store(path: &Path) -> anyhow::Result<Store> {
-    Store::open(path).with_context(|| format!("opening the result store {}", path.display()))
-}
-
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let overrides =
         match Overrides::from_flags(a.rounds, a.requests, a.test_time.as_deref(), a.smoke) {
@@ -197,21 +192,23 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         resplab_experiment::resolve::into_smoke(&mut exp);
     }
     exp.progress_commands = a.metrics_addr.is_some();
-    if let Some(code) = apply_until(
+    let until = resplab_experiment::sequential::apply_flags(
         &mut exp,
         a.until_decided,
         a.max_rounds,
         a.max_time.as_deref(),
         &a.variants,
-    ) {
-        return Ok(code);
+    );
+    if let Err((flag, message)) = until {
+        eprintln!("resplab: {flag}: {message}");
+        return Ok(ExitCode::from(2));
     }
     if a.dry_run {
         warn_insecure(&exp);
         let _ = std::io::stdout().write_all(narrate::plan_text(&exp).as_bytes());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut store = open_store(&a.db.db)?;
+    let mut store = a.db.open()?;
     let max_error_pct = a
         .max_error_rate
         .as_deref()
@@ -237,14 +234,16 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let watch = Watch {
         live: &live,
-        max_error_pct,
-        fail_on_regression,
+        gates: narrate::Gates {
+            max_error_pct,
+            fail_on_regression,
+        },
     };
     execute(&exp, &text, &mut store, a.quiet, &a.variants, &watch)
 }
 
 fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let mut store = open_store(&a.db.db)?;
+    let mut store = a.db.open()?;
     let info = match store.find_experiment(&a.name)? {
         Some(i) => i,
         None => {
@@ -267,8 +266,7 @@ fn resume(a: ResumeArgs) -> anyhow::Result<ExitCode> {
         &a.variants,
         &Watch {
             live: &resplab_metrics::Live::new(),
-            max_error_pct: None,
-            fail_on_regression: None,
+            gates: narrate::Gates::default(),
         },
     )
 }
@@ -280,12 +278,6 @@ fn warn_insecure(exp: &Experiment) {
             eprintln!("resplab: {}", narration::insecure_line(&v.name));
         }
     }
-}
-
-/// A flag's value refused: one line naming the flag, exit code 2.
-fn usage(flag: &str, message: &str) -> ExitCode {
-    eprintln!("resplab: {flag}: {message}");
-    ExitCode::from(2)
 }
 
 fn execute(
@@ -314,21 +306,7 @@ fn execute(
     let mut err = std::io::stderr();
     let outcome = runner::run_phase(exp, text, store, &stop, only, &mut |ev| {
         resplab_metrics::experiment::observe(watch.live, &plan, &ev);
-        if let Event::Stored {
-            slot,
-            variant,
-            workload,
-            trial_id,
-            ..
-        } = &ev
-        {
-            stored.push(StoredTrial {
-                trial_id: *trial_id,
-                variant: variant.to_string(),
-                workload: workload.to_string(),
-                round: slot.round,
-            });
-        }
+        stored.extend(StoredTrial::of(&ev));
         // Write failures are ignored: a closed terminal must not stop the experiment.
         let _ = match narrator.event(&ev) {
             Some(Say::Lines(t)) => err.write_all(t.as_bytes()),
@@ -354,14 +332,25 @@ fn execute(
             let _ = writeln!(std::io::stdout(), "{line}");
         }
     }
-    gates(
+    let (lines, code) = narrate::gates(
         store,
         exp,
-        watch,
+        watch.gates,
         &stored,
         outcome.interrupted,
         summary.no_verdict,
-    )
+    )?;
+    for line in lines {
+        eprintln!("resplab: {line}");
+    }
+    Ok(ExitCode::from(code))
+}
+
+/// What a run watches besides its trials: the live metrics, `--max-error-rate` and
+/// `--fail-on-regression`.
+struct Watch<'a> {
+    live: &'a resplab_metrics::Live,
+    gates: narrate::Gates,
 }
 
 /// Before the first trial: Ctrl-C stops the run (the trial in progress is lost, nothing
@@ -388,79 +377,6 @@ fn prepare(store: &Store, exp: &Experiment, quiet: bool) -> StopToken {
     stop
 }
 
-/// The exit code of a finished run: `--max-error-rate`'s 3, `--fail-on-regression`'s 1,
-/// 2 without a verdict, else 0; each gate's reasons on standard error.
-fn gates(
-    store: &Store,
-    exp: &Experiment,
-    watch: &Watch<'_>,
-    stored: &[StoredTrial],
-    interrupted: bool,
-    no_verdict: bool,
-) -> anyhow::Result<ExitCode> {
-    // Failed requests also make trials invalid (and so rounds uncompared): the gate's
-    // exit code 3 names that cause before the rest.
-    let over = match watch.max_error_pct {
-        Some(max) if !interrupted => narrate::error_gate_lines(store, stored, max)?,
-        _ => Vec::new(),
-    };
-    let worse = match watch.fail_on_regression {
-        Some(pct) if over.is_empty() && !no_verdict => {
-            narrate::regression_gate_lines(store, exp, pct)?
-        }
-        _ => Vec::new(),
-    };
-    for line in over.iter().chain(&worse) {
-        eprintln!("resplab: {line}");
-    }
-    Ok(match (no_verdict, over.is_empty(), worse.is_empty()) {
-        (_, false, _) => ExitCode::from(3),
-        (_, true, false) => ExitCode::from(1),
-        (true, true, true) => ExitCode::from(2),
-        (false, true, true) => ExitCode::SUCCESS,
-    })
-}
-
-/// What a run watches besides its trials: the live metrics, `--max-error-rate` and
-/// `--fail-on-regression`.
-struct Watch<'a> {
-    live: &'a resplab_metrics::Live,
-    max_error_pct: Option<f64>,
-    fail_on_regression: Option<f64>,
-}
-
-/// `--until-decided`, `--max-time`, `--max-rounds` onto the experiment; the exit code
-/// when they are wrong (after saying why on one line).
-fn apply_until(
-    exp: &mut Experiment,
-    until_decided: bool,
-    max_rounds: Option<u32>,
-    max_time: Option<&str>,
-    variants: &[String],
-) -> Option<ExitCode> {
-    use resplab_experiment::sequential::{apply_limits, Limit};
-    let max_time = match max_time.map(parse_positive_duration).transpose() {
-        Ok(d) => d,
-        Err(e) => return Some(usage("--max-time", &e)),
-    };
-    if let Err(e) = apply_limits(exp, until_decided, max_rounds, max_time) {
-        let flag = match e.limit {
-            Limit::Until => "--until-decided",
-            Limit::MaxRounds => "--max-rounds",
-            Limit::MaxTime => "--max-time",
-        };
-        return Some(usage(flag, &e.message));
-    }
-    if exp.until_decided.is_some() && !variants.is_empty() {
-        return Some(usage(
-            "--variants",
-            "a run until decided looks at whole rounds, so it cannot run in phases; give a \
-             fixed number of rounds instead",
-        ));
-    }
-    None
-}
-
 /// Says whether the variants' servers ran the same configuration apart from what they
 /// declare (METHOD: "A and B configs must match apart from the declared difference"),
 /// from the `CONFIG GET *` stored with each variant's first trial.
@@ -474,7 +390,7 @@ fn config_check(store: &Store, exp: &Experiment, experiment_id: i64) {
 }
 
 fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
-    let store = open_store(&db.db)?;
+    let store = db.open()?;
     let rows = resplab_experiment::readback::list_rows(&store)?;
     let text = resplab_report::status::list_text(&db.db.display().to_string(), &rows);
     let _ = std::io::stdout().write_all(text.as_bytes());
@@ -482,7 +398,7 @@ fn list(db: &DbArg) -> anyhow::Result<ExitCode> {
 }
 
 fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(&a.db.db)?;
+    let store = a.db.open()?;
     let not_found = |e| match e {
         e @ resplab_store::StoreError::NotFound { .. } => {
             eprintln!("resplab: {e}");
@@ -508,7 +424,7 @@ fn status(a: NameArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(&a.db.db)?;
+    let store = a.db.open()?;
     if store.find_experiment(&a.name)?.is_none() {
         eprintln!(
             "resplab: no experiment named `{}` in {}",

@@ -13,7 +13,7 @@
 //! `resplab_report::doc::input::from_files`) and writes files; the document,
 //! its verdicts and plots are built in `resplab_report::doc`.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Args, ValueEnum};
 use resplab_report::doc::{self, ReportInput};
 use resplab_report::resplab::ResplabOptions;
@@ -162,8 +162,7 @@ fn calibration(
             db.display()
         );
     }
-    let store =
-        Store::open(db).with_context(|| format!("opening the result store {}", db.display()))?;
+    let store = crate::args::open_store(db)?;
     let stored = resplab_experiment::calibrate::stored::load(&store, db, which)?;
     let id = match &stored {
         StoredCalibration::Calibration { id, .. } | StoredCalibration::Validation { id, .. } => *id,
@@ -205,8 +204,7 @@ fn history(args: &ReportArgs, series: &str) -> anyhow::Result<ExitCode> {
             args.db.display()
         );
     }
-    let store = Store::open(&args.db)
-        .with_context(|| format!("opening the result store {}", args.db.display()))?;
+    let store = crate::args::open_store(&args.db)?;
     let cfg = resplab_stats::changepoint::ChangePointConfig::default();
     let analysis =
         resplab_experiment::history::history(&store, series, args.metric.as_deref(), &cfg)?;

@@ -222,18 +222,6 @@ fn rfc3339_ms(v: &str) -> Option<f64> {
     Some((secs as f64 + frac) * 1e3)
 }
 
-/// Reads `--uri` with the one URI parser (`engine::uri`): a lone word before the `@` is
-/// the password, as redis-cli reads it; every error shows the URI with its userinfo masked.
-pub fn redis_uri(value: &str) -> Result<RedisUri, FlagError> {
-    crate::uri::parse(value).map_err(|e| {
-        flag_error(
-            "--uri",
-            &e.shown,
-            format!("{} ({})", crate::uri::URI_FORM, e.why),
-        )
-    })
-}
-
 pub use crate::uri::RedisUri;
 
 #[cfg(test)]
@@ -300,17 +288,5 @@ mod tests {
         assert!(integer::<u16>("--port", "70000", 1, 65535).is_err());
         assert!(integer::<u16>("--port", "abc", 1, 65535).is_err());
         assert!(number("--rate", "nan", 0.0, 1e9).is_err());
-    }
-
-    #[test]
-    fn uri_errors_name_the_flag_and_hide_the_password() {
-        let e = redis_uri("redis://bob:p/q@h:bad").unwrap_err().to_string();
-        assert!(
-            e.starts_with("invalid value 'redis://bob:***@h:bad' for --uri"),
-            "{e}"
-        );
-        assert!(!e.contains("p/q"), "{e}");
-        let u = redis_uri("redis://SECRET@h:1").unwrap();
-        assert_eq!(u.user_password(), (None, Some("SECRET".into())));
     }
 }
