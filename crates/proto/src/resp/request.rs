@@ -75,7 +75,7 @@ fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>)
             return quick_after_name(buf, limits, args, usize::from(n), usize::from(l));
         }
     }
-    let (n, mut pos) = match buf.first_chunk::<4>() {
+    let (n, pos) = match buf.first_chunk::<4>() {
         // `*d\r\n` in one 4-byte load.
         Some(h) => {
             let w = u32::from_le_bytes(*h);
@@ -94,31 +94,11 @@ fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>)
         return None;
     }
     let max = limits.max_bulk_len;
-    // Two- and three-argument commands (GET, SET, DEL, HGET, ...) are most of any real
-    // stream: their arguments go into the vector with one capacity check.
-    match n {
-        2 => {
-            let (a, p) = lex::quick_bulk(buf, pos, max)?;
-            let (b, p) = lex::quick_bulk(buf, p, max)?;
-            args.extend_from_slice(&[a, b]);
-            Some(p)
-        }
-        3 => {
-            let (a, p) = lex::quick_bulk(buf, pos, max)?;
-            let (b, p) = lex::quick_bulk(buf, p, max)?;
-            let (c, p) = lex::quick_bulk(buf, p, max)?;
-            args.extend_from_slice(&[a, b, c]);
-            Some(p)
-        }
-        _ => {
-            for _ in 0..n {
-                let (arg, after) = lex::quick_bulk(buf, pos, max)?;
-                args.push(arg);
-                pos = after;
-            }
-            Some(pos)
-        }
+    if n == 0 {
+        return Some(pos);
     }
+    let (a, pos) = lex::quick_bulk(buf, pos, max)?;
+    quick_after_first(buf, max, args, n, a, pos)
 }
 
 /// [`quick_multibulk`] once `*n\r\n$l\r\n` has been read: the first argument (of
@@ -140,7 +120,22 @@ fn quick_after_name<'a>(
         return None;
     }
     let a = buf.get(8..end)?;
-    let pos = end + 2;
+    quick_after_first(buf, max, args, n, a, end + 2)
+}
+
+/// The rest of a quick multibulk of `n` arguments once its first, `a`, has been read
+/// and the second starts at `pos`. Two- and three-argument commands (GET, SET, DEL,
+/// HGET, ...) are most of any real stream: their arguments go into the vector with one
+/// capacity check.
+#[inline(always)]
+fn quick_after_first<'a>(
+    buf: &'a [u8],
+    max: usize,
+    args: &mut Vec<&'a [u8]>,
+    n: usize,
+    a: &'a [u8],
+    pos: usize,
+) -> Option<usize> {
     match n {
         2 => {
             let (b, p) = lex::quick_bulk(buf, pos, max)?;
@@ -357,15 +352,7 @@ mod quick_path_tests {
         let mut checked = 0usize;
         for limits in &limit_sets {
             for seed in &seeds {
-                let mut inputs: Vec<Vec<u8>> =
-                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
-                for i in 0..seed.len() {
-                    for &m in &mutations {
-                        let mut v = seed.to_vec();
-                        v[i] = m;
-                        inputs.push(v);
-                    }
-                }
+                let inputs = lex::cuts_and_mutations(seed, &mutations);
                 for input in inputs.iter().filter(|i| i.first() == Some(&b'*')) {
                     let mut quick = Vec::new();
                     let mut full = Vec::new();

@@ -599,15 +599,7 @@ mod quick_path_tests {
         let mut checked = 0usize;
         for limits in &limit_sets {
             for seed in seeds {
-                let mut inputs: Vec<Vec<u8>> =
-                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
-                for i in 0..seed.len() {
-                    for &m in &mutations {
-                        let mut v = seed.to_vec();
-                        v[i] = m;
-                        inputs.push(v);
-                    }
-                }
+                let mut inputs = lex::cuts_and_mutations(seed, &mutations);
                 // Trailing bytes after a complete reply must not change the answer.
                 let mut two = seed.to_vec();
                 two.extend_from_slice(b"+OK\r\n");
