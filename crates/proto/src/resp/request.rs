@@ -167,34 +167,51 @@ fn parse_multibulk_full<'a>(
     limits: &Limits,
     args: &mut Vec<&'a [u8]>,
 ) -> Result<Option<usize>, ProtoError> {
-    let (n, mut pos) = match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
-        None => return Ok(None),
-        Some((Len::Some(n), next)) => (n, next),
-        // Redis treats `*-1` and `*0` from a client as nothing; so do we.
-        Some((Len::Nil, next)) => (0, next),
+    let Some((n, mut pos)) = full_count(buf, limits)? else {
+        return Ok(None);
     };
     for _ in 0..n {
-        match buf.get(pos) {
-            None => return Ok(None),
-            Some(b'$') => {}
-            Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
-        }
-        let (len, start) =
-            match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")? {
-                None => return Ok(None),
-                Some((Len::Some(l), next)) => (l, next),
-                Some((Len::Nil, next)) => (0, next),
-            };
-        match lex::payload(buf, start, len)? {
-            None => return Ok(None),
-            Some((end, after)) => {
-                // `payload` has checked that end + 2 <= buf.len().
-                args.push(buf.get(start..end).unwrap_or(&[]));
-                pos = after;
-            }
-        }
+        let Some((start, end, after)) = full_bulk(buf, pos, limits)? else {
+            return Ok(None);
+        };
+        // `payload` has checked that end + 2 <= buf.len().
+        args.push(buf.get(start..end).unwrap_or(&[]));
+        pos = after;
     }
     Ok(Some(pos))
+}
+
+/// The count of the multibulk header `*n\r\n` that starts `buf`, and where its first
+/// argument starts. Redis treats `*-1` and `*0` from a client as nothing; so do we.
+fn full_count(buf: &[u8], limits: &Limits) -> Result<Option<(usize, usize)>, ProtoError> {
+    Ok(
+        match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
+            None => None,
+            Some((Len::Some(n), next)) => Some((n, next)),
+            Some((Len::Nil, next)) => Some((0, next)),
+        },
+    )
+}
+
+/// The bulk argument `$len\r\n…\r\n` at `pos`: its payload's range and where the next
+/// argument starts.
+fn full_bulk(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+) -> Result<Option<(usize, usize, usize)>, ProtoError> {
+    match buf.get(pos) {
+        None => return Ok(None),
+        Some(b'$') => {}
+        Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
+    }
+    let (len, start) = match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")?
+    {
+        None => return Ok(None),
+        Some((Len::Some(l), next)) => (l, next),
+        Some((Len::Nil, next)) => (0, next),
+    };
+    Ok(lex::payload(buf, start, len)?.map(|(end, after)| (start, end, after)))
 }
 
 fn parse_inline<'a>(
@@ -279,35 +296,20 @@ pub fn parse_request_owned(
             (args.iter().map(|a| a.to_vec()).collect(), n)
         }));
     }
-    let (n, mut pos) = match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
-        None => return Ok(None),
-        Some((Len::Some(n), next)) => (n, next),
-        Some((Len::Nil, next)) => (0, next),
+    let Some((n, mut pos)) = full_count(buf, limits)? else {
+        return Ok(None);
     };
     // Reserve no more than the buffer could hold (4 bytes per argument at least).
     let mut args: Vec<Vec<u8>> = Vec::with_capacity(n.min(buf.len() / 4));
     let mut allocs = u64::from(args.capacity() > 0);
     for _ in 0..n {
-        match buf.get(pos) {
-            None => return Ok(None),
-            Some(b'$') => {}
-            Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
-        }
-        let (len, start) =
-            match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")? {
-                None => return Ok(None),
-                Some((Len::Some(l), next)) => (l, next),
-                Some((Len::Nil, next)) => (0, next),
-            };
-        match lex::payload(buf, start, len)? {
-            None => return Ok(None),
-            Some((end, after)) => {
-                let arg = buf.get(start..end).unwrap_or(&[]).to_vec();
-                allocs += u64::from(!arg.is_empty());
-                args.push(arg);
-                pos = after;
-            }
-        }
+        let Some((start, end, after)) = full_bulk(buf, pos, limits)? else {
+            return Ok(None);
+        };
+        let arg = buf.get(start..end).unwrap_or(&[]).to_vec();
+        allocs += u64::from(!arg.is_empty());
+        args.push(arg);
+        pos = after;
     }
     *allocations += allocs;
     Ok(Some((args, pos)))

@@ -326,14 +326,11 @@ fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits:
             (need!(skip_bytes(buf, pos + 3, limits)).1, ReplyClass::Value)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let Some(Aggregate {
+            let Aggregate {
                 elements,
                 start: mut p,
                 depth: inner,
-            }) = aggregate(buf, pos, t, at, depth, limits)?
-            else {
-                return Ok(None);
-            };
+            } = need!(aggregate(buf, pos, t, at, depth, limits));
             for _ in 0..elements {
                 p = need!(skip_next(buf, p, inner, limits)).0;
             }
@@ -469,14 +466,11 @@ fn element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Lim
             (Value::Verbatim { format, text }, next)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let Some(Aggregate {
+            let Aggregate {
                 elements,
                 start: mut p,
                 depth: inner,
-            }) = aggregate(buf, pos, t, at, depth, limits)?
-            else {
-                return Ok(None);
-            };
+            } = need!(aggregate(buf, pos, t, at, depth, limits));
             let cap = elements.min(buf.len().saturating_sub(p) / 2);
             let mut items = Vec::with_capacity(cap);
             for _ in 0..elements {
