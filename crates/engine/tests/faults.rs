@@ -11,6 +11,17 @@ use resplab_testkit::redis::RedisServer;
 use resplab_workload::TestName;
 use std::time::{Duration, Instant};
 
+/// Fails unless `rec` counts requests in a second that began after `t_sec`.
+fn assert_load_after(rec: &resplab_results::RunRecord, t_sec: f64) {
+    let late: u64 = rec
+        .series
+        .iter()
+        .filter(|s| s.t_sec > t_sec)
+        .map(|s| s.requests)
+        .sum();
+    assert!(late > 0, "{:?}", rec.series);
+}
+
 fn fake_config(server: &FakeServer, requests: u64) -> resplab_engine::RunConfig {
     let mut cfg = tcp_config(server.port());
     cfg.clients = 1;
@@ -54,13 +65,7 @@ fn reconnects_after_client_kill() {
     );
     assert!(rec.warnings.iter().any(|w| w.kind() == "reconnects"));
     // Load went on after the kill.
-    let late: u64 = rec
-        .series
-        .iter()
-        .filter(|s| s.t_sec > 1.0)
-        .map(|s| s.requests)
-        .sum();
-    assert!(late > 0, "{:?}", rec.series);
+    assert_load_after(&rec, 1.0);
 }
 
 #[test]
@@ -173,13 +178,7 @@ fn a_server_that_comes_back_leaves_an_outage_on_record() {
     assert!((0.5..1.5).contains(&c.outages[0].start_sec), "{c:?}");
     assert!(c.reconnects >= 8);
     // Load went on after the server came back.
-    let late: u64 = rec
-        .series
-        .iter()
-        .filter(|s| s.t_sec > 2.5)
-        .map(|s| s.requests)
-        .sum();
-    assert!(late > 0, "{:?}", rec.series);
+    assert_load_after(&rec, 2.5);
 }
 
 #[test]

@@ -192,7 +192,8 @@ mod tests {
         crate::resolve::parse("t.toml", text, &Default::default()).unwrap()
     }
 
-    const TWO: &str = r#"
+    /// Two redis-server variants and one workload, read as RMIT.
+    pub(super) const TWO: &str = r#"
 [experiment]
 name = "d"
 test_time = "1s"
@@ -254,27 +255,12 @@ mod plan_tests {
 
     #[test]
     fn a_duet_round_is_one_execution_per_workload_holding_both_variants() {
-        let text = r#"
-[experiment]
-name = "d"
-order = "duet"
-test_time = "1s"
-[[variant]]
-name = "a"
-server = "redis-server --port {port}"
-[[variant]]
-name = "b"
-server = "redis-server --port {port}"
-[[workload]]
-name = "w"
-tests = "set"
-[[workload]]
-name = "v"
-tests = "get"
-"#;
+        let text = format!(
+            "{}[[workload]]\nname = \"v\"\ntests = \"get\"\n",
+            super::tests::TWO
+        );
         // Read as RMIT (the file's duet check would ask this machine for two CPUs),
         // then planned as a duet.
-        let text = text.replace("order = \"duet\"", "");
         let mut exp = crate::resolve::parse("d.toml", &text, &Default::default()).unwrap();
         exp.order = crate::Order::Duet;
         for round in 0..4 {

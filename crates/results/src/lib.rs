@@ -25,7 +25,8 @@
 //!
 //! Beside the schema: [`warning`], the one typed warning enum whose every variant words
 //! its own advice (raised by the engine, the merge, the statistics and the report), and
-//! [`csv`], the one CSV field writer.
+//! [`csv`], the one CSV field writer, and [`date`], the one conversion of Unix times to
+//! calendar dates.
 //!
 //! For tests only (this crate's own, and others' through the `fixture` feature):
 //! `fixture`, the one builder of complete run records and the seeded generator behind them.
@@ -42,6 +43,7 @@ pub mod run;
 
 pub use run::*;
 pub mod csv;
+pub mod date;
 pub mod duet;
 #[cfg(any(test, feature = "fixture"))]
 pub mod fixture;

@@ -176,21 +176,17 @@ impl Store {
         )
         .map_err(err)?;
         let id = tx.last_insert_rowid();
-        for (i, (name, spec)) in new.variants.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO variants (experiment_id, ordinal, name, spec_json)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![id, i as i64, name, spec.to_string()],
-            )
-            .map_err(err)?;
-        }
-        for (i, (name, spec)) in new.workloads.iter().enumerate() {
-            tx.execute(
-                "INSERT INTO workloads (experiment_id, ordinal, name, spec_json)
-                 VALUES (?1, ?2, ?3, ?4)",
-                params![id, i as i64, name, spec.to_string()],
-            )
-            .map_err(err)?;
+        for (table, rows) in [("variants", &new.variants), ("workloads", &new.workloads)] {
+            for (i, (name, spec)) in rows.iter().enumerate() {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO {table} (experiment_id, ordinal, name, spec_json)
+                 VALUES (?1, ?2, ?3, ?4)"
+                    ),
+                    params![id, i as i64, name, spec.to_string()],
+                )
+                .map_err(err)?;
+            }
         }
         tx.commit().map_err(err)?;
         Ok(id)

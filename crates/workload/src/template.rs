@@ -140,13 +140,7 @@ fn double_quoted(b: &[u8], open: usize, arg: &mut Vec<u8>) -> Quoted {
             }
         }
     }
-    check_after_quote(b, i).map_err(|at| {
-        (
-            at,
-            "whitespace or the end of the line after a closing quote",
-        )
-    })?;
-    Ok(i)
+    after_quote(b, i)
 }
 
 /// A `'…'` section starting at `open` (only `\'` escaped), appended to `arg`.
@@ -169,20 +163,16 @@ fn single_quoted(b: &[u8], open: usize, arg: &mut Vec<u8>) -> Quoted {
             }
         }
     }
-    check_after_quote(b, i).map_err(|at| {
-        (
-            at,
-            "whitespace or the end of the line after a closing quote",
-        )
-    })?;
-    Ok(i)
+    after_quote(b, i)
 }
 
-fn check_after_quote(b: &[u8], i: usize) -> Result<(), usize> {
+/// `i`, the byte after a closing quote, when the argument ends there (whitespace or the
+/// end of the line follows).
+fn after_quote(b: &[u8], i: usize) -> Quoted {
     match b.get(i) {
-        None => Ok(()),
-        Some(c) if c.is_ascii_whitespace() => Ok(()),
-        Some(_) => Err(i),
+        None => Ok(i),
+        Some(c) if c.is_ascii_whitespace() => Ok(i),
+        Some(_) => Err((i, "whitespace or the end of the line after a closing quote")),
     }
 }
 

@@ -9,6 +9,15 @@ use std::time::Duration;
 /// Longest a single `resplab` call may take.
 const LIMIT: Duration = Duration::from_secs(120);
 
+/// Runs `resplab bench ARGS` (killed after [`LIMIT`]).
+fn bench(args: &[&str]) -> std::process::Output {
+    command_within(LIMIT)
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Runs a bench with `--json -` against `server` and returns the record.
 fn bench_json(server: &RedisServer, args: &[&str]) -> Value {
     let port = server.port().to_string();
@@ -89,10 +98,7 @@ fn bad_input_exits_2_naming_flag_value_and_expectation() {
 #[test]
 fn unknown_flag_is_a_usage_error() {
     let _lane = crate::common::shared();
-    let out = command_within(LIMIT)
-        .args(["bench", "--no-such-flag"])
-        .output()
-        .unwrap();
+    let out = bench(&["--no-such-flag"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -180,21 +186,17 @@ fn csv_and_quiet_layouts_match_redis_benchmark() {
     let _lane = crate::common::shared();
     let server = RedisServer::start().unwrap();
     let port = server.port().to_string();
-    let out = command_within(LIMIT)
-        .args([
-            "bench",
-            "-p",
-            &port,
-            "-t",
-            "set,lrange_100",
-            "-n",
-            "1000",
-            "-c",
-            "5",
-            "--csv",
-        ])
-        .output()
-        .unwrap();
+    let out = bench(&[
+        "-p",
+        &port,
+        "-t",
+        "set,lrange_100",
+        "-n",
+        "1000",
+        "-c",
+        "5",
+        "--csv",
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -221,21 +223,17 @@ fn csv_and_quiet_layouts_match_redis_benchmark() {
             assert!(decimals == 2 || decimals == 3, "{l}");
         }
     }
-    let out = command_within(LIMIT)
-        .args([
-            "bench",
-            "-p",
-            &port,
-            "-t",
-            "ping_inline,get",
-            "-n",
-            "1000",
-            "-c",
-            "5",
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let out = bench(&[
+        "-p",
+        &port,
+        "-t",
+        "ping_inline,get",
+        "-n",
+        "1000",
+        "-c",
+        "5",
+        "-q",
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
     let re_like = |l: &str, name: &str| {
         let rest = l.strip_prefix(&format!("{name}: ")).unwrap();
@@ -271,11 +269,7 @@ fn hdr_out_writes_percentile_files() {
         .arg(&prefix)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     for name in ["lat_GET.hgrm", "lat_TOTAL.hgrm"] {
         let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
         assert!(
@@ -293,10 +287,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
     let server = RedisServer::start_with(&["--requirepass", secret], false).unwrap();
     let port = server.port().to_string();
     // Without a password the server refuses: a clear error, exit 2.
-    let out = command_within(LIMIT)
-        .args(["bench", "-p", &port, "-t", "get", "-n", "10", "-c", "1"])
-        .output()
-        .unwrap();
+    let out = bench(&["-p", &port, "-t", "get", "-n", "10", "-c", "1"]);
     assert_eq!(out.status.code(), Some(2));
     let uri = format!("redis://:{secret}@127.0.0.1:{port}/3");
     // redis-cli's lone-password form: the word before the @ is the password.
@@ -317,11 +308,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
             .args(["-t", "set", "-n", "200", "-c", "2", "--json", "-"])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::common::assert_ok(&out);
         let all = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -338,11 +325,7 @@ fn password_from_flag_env_and_uri_never_appears_in_output() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     assert!(!String::from_utf8_lossy(&out.stdout).contains(secret));
     // The URI selected database 3: the SET key lives there.
     let mut c = server.client().unwrap();
@@ -380,11 +363,7 @@ fn select_resp3_and_unix_socket() {
         .arg(&sock)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rec["config"]["resp"], 3);
     assert_eq!(rec["config"]["target"]["kind"], "unix");
@@ -549,15 +528,8 @@ fn open_loop_at_a_low_rate_leaves_the_core_idle() {
 #[test]
 fn no_target_starts_a_throwaway_server_and_says_so() {
     let _lane = crate::common::shared();
-    let out = command_within(LIMIT)
-        .args(["bench", "-t", "ping_mbulk", "-n", "2000", "-c", "4"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = bench(&["-t", "ping_mbulk", "-n", "2000", "-c", "4"]);
+    crate::common::assert_ok(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("started a throwaway redis-server on 127.0.0.1:"),
@@ -567,18 +539,14 @@ fn no_target_starts_a_throwaway_server_and_says_so() {
     assert!(text.contains("closed loop"), "{text}");
     assert!(text.contains("PING_MBULK"), "{text}");
 
-    let out = command_within(LIMIT)
-        .args([
-            "bench",
-            "-t",
-            "get",
-            "-n",
-            "10",
-            "--server-bin",
-            "/nonexistent/redis-server",
-        ])
-        .output()
-        .unwrap();
+    let out = bench(&[
+        "-t",
+        "get",
+        "-n",
+        "10",
+        "--server-bin",
+        "/nonexistent/redis-server",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("apt-get install redis-server"));
 }
@@ -587,10 +555,7 @@ fn no_target_starts_a_throwaway_server_and_says_so() {
 fn unreachable_server_is_a_clear_error() {
     let _lane = crate::common::shared();
     let port = resplab_testkit::free_port().unwrap().to_string();
-    let out = command_within(LIMIT)
-        .args(["bench", "-p", &port, "-t", "get", "-n", "10"])
-        .output()
-        .unwrap();
+    let out = bench(&["-p", &port, "-t", "get", "-n", "10"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
@@ -739,11 +704,7 @@ fn connections_beyond_the_open_file_limit() {
         "-Sn 200",
         &format!("bench -p {port} -c 300 -n 3000 -t get -q --no-progress"),
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     let out = under_ulimit(
         "-n 200",
         &format!("bench -p {port} -c 300 -n 3000 -t get -q --no-progress"),
@@ -787,11 +748,7 @@ fn the_throwaway_server_takes_every_connection() {
         .args(["--no-progress"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
 }
 
 /// No target and no redis-server on the machine: the reference server stands in, and
@@ -836,10 +793,7 @@ fn malformed_uris_never_echo_their_password() {
         ("redis://SECRET-77@[::1", "SECRET-77"),
         ("http://bob:hunter-77@127.0.0.1:1", "hunter-77"),
     ] {
-        let out = command_within(LIMIT)
-            .args(["bench", "-u", uri, "-t", "get", "-n", "10"])
-            .output()
-            .unwrap();
+        let out = bench(&["-u", uri, "-t", "get", "-n", "10"]);
         let all = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),

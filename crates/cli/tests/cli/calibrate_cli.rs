@@ -22,11 +22,7 @@ fn json_of(args: &[&str], db: &std::path::Path) -> Value {
         .arg(db)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -556,21 +552,7 @@ fn calibrate_address_authenticates_over_tls() {
     let _shared = shared();
     let s = resplab_testkit::tls::TlsRedis::start(false).unwrap();
     let password = "cal-secret-5521";
-    let r = s
-        .server
-        .client()
-        .unwrap()
-        .cmd(&[
-            "ACL",
-            "SETUSER",
-            "cal",
-            "on",
-            &format!(">{password}"),
-            "~*",
-            "+@all",
-        ])
-        .unwrap();
-    assert_eq!(r.as_text().as_deref(), Some("OK"));
+    crate::common::add_acl_user(&s.server, "cal", password);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let ca = s.files.ca.display().to_string();

@@ -36,6 +36,13 @@ fn bench_record(json: &std::path::Path, args: &[&str]) -> (RunRecord, String) {
     (record(json), out)
 }
 
+/// A scratch directory (removed on drop) and the path of the result file `r.json` in it.
+fn scratch_json() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    (dir, json)
+}
+
 fn dbsize(s: &RedisServer) -> i64 {
     s.client()
         .unwrap()
@@ -50,8 +57,7 @@ fn every_catalog_test_routes_by_slot_with_no_error_and_per_node_results() {
     let _lane = crate::common::shared();
     let _serial = serial();
     let c = RedisCluster::start(3, 0).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (_dir, json) = scratch_json();
     let port = c.master(0).port().to_string();
     let o = resplab(&[
         "bench",
@@ -108,8 +114,7 @@ fn a_live_slot_migration_loses_no_request() {
     let _lane = crate::common::shared();
     let _serial = serial();
     let c = RedisCluster::start(3, 0).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (_dir, json) = scratch_json();
     let port = c.master(0).port().to_string();
     // 300 keys in about 300 slots; the migration below moves master 0's slots that hold
     // them, one key per MIGRATE with a pause, so that requests meet slots mid-move
@@ -177,8 +182,7 @@ fn reads_go_to_replicas_and_a_single_server_is_not_a_cluster() {
     let _lane = crate::common::shared();
     let _serial = serial();
     let c = RedisCluster::start(3, 1).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (dir, json) = scratch_json();
     let port = c.master(1).port().to_string();
     let (r, out) = bench_record(
         &json,
@@ -266,20 +270,7 @@ fn a_tls_cluster_with_an_acl_user_on_every_node() {
     let c = RedisCluster::start_tls(3, 0, &files).unwrap();
     let password = "cluster-secret-4711";
     for n in c.nodes() {
-        let r = n
-            .client()
-            .unwrap()
-            .cmd(&[
-                "ACL",
-                "SETUSER",
-                "bench",
-                "on",
-                &format!(">{password}"),
-                "~*",
-                "+@all",
-            ])
-            .unwrap();
-        assert_eq!(r.as_text().as_deref(), Some("OK"));
+        crate::common::add_acl_user(n, "bench", password);
     }
     let json = dir.path().join("r.json");
     let tls_port = c.tls_port(0).unwrap().to_string();
@@ -348,8 +339,7 @@ fn a_master_killed_mid_run_is_named_and_error_replies_are_not_throughput() {
             .cmd(&["CONFIG", "SET", "cluster-node-timeout", "300"])
             .unwrap();
     }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (_dir, json) = scratch_json();
     let seed = c.master(0).port().to_string();
     let dead = c.master(1).addr();
     let child = std::process::Command::new(crate::common::BIN)
@@ -429,8 +419,7 @@ fn a_cluster_started_at_once_with_the_bench_gives_no_clusterdown() {
     let _lane = crate::common::shared();
     let _serial = serial();
     let c = RedisCluster::start_unsettled(3).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (_dir, json) = scratch_json();
     let port = c.master(0).port().to_string();
     let (r, out) = bench_record(
         &json,
@@ -501,8 +490,7 @@ fn max_error_rate_exits_3_when_exceeded_and_0_when_not() {
     let mut client = s.client().unwrap();
     client.cmd(&["SET", "word", "not a number"]).unwrap();
     let port = s.port().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    let (_dir, json) = scratch_json();
     // Half the requests fail: INCR of a string, beside a PING that cannot.
     let run = |max: &str| {
         resplab(&[

@@ -28,6 +28,15 @@ impl Rng {
     }
 }
 
+/// The real ministat (Debian's package).
+fn ministat() -> PathBuf {
+    tool(
+        "ministat",
+        &[PathBuf::from("/usr/bin/ministat")],
+        "apt-get install ministat",
+    )
+}
+
 fn tool(name: &str, extra: &[PathBuf], install: &str) -> PathBuf {
     let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect())
@@ -70,11 +79,7 @@ fn fmt_value(v: f64, integers: bool) -> String {
 #[test]
 fn ministat_output_is_identical_on_generated_data() {
     let _lane = crate::common::shared();
-    let ministat = tool(
-        "ministat",
-        &[PathBuf::from("/usr/bin/ministat")],
-        "apt-get install ministat",
-    );
+    let ministat = ministat();
     let resplab = PathBuf::from(env!("CARGO_BIN_EXE_resplab"));
     let dir = scratch("ministat");
     let mut rng = Rng(0x5eed_1234_abcd_0001);
@@ -237,11 +242,7 @@ fn benchstat_tables_are_identical_on_generated_data() {
 #[test]
 fn ministat_keeps_the_input_order_of_equal_values() {
     let _lane = crate::common::shared();
-    let ministat = tool(
-        "ministat",
-        &[PathBuf::from("/usr/bin/ministat")],
-        "apt-get install ministat",
-    );
+    let ministat = ministat();
     let resplab = PathBuf::from(env!("CARGO_BIN_EXE_resplab"));
     let dir = scratch("ministat-zero");
     std::fs::write(dir.join("a"), "0.0\n-0.0\n1\n2\n3\n").unwrap();

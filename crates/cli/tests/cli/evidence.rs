@@ -147,7 +147,7 @@ clients = 2
     .unwrap();
     let db = dir.path().join("r.db");
     let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let obs = observations(&db, "evidence-cluster");
     for t in obs
         .iter()

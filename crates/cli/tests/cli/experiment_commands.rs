@@ -17,6 +17,18 @@ fn repo_root() -> PathBuf {
 /// standard output, keyed by `(variant, workload, round)`.
 type Exported = BTreeMap<(String, String, u64), (BTreeMap<(String, String), f64>, String)>;
 
+/// `resplab experiment status NAME --db DB`: what it printed.
+fn status(name: &str, db: &str) -> String {
+    text(&resplab(&["experiment", "status", name, "--db", db]))
+}
+
+/// Writes `resplab report SOURCE --db DB -o MD`, which must succeed, and reads `MD`.
+fn report_md(source: &str, db: &str, md: &Path) -> String {
+    let out = resplab(&["report", source, "--db", db, "-o", &md.to_string_lossy()]);
+    crate::common::assert_ok(&out);
+    std::fs::read_to_string(md).unwrap()
+}
+
 fn export(db: &Path, name: &str) -> Exported {
     let out = resplab(&[
         "experiment",
@@ -27,7 +39,7 @@ fn export(db: &Path, name: &str) -> Exported {
         "--format",
         "json",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut map = Exported::new();
     for t in v["trials"].as_array().unwrap() {
@@ -118,7 +130,7 @@ format = "memtier"
         "--db",
         &db.to_string_lossy(),
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let all = text(&out);
     assert!(all.contains("rb:SET / aof vs baseline"), "{all}");
     let trials = export(&db, "ext");
@@ -179,15 +191,7 @@ format = "memtier"
     }
     // ...so the report draws their latency spectrum.
     let md = dir.path().join("ext.md");
-    let out = resplab(&[
-        "report",
-        "db:ext",
-        "--db",
-        &db.to_string_lossy(),
-        "-o",
-        &md.to_string_lossy(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
+    report_md("db:ext", &db.to_string_lossy(), &md);
     let spectra: Vec<String> = std::fs::read_dir(dir.path().join("ext-plots"))
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -398,14 +402,8 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
     ]);
     let _ = a.kill();
     let _ = a.wait();
-    assert!(out.status.success(), "{}", text(&out));
-    let st = text(&resplab(&[
-        "experiment",
-        "status",
-        "kernels-phased",
-        "--db",
-        &db,
-    ]));
+    crate::common::assert_ok(&out);
+    let st = status("kernels-phased", &db);
     assert!(st.contains("missing (round, variant) cells: 6"), "{st}");
     assert!(st.contains("experiment kernels-phased (phased)"), "{st}");
     assert!(st.contains("missing: round 1 kernel-b"), "{st}");
@@ -432,13 +430,7 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         "{all}"
     );
     assert!(all.contains("n = 6"), "{all}");
-    let st = text(&resplab(&[
-        "experiment",
-        "status",
-        "kernels-phased",
-        "--db",
-        &db,
-    ]));
+    let st = status("kernels-phased", &db);
     assert!(st.contains("rounds valid: 6/6"), "{st}");
     assert!(st.contains("experiment kernels-phased (finished)"), "{st}");
     assert!(!st.contains("missing"), "{st}");
@@ -486,16 +478,7 @@ fn phased_variants_store_resume_and_report_not_interleaved() {
         );
     }
     let md = dir.path().join("k.md");
-    let out = resplab(&[
-        "report",
-        "db:kernels-phased",
-        "--db",
-        &db,
-        "-o",
-        &md.to_string_lossy(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let report = std::fs::read_to_string(&md).unwrap();
+    let report = report_md("db:kernels-phased", &db, &md);
     assert!(
         report.contains("kernel-b vs kernel-a: NOT INTERLEAVED"),
         "{report}"
@@ -545,14 +528,8 @@ fn external_memtier_example_smoke_runs() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let st = text(&resplab(&[
-        "experiment",
-        "status",
-        "external-memtier-smoke",
-        "--db",
-        &db,
-    ]));
+    crate::common::assert_ok(&out);
+    let st = status("external-memtier-smoke", &db);
     assert!(st.contains("rounds valid: 2/2"), "{st}");
 }
 
@@ -602,7 +579,7 @@ format = "numbers"
             &db.to_string_lossy(),
             "-q",
         ]);
-        assert!(out.status.success(), "{}", text(&out));
+        crate::common::assert_ok(&out);
         let trials = export(&db, &format!("shared-{per}"));
         for round in 0..2 {
             let mut values: Vec<f64> = ["a", "b"]
@@ -743,7 +720,7 @@ format = "numbers"
         "--db",
         &db.to_string_lossy(),
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let dirs = std::fs::read_to_string(&seen).unwrap();
     assert_eq!(dirs.lines().count(), 2, "{dirs}");
     for d in dirs.lines() {

@@ -106,28 +106,22 @@ clients = 1
 "#
         )
     };
-    std::fs::write(
-        dir.path().join("fail.toml"),
+    // `experiment run NAME.toml --db DB` of `text`, which must exit 2: its stderr.
+    let refused = |name: &str, text: String, db: &str| {
+        let file = format!("{name}.toml");
+        std::fs::write(dir.path().join(&file), text).unwrap();
+        let (code, _, err) = run_in(&["experiment", "run", &file, "--db", db], dir.path());
+        assert_eq!(code, 2, "{err}");
+        err
+    };
+    let err = refused(
+        "fail",
         exp("echo boom-$RESPLAB_VARIANT; exit 3", "5s"),
-    )
-    .unwrap();
-    let (code, _, err) = run_in(
-        &["experiment", "run", "fail.toml", "--db", "f.db"],
-        dir.path(),
+        "f.db",
     );
-    assert_eq!(code, 2, "{err}");
     assert!(err.contains("before_trial hook"), "{err}");
     assert!(err.contains("boom-a"), "{err}");
-    std::fs::write(
-        dir.path().join("slow.toml"),
-        exp("echo started; sleep 5", "300ms"),
-    )
-    .unwrap();
-    let (code, _, err) = run_in(
-        &["experiment", "run", "slow.toml", "--db", "s.db"],
-        dir.path(),
-    );
-    assert_eq!(code, 2, "{err}");
+    let err = refused("slow", exp("echo started; sleep 5", "300ms"), "s.db");
     assert!(err.contains("timed out after 0.3 s"), "{err}");
     assert!(err.contains("started"), "{err}");
 }

@@ -42,7 +42,7 @@ pipeline = 4
     .unwrap();
     let db = dir.path().join("r.db");
     let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let store = Store::open(&db).unwrap();
     let info = store.experiment("cluster-ab").unwrap();
     let trials = store.trials(info.id).unwrap();
@@ -79,21 +79,7 @@ fn a_tls_variant_with_an_acl_user_stores_no_password() {
     let _lane = crate::common::shared();
     let s = TlsRedis::start(false).unwrap();
     let password = "exp-secret-9913";
-    let r = s
-        .server
-        .client()
-        .unwrap()
-        .cmd(&[
-            "ACL",
-            "SETUSER",
-            "loader",
-            "on",
-            &format!(">{password}"),
-            "~*",
-            "+@all",
-        ])
-        .unwrap();
-    assert_eq!(r.as_text().as_deref(), Some("OK"));
+    crate::common::add_acl_user(&s.server, "loader", password);
     let dir = tempfile::tempdir().unwrap();
     let ca = s.files.ca.display().to_string();
     let file = dir.path().join("tls.toml");
@@ -241,7 +227,7 @@ tests = "set"
     let mut shown = String::new();
     let o = run_db(&["experiment", "run", file.to_str().unwrap()], &db, &env);
     shown.push_str(&text(&o));
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     assert!(
         text(&o).contains("protected: requirepass differs from the baseline (value hidden)"),
         "{}",
@@ -319,7 +305,7 @@ clients = 20
     let db = dir.path().join("ol.db");
     let generous = write("100ms");
     let o = run_db(&["experiment", "run", generous.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let store = Store::open(&db).unwrap();
     let info = store.experiment("ol-100ms").unwrap();
     let status = store.status("ol-100ms").unwrap();

@@ -3,7 +3,7 @@
 //! with full histograms like any workload, and refused at the file's line when they ask
 //! for what belongs to the variant or the experiment.
 
-use crate::common::{run_in, text};
+use crate::common::run_in;
 
 const FILE: &str = r#"
 [experiment]
@@ -41,7 +41,7 @@ fn tool_lines_run_with_the_tools_counting_and_keep_their_histograms() {
         "--format",
         "json",
     ]);
-    assert!(export.status.success(), "{}", text(&export));
+    crate::common::assert_ok(&export);
     let v: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4);

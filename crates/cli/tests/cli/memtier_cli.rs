@@ -276,11 +276,7 @@ fn a_link_named_memtier_benchmark_runs_the_memtier_mode() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     assert!(
         text.contains("30        Requests per client") && text.contains("ALL STATS"),
         "{text}"

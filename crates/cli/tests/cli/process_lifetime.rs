@@ -52,6 +52,20 @@ impl Scratch {
         fs::read_to_string(self.path("stderr.txt")).unwrap_or_default()
     }
 
+    /// Fails unless resplab's stderr holds `text`.
+    fn assert_stderr_has(&self, text: &str) {
+        let stderr = self.stderr();
+        assert!(stderr.contains(text), "{stderr}");
+    }
+
+    /// Sends signal `name` to `child`, then checks that it exited with `code` and that
+    /// no server of this run outlived it.
+    fn stop_with(&self, child: &mut Child, name: &str, code: i32) {
+        let status = signal(child, self, name);
+        self.assert_no_server_within(Duration::ZERO);
+        assert_eq!(status.code(), Some(code), "{}", self.stderr());
+    }
+
     /// The live processes of runs in this scratch: working in its temporary directory,
     /// or naming it on their command line.
     fn servers(&self) -> Vec<u32> {
@@ -169,11 +183,6 @@ impl Leftover {
 fn kill_9(child: &mut Child) {
     child.kill().unwrap();
     child.wait().unwrap();
-}
-
-/// Sends SIGTERM and waits (at most a minute) for resplab to exit.
-fn terminate(child: &mut Child, scratch: &Scratch) -> ExitStatus {
-    signal(child, scratch, "TERM")
 }
 
 /// Sends signal `name` and waits (at most a minute) for resplab to exit.
@@ -295,7 +304,7 @@ fn cluster_nodes_killed_leave_no_server_and_reap_an_earlier_runs() {
 }
 
 /// `calibrate` of SET against fresh redis-servers, long enough to be caught mid-run.
-fn calibrate_args(db: &Path) -> Vec<String> {
+fn calibrate_args(db: &Path) -> [&str; 13] {
     [
         "calibrate",
         "--budget",
@@ -311,8 +320,6 @@ fn calibrate_args(db: &Path) -> Vec<String> {
         "--db",
         s(db),
     ]
-    .map(String::from)
-    .to_vec()
 }
 
 #[test]
@@ -321,9 +328,7 @@ fn calibrate_killed_leaves_no_server_and_reaps_an_earlier_runs() {
     let scratch = Scratch::new();
     let db = scratch.path("r.db");
     let leftover = scratch.plant_leftover();
-    let args = calibrate_args(&db);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = scratch.spawn(&args);
+    let mut child = scratch.spawn(&calibrate_args(&db));
     scratch.kill_9_once_serving(&mut child, 1);
     leftover.assert_reaped("calibrate");
 }
@@ -361,31 +366,13 @@ fn sigterm_to_bench_stops_its_server_and_writes_a_labelled_partial_result() {
     let _lane = crate::common::shared();
     let scratch = Scratch::new();
     let json = scratch.path("run.json");
-    let mut child = scratch.spawn(&[
-        "bench",
-        "-t",
-        "set",
-        "-c",
-        "2",
-        "--test-time",
-        "60",
-        "--json",
-        s(&json),
-    ]);
+    let mut child = scratch.spawn(&bench_minute("set", &json));
     scratch.wait_for_servers(&mut child, 1);
     // Some load measured before the signal.
     std::thread::sleep(Duration::from_millis(700));
-    let status = terminate(&mut child, &scratch);
-    scratch.assert_no_server_within(Duration::ZERO);
-    assert_eq!(status.code(), Some(143), "{}", scratch.stderr());
-    assert!(
-        scratch.stderr().contains("interrupted"),
-        "{}",
-        scratch.stderr()
-    );
-    let record: serde_json::Value =
-        serde_json::from_slice(&fs::read(&json).unwrap()).expect("a whole JSON result");
-    assert_eq!(record["end"]["reason"], "interrupted", "{record:#}");
+    scratch.stop_with(&mut child, "TERM", 143);
+    scratch.assert_stderr_has("interrupted");
+    assert_interrupted_record(&json);
 }
 
 #[test]
@@ -396,16 +383,8 @@ fn sigterm_to_experiment_run_stops_its_servers_and_exits_143() {
     let db = scratch.path("r.db");
     let mut child = scratch.spawn(&["experiment", "run", s(&file), "--db", s(&db)]);
     scratch.wait_for_servers(&mut child, 1);
-    let status = terminate(&mut child, &scratch);
-    scratch.assert_no_server_within(Duration::ZERO);
-    assert_eq!(status.code(), Some(143), "{}", scratch.stderr());
-    assert!(
-        scratch
-            .stderr()
-            .contains("resplab experiment resume lifetime-term"),
-        "{}",
-        scratch.stderr()
-    );
+    scratch.stop_with(&mut child, "TERM", 143);
+    scratch.assert_stderr_has("resplab experiment resume lifetime-term");
 }
 
 #[test]
@@ -413,18 +392,10 @@ fn sigterm_to_calibrate_stops_its_servers_and_exits_143() {
     let _lane = crate::common::shared();
     let scratch = Scratch::new();
     let db = scratch.path("r.db");
-    let args = calibrate_args(&db);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut child = scratch.spawn(&args);
+    let mut child = scratch.spawn(&calibrate_args(&db));
     scratch.wait_for_servers(&mut child, 1);
-    let status = terminate(&mut child, &scratch);
-    scratch.assert_no_server_within(Duration::ZERO);
-    assert_eq!(status.code(), Some(143), "{}", scratch.stderr());
-    assert!(
-        scratch.stderr().contains("interrupted"),
-        "{}",
-        scratch.stderr()
-    );
+    scratch.stop_with(&mut child, "TERM", 143);
+    scratch.assert_stderr_has("interrupted");
 }
 
 #[test]
@@ -432,22 +403,30 @@ fn sighup_to_bench_is_handled_as_sigterm_and_exits_129() {
     let _lane = crate::common::shared();
     let scratch = Scratch::new();
     let json = scratch.path("run.json");
-    let mut child = scratch.spawn(&[
+    let mut child = scratch.spawn(&bench_minute("get", &json));
+    scratch.wait_for_servers(&mut child, 1);
+    scratch.stop_with(&mut child, "HUP", 129);
+    assert_interrupted_record(&json);
+}
+
+/// `bench -t TEST` with two clients for a minute, its JSON result into `json`.
+fn bench_minute<'a>(test: &'a str, json: &'a Path) -> [&'a str; 9] {
+    [
         "bench",
         "-t",
-        "get",
+        test,
         "-c",
         "2",
         "--test-time",
         "60",
         "--json",
-        s(&json),
-    ]);
-    scratch.wait_for_servers(&mut child, 1);
-    let status = signal(&mut child, &scratch, "HUP");
-    scratch.assert_no_server_within(Duration::ZERO);
-    assert_eq!(status.code(), Some(129), "{}", scratch.stderr());
+        s(json),
+    ]
+}
+
+/// Fails unless `json` holds a whole result whose end is labelled `interrupted`.
+fn assert_interrupted_record(json: &Path) {
     let record: serde_json::Value =
-        serde_json::from_slice(&fs::read(&json).unwrap()).expect("a whole JSON result");
+        serde_json::from_slice(&fs::read(json).unwrap()).expect("a whole JSON result");
     assert_eq!(record["end"]["reason"], "interrupted", "{record:#}");
 }

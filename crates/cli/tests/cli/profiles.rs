@@ -122,7 +122,7 @@ fn appendfsync_always_spends_its_extra_time_under_fsync_in_uncounted_trials() {
     // and where the profiles came from.
     let html = dir.path().join("r.html");
     let o = run_db(&["report", "prof", "-o", html.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"profiles\""), "no profiles section");
     assert!(page.contains("extra trials that were sampled and not counted"));
@@ -135,7 +135,7 @@ fn appendfsync_always_spends_its_extra_time_under_fsync_in_uncounted_trials() {
     assert!(page.contains("fdatasync") || page.contains("fsync"));
     let md = dir.path().join("r.md");
     let o = run_db(&["report", "prof", "-o", md.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("| function | self base |"), "{md}");
 }
@@ -211,7 +211,7 @@ clients = 2
     assert!(ok, "{out}");
     let md = dir.path().join("r.md");
     let o = run_db(&["report", "prof", "-o", md.to_str().unwrap()], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let md = std::fs::read_to_string(&md).unwrap();
     let table = md
         .split("Functions whose share changed most, slow-set against plain")
@@ -322,7 +322,7 @@ fn a_kill_9_during_an_extra_trial_loses_that_profile_only_and_resume_completes()
         "a profile of an interrupted trial: {rows:#?}"
     );
     let o = run_db(&["experiment", "resume", "prof"], &db, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    crate::common::assert_ok(&o);
     let (trials, rows) = stored(&db);
     assert_eq!(trials, 4);
     // The interrupted extra trial is not redone; every stored profile is whole.

@@ -11,11 +11,7 @@ fn size_json(args: &[&str]) -> Vec<Value> {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     serde_json::from_slice::<Value>(&out.stdout)
         .unwrap()
         .as_array()
@@ -141,18 +137,10 @@ fn convert_streams_across_read_boundaries_and_round_trips() {
     resp.extend_from_slice(b"\r\n");
     assert!(resp.len() > 4 * 64 * 1024);
     let respb = convert("resp", "respb", &resp);
-    assert!(
-        respb.status.success(),
-        "{}",
-        String::from_utf8_lossy(&respb.stderr)
-    );
+    crate::common::assert_ok(&respb);
     assert!(respb.stdout.len() < resp.len());
     let back = convert("respb", "resp", &respb.stdout);
-    assert!(
-        back.status.success(),
-        "{}",
-        String::from_utf8_lossy(&back.stderr)
-    );
+    crate::common::assert_ok(&back);
     assert_eq!(back.stdout, resp);
 }
 

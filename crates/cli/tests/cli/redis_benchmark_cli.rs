@@ -37,7 +37,7 @@ fn links_named_after_the_tools_run_the_mode() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let out = crate::common::resplab(&["install-links", dir.path().to_str().unwrap()]);
-    assert!(out.status.success(), "{}", crate::common::text(&out));
+    crate::common::assert_ok(&out);
     for name in ["redis-benchmark", "valkey-benchmark"] {
         let out = Command::new(dir.path().join(name))
             .arg("--version")
@@ -75,7 +75,7 @@ fn idle_mode_holds_its_connections_until_stopped() {
         "{calls}"
     );
     let out = interrupt(child);
-    assert!(out.status.success(), "{}", crate::common::text(&out));
+    crate::common::assert_ok(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Creating 7 idle connections"));
     wait_for(
         || connected(&mut client) == 1,
@@ -95,7 +95,7 @@ fn loop_mode_runs_the_tests_again_until_stopped() {
         "three rounds of the SET test",
     );
     let out = interrupt(child);
-    assert!(out.status.success(), "{}", crate::common::text(&out));
+    crate::common::assert_ok(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().filter(|l| l.starts_with("SET: ")).count() >= 2,

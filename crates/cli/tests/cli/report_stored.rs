@@ -98,6 +98,20 @@ fn record(variant: usize, workload: usize, round: u32, attempt: u32) -> RunRecor
     }
 }
 
+/// A fresh directory holding the fixture experiment's store, `fixture.db`.
+fn fixture_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    build_store(&dir.path().join("fixture.db"));
+    dir
+}
+
+/// `resplab` run in `dir`.
+fn in_dir(dir: &tempfile::TempDir) -> assert_cmd::Command {
+    let mut c = command();
+    c.current_dir(dir.path());
+    c
+}
+
 /// The fixture experiment in `db`. Round 2 has an invalid first attempt (a failed check)
 /// that was rerun.
 fn build_store(db: &Path) {
@@ -177,10 +191,8 @@ fn build_store(db: &Path) {
 #[test]
 fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
     let _lane = crate::common::shared();
-    let dir = tempfile::tempdir().unwrap();
-    build_store(&dir.path().join("fixture.db"));
-    command()
-        .current_dir(dir.path())
+    let dir = fixture_dir();
+    in_dir(&dir)
         .args([
             "report",
             "fixture",
@@ -217,10 +229,8 @@ fn stored_experiment_markdown_and_svgs_match_their_snapshots() {
 #[test]
 fn compare_and_report_agree_on_the_geomean() {
     let _lane = crate::common::shared();
-    let dir = tempfile::tempdir().unwrap();
-    build_store(&dir.path().join("fixture.db"));
-    let out = command()
-        .current_dir(dir.path())
+    let dir = fixture_dir();
+    let out = in_dir(&dir)
         .args([
             "compare",
             "db:fixture",
@@ -245,8 +255,7 @@ fn compare_and_report_agree_on_the_geomean() {
         s["ci_low_pct"].as_f64().unwrap(),
         s["ci_high_pct"].as_f64().unwrap()
     );
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args(["report", "fixture", "--db", "fixture.db", "-o", "r.md"])
         .assert()
         .success();
@@ -257,10 +266,8 @@ fn compare_and_report_agree_on_the_geomean() {
 #[test]
 fn stored_experiment_html_is_one_file_with_every_section() {
     let _lane = crate::common::shared();
-    let dir = tempfile::tempdir().unwrap();
-    build_store(&dir.path().join("fixture.db"));
-    command()
-        .current_dir(dir.path())
+    let dir = fixture_dir();
+    in_dir(&dir)
         .args(["report", "db:fixture", "--db", "fixture.db"])
         .assert()
         .success();
@@ -301,11 +308,7 @@ fn result_files_make_a_report_too() {
         "-o".into(),
         "files.md".into(),
     ]);
-    command()
-        .current_dir(dir.path())
-        .args(&args)
-        .assert()
-        .success();
+    in_dir(&dir).args(&args).assert().success();
     let md = std::fs::read_to_string(dir.path().join("files.md")).unwrap();
     assert!(md.contains("## Workload ALL"), "{md}");
     assert!(md.contains("6+6"), "unpaired trials: {md}");
@@ -323,8 +326,7 @@ fn result_files_make_a_report_too() {
 fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args(["report", "nope", "--db", "missing.db"])
         .assert()
         .code(2)
@@ -334,8 +336,7 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
         "no database is created"
     );
     // A mistyped result file is a missing file, not an unknown experiment.
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args(["report", "results/run1.json"])
         .assert()
         .code(2)
@@ -343,14 +344,12 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
             "results/run1.json: cannot read: No such file",
         ));
     build_store(&dir.path().join("fixture.db"));
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args(["report", "nope", "--db", "fixture.db"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("no experiment named `nope`"));
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args([
             "report",
             "fixture",
@@ -372,10 +371,8 @@ fn unknown_experiment_and_missing_db_are_errors_that_say_so() {
 #[test]
 fn an_unwritable_output_path_is_named() {
     let _lane = crate::common::shared();
-    let dir = tempfile::tempdir().unwrap();
-    build_store(&dir.path().join("fixture.db"));
-    command()
-        .current_dir(dir.path())
+    let dir = fixture_dir();
+    in_dir(&dir)
         .args(["report", "fixture", "--db", "fixture.db"])
         .args(["-o", "fixture.db/r.html"])
         .assert()
@@ -383,8 +380,7 @@ fn an_unwritable_output_path_is_named() {
         .stderr(predicates::str::contains(
             "-o fixture.db/r.html: cannot create the folder fixture.db",
         ));
-    command()
-        .current_dir(dir.path())
+    in_dir(&dir)
         .args(["experiment", "export", "fixture", "--db", "fixture.db"])
         .args(["--format", "csv", "-o", "gone/x.csv"])
         .assert()

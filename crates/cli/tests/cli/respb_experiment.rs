@@ -5,7 +5,6 @@
 
 use crate::common::BIN;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn example() -> PathBuf {
     PathBuf::from(concat!(
@@ -23,19 +22,7 @@ fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env("PATH", path)
-        .env_remove("REDISCLI_AUTH")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::common::run_in_with(args, dir, &[("PATH", &path)])
 }
 
 #[test]

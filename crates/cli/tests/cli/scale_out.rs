@@ -39,7 +39,7 @@ fn four_local_shards_merge_into_one_exact_result() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", text(&out));
+        crate::common::assert_ok(&out);
     }
     // 4 shards x 2 connections x 500 requests, each stream on its own 500 keys.
     let mut client = server.client().unwrap();
@@ -49,7 +49,7 @@ fn four_local_shards_merge_into_one_exact_result() {
     let mut args = vec!["merge", "-o", merged_path.as_str()];
     args.extend(files.iter().map(String::as_str));
     let out = resplab(&args);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let table = text(&out);
     assert!(table.contains("merged from 4 of 4 shards"), "{table}");
     // How far apart the shards began, as the merge recorded it.
@@ -133,7 +133,7 @@ fn shards_that_do_not_belong_together_are_refused() {
         args.extend_from_slice(&["-n", "200", "-c", "2", "--json", &path]);
         args.extend_from_slice(extra);
         let out = resplab(&args);
-        assert!(out.status.success(), "{}", text(&out));
+        crate::common::assert_ok(&out);
         path
     };
     let a = run("a.json", &["--shard", "1/2", "--seed", "5"]);
@@ -156,7 +156,7 @@ fn shards_that_do_not_belong_together_are_refused() {
         text(&out)
     );
     let out = resplab(&["merge", "--partial", &a]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
 
     let out = resplab(&["merge", &a, &a]);
     assert_eq!(out.status.code(), Some(2));
@@ -189,7 +189,7 @@ fn shards_that_do_not_belong_together_are_refused() {
         "100",
         "--per-node",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     assert!(
         text(&out).contains("--per-node: the target is not a cluster"),
         "{}",
@@ -250,7 +250,7 @@ fn a_start_time_in_the_past_is_reported() {
         "--json",
         "-",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let kinds: Vec<&str> = v["warnings"]
         .as_array()
@@ -357,7 +357,7 @@ fn the_kubernetes_indexed_job_manifest_runs_as_written() {
     let mut args = vec!["merge", "-o", "-"];
     args.extend(files.iter().map(String::as_str));
     let out = resplab(&args);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         merged["shards"].as_array().unwrap().len(),

@@ -182,11 +182,7 @@ threads = 1
         .arg(&db)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::assert_ok(&out);
     let out = Command::new(BIN)
         .args(["compare", "db:known-slowdown", "--db"])
         .arg(&db)

@@ -8,9 +8,17 @@ use serde_json::Value;
 
 fn ok_json(args: &[&str]) -> (Value, String) {
     let out = resplab(args);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON record on stdout");
     (v, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `bench` with its record on stdout and no progress line.
+const BENCH_JSON: [&str; 4] = ["bench", "--no-progress", "--json", "-"];
+
+/// [`ok_json`] of `bench` with [`BENCH_JSON`] and `args`.
+fn bench_json(args: &[&str]) -> (Value, String) {
+    ok_json(&[&BENCH_JSON[..], args].concat())
 }
 
 fn fails_with(args: &[&str], want: &str) {
@@ -30,18 +38,7 @@ fn tls_with_ca_verification_insecure_and_the_bad_cases() {
     let plain = s.server.port().to_string();
     let ca = s.files.ca.display().to_string();
     let other = s.files.other_ca.display().to_string();
-    let base = [
-        "bench",
-        "--no-progress",
-        "--json",
-        "-",
-        "-t",
-        "set,get",
-        "-n",
-        "2000",
-        "-c",
-        "4",
-    ];
+    let base = [&BENCH_JSON[..], &["-t", "set,get", "-n", "2000", "-c", "4"]].concat();
 
     // Verified against the test CA, by IP and by name, by flags and by rediss://.
     for host in ["127.0.0.1", "localhost"] {
@@ -69,26 +66,9 @@ fn tls_with_ca_verification_insecure_and_the_bad_cases() {
 
     // Deep pipelines of large values: writes that the socket takes only in part, and
     // replies that span many TLS records.
-    let (v, _) = ok_json(&[
-        "bench",
-        "--no-progress",
-        "--json",
-        "-",
-        "-t",
-        "set",
-        "-n",
-        "400",
-        "-c",
-        "2",
-        "-P",
-        "100",
-        "-d",
-        "262144",
-        "--tls",
-        "--cacert",
-        &ca,
-        "-p",
-        &tls,
+    let (v, _) = bench_json(&[
+        "-t", "set", "-n", "400", "-c", "2", "-P", "100", "-d", "262144", "--tls", "--cacert", &ca,
+        "-p", &tls,
     ]);
     assert_eq!(v["totals"]["requests"].as_u64(), Some(400));
     assert_eq!(v["totals"]["errors"].as_u64(), Some(0));
@@ -174,11 +154,7 @@ fn mutual_tls_needs_the_client_certificate() {
     let ca = s.files.ca.display().to_string();
     let cert = s.files.client_cert.display().to_string();
     let key = s.files.client_key.display().to_string();
-    let (v, _) = ok_json(&[
-        "bench",
-        "--no-progress",
-        "--json",
-        "-",
+    let (v, _) = bench_json(&[
         "-t",
         "set",
         "-n",
@@ -311,7 +287,7 @@ fn acl_user_over_tls_errors_by_name_and_no_password_anywhere() {
         "1",
         "--csv",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     assert!(!text(&out).contains(secret));
     // A wrong password is named, and not echoed.
     let wrong = format!("rediss://bencher:not-{secret}@127.0.0.1:{}", s.tls_port);
@@ -463,7 +439,7 @@ fn expired_and_v1_certificates_are_told_right() {
         "2",
         "--no-progress",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    crate::common::assert_ok(&out);
     // A v1 client certificate with another key: the mismatch is named.
     let (_, other_key) = v1("client-v1b", "resplab-client");
     fails_with(

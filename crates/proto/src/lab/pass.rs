@@ -6,6 +6,7 @@
 //! allocating decoder counts each vector it creates.
 
 use super::{DecoderKind, LabError};
+use crate::error::ProtoError;
 use crate::resp::request::{parse_request, parse_request_owned};
 use crate::resp::Limits;
 use crate::respb::codec::{Decoder, Field, Frame};
@@ -28,87 +29,77 @@ pub fn pass(
 
 #[inline(never)]
 pub fn pass_respb(data: &[u8], dec: &Decoder) -> Result<(u64, u64, u64), LabError> {
-    let mut pos = 0usize;
-    let mut n = 0u64;
-    let mut sum = 0u64;
     let mut frame = Frame::default();
     frame.fields.reserve(64);
     let cap = frame.fields.capacity();
-    while pos < data.len() {
-        let rest = data.get(pos..).unwrap_or(&[]);
-        match dec.decode(rest, &mut frame) {
-            Ok(Some(k)) => {
-                pos += k;
-                n += 1;
-                sum = sum.wrapping_add(frame.fields.len() as u64);
-                if let Some(Field::Bytes(b)) = frame.fields.first() {
-                    sum = sum.wrapping_add(b.len() as u64);
-                }
-            }
-            Ok(None) => return Err(LabError(format!("RESPB stream truncated at byte {pos}"))),
-            Err(e) => return Err(LabError(format!("malformed RESPB: {}", e.shifted(pos)))),
-        }
-    }
-    if pos != data.len() {
-        return Err(LabError(format!(
-            "decoder stopped at byte {pos} of {}",
-            data.len()
-        )));
-    }
+    let (n, sum) = drive(data, "RESPB", |rest| {
+        Ok(dec.decode(rest, &mut frame)?.map(|k| {
+            let first = match frame.fields.first() {
+                Some(Field::Bytes(b)) => b.len(),
+                _ => 0,
+            };
+            (k, checksum(frame.fields.len(), first))
+        }))
+    })?;
     Ok((n, sum, u64::from(frame.fields.capacity() != cap)))
 }
 
 #[inline(never)]
 pub fn pass_resp_zero_copy(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64), LabError> {
-    let mut pos = 0usize;
-    let mut n = 0u64;
-    let mut sum = 0u64;
     let mut args: Vec<&[u8]> = Vec::with_capacity(64);
     let cap = args.capacity();
-    while pos < data.len() {
-        let rest = data.get(pos..).unwrap_or(&[]);
-        match parse_request(rest, limits, &mut args) {
-            Ok(Some(k)) => {
-                pos += k;
-                n += 1;
-                sum = sum.wrapping_add(args.len() as u64);
-                if let Some(a) = args.get(1) {
-                    sum = sum.wrapping_add(a.len() as u64);
-                }
-            }
-            Ok(None) => return Err(LabError(format!("RESP stream truncated at byte {pos}"))),
-            Err(e) => return Err(LabError(format!("malformed RESP: {}", e.shifted(pos)))),
-        }
-    }
-    if pos != data.len() {
-        return Err(LabError(format!(
-            "decoder stopped at byte {pos} of {}",
-            data.len()
-        )));
-    }
+    let (n, sum) = drive(data, "RESP", |rest| {
+        Ok(parse_request(rest, limits, &mut args)?
+            .map(|k| (k, checksum(args.len(), args.get(1).map_or(0, |a| a.len())))))
+    })?;
     Ok((n, sum, u64::from(args.capacity() != cap)))
 }
 
 #[inline(never)]
 pub fn pass_resp_allocating(data: &[u8], limits: &Limits) -> Result<(u64, u64, u64), LabError> {
+    let mut allocs = 0u64;
+    let (n, sum) = drive(data, "RESP", |rest| {
+        Ok(
+            parse_request_owned(rest, limits, &mut allocs)?.map(|(args, k)| {
+                let add = checksum(args.len(), args.get(1).map_or(0, Vec::len));
+                drop(std::hint::black_box(args));
+                (k, add)
+            }),
+        )
+    })?;
+    Ok((n, sum, allocs))
+}
+
+/// What one decoded command adds to a pass's checksum: its number of fields and the
+/// length of one of them.
+#[inline(always)]
+fn checksum(fields: usize, one: usize) -> u64 {
+    (fields as u64).wrapping_add(one as u64)
+}
+
+/// Runs `step` over `data` command by command: `step(rest)` decodes the command at the
+/// start of `rest` and gives the bytes it used and what it adds to the checksum.
+/// (commands, checksum), or the error naming `wire` and the byte where decoding stopped.
+/// Inlined, so that each pass keeps a loop of its own.
+#[inline(always)]
+fn drive<'d>(
+    data: &'d [u8],
+    wire: &str,
+    mut step: impl FnMut(&'d [u8]) -> Result<Option<(usize, u64)>, ProtoError>,
+) -> Result<(u64, u64), LabError> {
     let mut pos = 0usize;
     let mut n = 0u64;
     let mut sum = 0u64;
-    let mut allocs = 0u64;
     while pos < data.len() {
         let rest = data.get(pos..).unwrap_or(&[]);
-        match parse_request_owned(rest, limits, &mut allocs) {
-            Ok(Some((args, k))) => {
+        match step(rest) {
+            Ok(Some((k, add))) => {
                 pos += k;
                 n += 1;
-                sum = sum.wrapping_add(args.len() as u64);
-                if let Some(a) = args.get(1) {
-                    sum = sum.wrapping_add(a.len() as u64);
-                }
-                drop(std::hint::black_box(args));
+                sum = sum.wrapping_add(add);
             }
-            Ok(None) => return Err(LabError(format!("RESP stream truncated at byte {pos}"))),
-            Err(e) => return Err(LabError(format!("malformed RESP: {}", e.shifted(pos)))),
+            Ok(None) => return Err(LabError(format!("{wire} stream truncated at byte {pos}"))),
+            Err(e) => return Err(LabError(format!("malformed {wire}: {}", e.shifted(pos)))),
         }
     }
     if pos != data.len() {
@@ -117,7 +108,7 @@ pub fn pass_resp_allocating(data: &[u8], limits: &Limits) -> Result<(u64, u64, u
             data.len()
         )));
     }
-    Ok((n, sum, allocs))
+    Ok((n, sum))
 }
 
 #[cfg(test)]

@@ -432,3 +432,36 @@ fn quick_bulk_long(buf: &[u8], pos: usize, max: usize) -> Option<(&[u8], usize)>
     }
     Some((rest.get(header..end)?, pos + end + 2))
 }
+
+/// What the length or count after type byte `tag` is called in errors (`"array
+/// length"`, `"map size"`, ...).
+#[inline]
+pub(crate) fn length_name(tag: u8) -> &'static str {
+    match tag {
+        b'$' => "bulk string length",
+        b'!' => "blob error length",
+        b'=' => "verbatim string length",
+        b'*' => "array length",
+        b'~' => "set size",
+        b'>' => "push length",
+        b'%' => "map size",
+        b'|' => "attribute size",
+        _ => "length",
+    }
+}
+
+/// Every prefix of `seed` (the empty one and `seed` itself included), then `seed` with
+/// each byte in turn replaced by each of `mutations`: the inputs the quick paths'
+/// tests compare with the full paths.
+#[cfg(test)]
+pub(crate) fn cuts_and_mutations(seed: &[u8], mutations: &[u8]) -> Vec<Vec<u8>> {
+    let mut inputs: Vec<Vec<u8>> = (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
+    for i in 0..seed.len() {
+        for &m in mutations {
+            let mut v = seed.to_vec();
+            v[i] = m;
+            inputs.push(v);
+        }
+    }
+    inputs
+}

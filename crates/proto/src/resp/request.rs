@@ -75,7 +75,7 @@ fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>)
             return quick_after_name(buf, limits, args, usize::from(n), usize::from(l));
         }
     }
-    let (n, mut pos) = match buf.first_chunk::<4>() {
+    let (n, pos) = match buf.first_chunk::<4>() {
         // `*d\r\n` in one 4-byte load.
         Some(h) => {
             let w = u32::from_le_bytes(*h);
@@ -94,31 +94,11 @@ fn quick_multibulk<'a>(buf: &'a [u8], limits: &Limits, args: &mut Vec<&'a [u8]>)
         return None;
     }
     let max = limits.max_bulk_len;
-    // Two- and three-argument commands (GET, SET, DEL, HGET, ...) are most of any real
-    // stream: their arguments go into the vector with one capacity check.
-    match n {
-        2 => {
-            let (a, p) = lex::quick_bulk(buf, pos, max)?;
-            let (b, p) = lex::quick_bulk(buf, p, max)?;
-            args.extend_from_slice(&[a, b]);
-            Some(p)
-        }
-        3 => {
-            let (a, p) = lex::quick_bulk(buf, pos, max)?;
-            let (b, p) = lex::quick_bulk(buf, p, max)?;
-            let (c, p) = lex::quick_bulk(buf, p, max)?;
-            args.extend_from_slice(&[a, b, c]);
-            Some(p)
-        }
-        _ => {
-            for _ in 0..n {
-                let (arg, after) = lex::quick_bulk(buf, pos, max)?;
-                args.push(arg);
-                pos = after;
-            }
-            Some(pos)
-        }
+    if n == 0 {
+        return Some(pos);
     }
+    let (a, pos) = lex::quick_bulk(buf, pos, max)?;
+    quick_after_first(buf, max, args, n, a, pos)
 }
 
 /// [`quick_multibulk`] once `*n\r\n$l\r\n` has been read: the first argument (of
@@ -140,7 +120,22 @@ fn quick_after_name<'a>(
         return None;
     }
     let a = buf.get(8..end)?;
-    let pos = end + 2;
+    quick_after_first(buf, max, args, n, a, end + 2)
+}
+
+/// The rest of a quick multibulk of `n` arguments once its first, `a`, has been read
+/// and the second starts at `pos`. Two- and three-argument commands (GET, SET, DEL,
+/// HGET, ...) are most of any real stream: their arguments go into the vector with one
+/// capacity check.
+#[inline(always)]
+fn quick_after_first<'a>(
+    buf: &'a [u8],
+    max: usize,
+    args: &mut Vec<&'a [u8]>,
+    n: usize,
+    a: &'a [u8],
+    pos: usize,
+) -> Option<usize> {
     match n {
         2 => {
             let (b, p) = lex::quick_bulk(buf, pos, max)?;
@@ -172,34 +167,51 @@ fn parse_multibulk_full<'a>(
     limits: &Limits,
     args: &mut Vec<&'a [u8]>,
 ) -> Result<Option<usize>, ProtoError> {
-    let (n, mut pos) = match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
-        None => return Ok(None),
-        Some((Len::Some(n), next)) => (n, next),
-        // Redis treats `*-1` and `*0` from a client as nothing; so do we.
-        Some((Len::Nil, next)) => (0, next),
+    let Some((n, mut pos)) = full_count(buf, limits)? else {
+        return Ok(None);
     };
     for _ in 0..n {
-        match buf.get(pos) {
-            None => return Ok(None),
-            Some(b'$') => {}
-            Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
-        }
-        let (len, start) =
-            match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")? {
-                None => return Ok(None),
-                Some((Len::Some(l), next)) => (l, next),
-                Some((Len::Nil, next)) => (0, next),
-            };
-        match lex::payload(buf, start, len)? {
-            None => return Ok(None),
-            Some((end, after)) => {
-                // `payload` has checked that end + 2 <= buf.len().
-                args.push(buf.get(start..end).unwrap_or(&[]));
-                pos = after;
-            }
-        }
+        let Some((start, end, after)) = full_bulk(buf, pos, limits)? else {
+            return Ok(None);
+        };
+        // `payload` has checked that end + 2 <= buf.len().
+        args.push(buf.get(start..end).unwrap_or(&[]));
+        pos = after;
     }
     Ok(Some(pos))
+}
+
+/// The count of the multibulk header `*n\r\n` that starts `buf`, and where its first
+/// argument starts. Redis treats `*-1` and `*0` from a client as nothing; so do we.
+fn full_count(buf: &[u8], limits: &Limits) -> Result<Option<(usize, usize)>, ProtoError> {
+    Ok(
+        match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
+            None => None,
+            Some((Len::Some(n), next)) => Some((n, next)),
+            Some((Len::Nil, next)) => Some((0, next)),
+        },
+    )
+}
+
+/// The bulk argument `$len\r\n…\r\n` at `pos`: its payload's range and where the next
+/// argument starts.
+fn full_bulk(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+) -> Result<Option<(usize, usize, usize)>, ProtoError> {
+    match buf.get(pos) {
+        None => return Ok(None),
+        Some(b'$') => {}
+        Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
+    }
+    let (len, start) = match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")?
+    {
+        None => return Ok(None),
+        Some((Len::Some(l), next)) => (l, next),
+        Some((Len::Nil, next)) => (0, next),
+    };
+    Ok(lex::payload(buf, start, len)?.map(|(end, after)| (start, end, after)))
 }
 
 fn parse_inline<'a>(
@@ -284,35 +296,20 @@ pub fn parse_request_owned(
             (args.iter().map(|a| a.to_vec()).collect(), n)
         }));
     }
-    let (n, mut pos) = match lex::len(buf, 1, limits.max_aggregate_len, true, "argument count")? {
-        None => return Ok(None),
-        Some((Len::Some(n), next)) => (n, next),
-        Some((Len::Nil, next)) => (0, next),
+    let Some((n, mut pos)) = full_count(buf, limits)? else {
+        return Ok(None);
     };
     // Reserve no more than the buffer could hold (4 bytes per argument at least).
     let mut args: Vec<Vec<u8>> = Vec::with_capacity(n.min(buf.len() / 4));
     let mut allocs = u64::from(args.capacity() > 0);
     for _ in 0..n {
-        match buf.get(pos) {
-            None => return Ok(None),
-            Some(b'$') => {}
-            Some(&b) => return Err(ProtoError::byte(pos, "'$' starting a bulk argument", b)),
-        }
-        let (len, start) =
-            match lex::len(buf, pos + 1, limits.max_bulk_len, false, "argument length")? {
-                None => return Ok(None),
-                Some((Len::Some(l), next)) => (l, next),
-                Some((Len::Nil, next)) => (0, next),
-            };
-        match lex::payload(buf, start, len)? {
-            None => return Ok(None),
-            Some((end, after)) => {
-                let arg = buf.get(start..end).unwrap_or(&[]).to_vec();
-                allocs += u64::from(!arg.is_empty());
-                args.push(arg);
-                pos = after;
-            }
-        }
+        let Some((start, end, after)) = full_bulk(buf, pos, limits)? else {
+            return Ok(None);
+        };
+        let arg = buf.get(start..end).unwrap_or(&[]).to_vec();
+        allocs += u64::from(!arg.is_empty());
+        args.push(arg);
+        pos = after;
     }
     *allocations += allocs;
     Ok(Some((args, pos)))
@@ -357,15 +354,7 @@ mod quick_path_tests {
         let mut checked = 0usize;
         for limits in &limit_sets {
             for seed in &seeds {
-                let mut inputs: Vec<Vec<u8>> =
-                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
-                for i in 0..seed.len() {
-                    for &m in &mutations {
-                        let mut v = seed.to_vec();
-                        v[i] = m;
-                        inputs.push(v);
-                    }
-                }
+                let inputs = lex::cuts_and_mutations(seed, &mutations);
                 for input in inputs.iter().filter(|i| i.first() == Some(&b'*')) {
                     let mut quick = Vec::new();
                     let mut full = Vec::new();

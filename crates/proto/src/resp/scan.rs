@@ -191,11 +191,7 @@ fn scalar(
             .map(|(cr, next)| (next, error_class(buf.get(pos + 1..cr).unwrap_or(&[])))),
         b':' => lex::int(buf, pos + 1)?.map(|(_, next)| (next, ReplyClass::Value)),
         b'$' | b'!' | b'=' => {
-            let what = match tag {
-                b'$' => "bulk string length",
-                b'!' => "blob error length",
-                _ => "verbatim string length",
-            };
+            let what = lex::length_name(tag);
             match lex::len(buf, pos + 1, limits.max_bulk_len, tag == b'$', what)? {
                 None => None,
                 Some((Len::Nil, next)) => Some((next, ReplyClass::Nil)),
@@ -259,13 +255,10 @@ fn aggregate(
     tag: u8,
     limits: &Limits,
 ) -> Result<Option<usize>, ProtoError> {
-    let what = match tag {
-        b'*' => "array length",
-        b'~' => "set size",
-        b'>' => "push length",
-        b'%' => "map size",
-        other => return Err(lex::bad_type(pos, other)),
-    };
+    if !matches!(tag, b'*' | b'~' | b'>' | b'%') {
+        return Err(lex::bad_type(pos, tag));
+    }
+    let what = lex::length_name(tag);
     let (n, mut p) = match lex::len(buf, pos + 1, limits.max_aggregate_len, tag == b'*', what)? {
         None => return Ok(None),
         Some((Len::Nil, next)) => return Ok(Some(next)),
@@ -469,13 +462,7 @@ pub(crate) fn skip(
             Some(Some((next, _))) => pos = next,
             None => match tag {
                 b'*' | b'~' | b'>' | b'%' | b'|' => {
-                    let what = match tag {
-                        b'*' => "array length",
-                        b'~' => "set size",
-                        b'>' => "push length",
-                        b'%' => "map size",
-                        _ => "attribute size",
-                    };
+                    let what = lex::length_name(tag);
                     match lex::len(buf, pos + 1, limits.max_aggregate_len, tag == b'*', what)? {
                         None => return Ok(None),
                         Some((Len::Nil, next)) => pos = next,
@@ -599,15 +586,7 @@ mod quick_path_tests {
         let mut checked = 0usize;
         for limits in &limit_sets {
             for seed in seeds {
-                let mut inputs: Vec<Vec<u8>> =
-                    (0..=seed.len()).map(|k| seed[..k].to_vec()).collect();
-                for i in 0..seed.len() {
-                    for &m in &mutations {
-                        let mut v = seed.to_vec();
-                        v[i] = m;
-                        inputs.push(v);
-                    }
-                }
+                let mut inputs = lex::cuts_and_mutations(seed, &mutations);
                 // Trailing bytes after a complete reply must not change the answer.
                 let mut two = seed.to_vec();
                 two.extend_from_slice(b"+OK\r\n");

@@ -98,11 +98,7 @@ fn parse(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> lex::Lexed<Va
             Some((n, next)) => (Value::Integer(n), next),
         },
         b'$' | b'!' | b'=' => {
-            let what = match tag {
-                b'$' => "bulk string length",
-                b'!' => "blob error length",
-                _ => "verbatim string length",
-            };
+            let what = lex::length_name(tag);
             match lex::len(buf, pos + 1, limits.max_bulk_len, tag == b'$', what)? {
                 None => return Ok(None),
                 Some((Len::Nil, next)) => (Value::Null, next),
@@ -148,11 +144,7 @@ fn parse(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> lex::Lexed<Va
             Some(next) => (Value::Null, next),
         },
         b'*' | b'~' | b'>' => {
-            let what = match tag {
-                b'*' => "array length",
-                b'~' => "set size",
-                _ => "push length",
-            };
+            let what = lex::length_name(tag);
             match lex::len(buf, pos + 1, limits.max_aggregate_len, tag == b'*', what)? {
                 None => return Ok(None),
                 Some((Len::Nil, next)) => (Value::Null, next),

@@ -248,26 +248,45 @@ fn skip_bytes(
     pos: usize,
     limits: &Limits,
 ) -> Result<Option<(usize, usize)>, ProtoError> {
-    let n = match be::<4>(buf, pos) {
-        Some(a) => u32::from_be_bytes(a) as usize,
-        None => return Ok(None),
+    let Some(n) = len_at(buf, pos, limits.max_bulk_len, "length")? else {
+        return Ok(None);
     };
-    if n > limits.max_bulk_len {
-        return Err(ProtoError::new(
-            pos,
-            format!("a length of at most {}", limits.max_bulk_len),
-            format!("{n}"),
-        ));
-    }
     let start = pos + 4;
     let end = start.saturating_add(n);
     Ok((end <= buf.len()).then_some((start, end)))
 }
 
+/// The u32 length or count at `pos` (`what` names it in the error), refused above `max`.
+#[inline]
+fn len_at(buf: &[u8], pos: usize, max: usize, what: &str) -> Result<Option<usize>, ProtoError> {
+    let Some(a) = be::<4>(buf, pos) else {
+        return Ok(None);
+    };
+    let n = u32::from_be_bytes(a) as usize;
+    if n > max {
+        return Err(ProtoError::new(
+            pos,
+            format!("a {what} of at most {max}"),
+            format!("{n}"),
+        ));
+    }
+    Ok(Some(n))
+}
+
+/// Evaluates a `Result<Option<T>, _>`: returns the error, or `Ok(None)` (not enough
+/// bytes yet) from the enclosing function, or gives the `T`.
+macro_rules! need {
+    ($e:expr) => {
+        match $e? {
+            Some(v) => v,
+            None => return Ok(None),
+        }
+    };
+}
+
 fn skip_next(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> Skip {
-    let t = match be::<2>(buf, pos) {
-        Some(a) => u16::from_be_bytes(a),
-        None => return Ok(None),
+    let Some(t) = be::<2>(buf, pos).map(u16::from_be_bytes) else {
+        return Ok(None);
     };
     skip_element(buf, pos + 2, t, pos, depth, limits)
 }
@@ -276,14 +295,6 @@ fn skip_next(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> Skip {
 /// starts at `pos`, and its class.
 fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Limits) -> Skip {
     use types::*;
-    macro_rules! need {
-        ($e:expr) => {
-            match $e? {
-                Some(v) => v,
-                None => return Ok(None),
-            }
-        };
-    }
     let fixed = |n: usize| (pos + n <= buf.len()).then_some(pos + n);
     let done = match t {
         SIMPLE | BIG_NUMBER => (need!(skip_bytes(buf, pos, limits)).1, ReplyClass::Value),
@@ -315,14 +326,11 @@ fn skip_element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits:
             (need!(skip_bytes(buf, pos + 3, limits)).1, ReplyClass::Value)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let Some(Aggregate {
+            let Aggregate {
                 elements,
                 start: mut p,
                 depth: inner,
-            }) = aggregate(buf, pos, t, at, depth, limits)?
-            else {
-                return Ok(None);
-            };
+            } = need!(aggregate(buf, pos, t, at, depth, limits));
             for _ in 0..elements {
                 p = need!(skip_next(buf, p, inner, limits)).0;
             }
@@ -364,17 +372,9 @@ fn aggregate(
     depth: usize,
     limits: &Limits,
 ) -> Result<Option<Aggregate>, ProtoError> {
-    let n = match be::<4>(buf, pos) {
-        Some(a) => u32::from_be_bytes(a) as usize,
-        None => return Ok(None),
+    let Some(n) = len_at(buf, pos, limits.max_aggregate_len, "count")? else {
+        return Ok(None);
     };
-    if n > limits.max_aggregate_len {
-        return Err(ProtoError::new(
-            pos,
-            format!("a count of at most {}", limits.max_aggregate_len),
-            format!("{n}"),
-        ));
-    }
     let inner = if n > 0 || t == types::ATTRIBUTE {
         if depth + 1 > limits.effective_depth() {
             return Err(ProtoError::new(
@@ -406,42 +406,20 @@ fn be<const N: usize>(buf: &[u8], pos: usize) -> Option<[u8; N]> {
     Some(a)
 }
 
+/// The bytes of a `[u32 len][bytes]` payload at `pos` and the end of the payload.
 fn bytes(buf: &[u8], pos: usize, limits: &Limits) -> Result<Option<(Vec<u8>, usize)>, ProtoError> {
-    let n = match be::<4>(buf, pos) {
-        Some(a) => u32::from_be_bytes(a) as usize,
-        None => return Ok(None),
-    };
-    if n > limits.max_bulk_len {
-        return Err(ProtoError::new(
-            pos,
-            format!("a length of at most {}", limits.max_bulk_len),
-            format!("{n}"),
-        ));
-    }
-    let start = pos + 4;
-    Ok(buf
-        .get(start..start.saturating_add(n))
-        .map(|s| (s.to_vec(), start + n)))
+    Ok(skip_bytes(buf, pos, limits)?.map(|(start, end)| (buf[start..end].to_vec(), end)))
 }
 
 fn next_element(buf: &[u8], pos: usize, depth: usize, limits: &Limits) -> Step {
-    let t = match be::<2>(buf, pos) {
-        Some(a) => u16::from_be_bytes(a),
-        None => return Ok(None),
+    let Some(t) = be::<2>(buf, pos).map(u16::from_be_bytes) else {
+        return Ok(None);
     };
     element(buf, pos + 2, t, pos, depth, limits)
 }
 
 fn element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Limits) -> Step {
     use types::*;
-    macro_rules! need {
-        ($e:expr) => {
-            match $e? {
-                Some(v) => v,
-                None => return Ok(None),
-            }
-        };
-    }
     let v = match t {
         SIMPLE | ERROR | BLOB_ERROR | BIG_NUMBER => {
             let (b, next) = need!(bytes(buf, pos, limits));
@@ -488,14 +466,11 @@ fn element(buf: &[u8], pos: usize, t: u16, at: usize, depth: usize, limits: &Lim
             (Value::Verbatim { format, text }, next)
         }
         ARRAY | SET | PUSH | MAP | ATTRIBUTE => {
-            let Some(Aggregate {
+            let Aggregate {
                 elements,
                 start: mut p,
                 depth: inner,
-            }) = aggregate(buf, pos, t, at, depth, limits)?
-            else {
-                return Ok(None);
-            };
+            } = need!(aggregate(buf, pos, t, at, depth, limits));
             let cap = elements.min(buf.len().saturating_sub(p) / 2);
             let mut items = Vec::with_capacity(cap);
             for _ in 0..elements {

@@ -95,31 +95,20 @@ pub fn render(doc: &Document) -> String {
                 title,
                 caption,
                 svg,
-            } => {
-                out.push_str(&format!(
-                    "<figure id=\"{}\"><figcaption><b>{}.</b> {}</figcaption>\n<div class=\"plot\" role=\"img\" aria-label=\"{}\">\n{}</div></figure>\n",
-                    escape(file),
-                    escape(title),
-                    escape(caption),
-                    escape(title),
-                    svg.trim_end()
-                ));
-            }
+            } => figure(&mut out, "plot", file, title, caption, svg),
             Block::Flame {
                 file,
                 title,
                 caption,
                 svg,
-            } => {
-                out.push_str(&format!(
-                    "<figure id=\"{}\"><figcaption><b>{}.</b> {}</figcaption>\n<div class=\"flame\" role=\"img\" aria-label=\"{}\">\n{}</div></figure>\n",
-                    escape(file),
-                    escape(title),
-                    escape(caption),
-                    escape(title),
-                    crate::profile::inline_svg(svg).trim_end()
-                ));
-            }
+            } => figure(
+                &mut out,
+                "flame",
+                file,
+                title,
+                caption,
+                &crate::profile::inline_svg(svg),
+            ),
             Block::Code { lang, text } => {
                 out.push_str(&format!(
                     "<pre><code class=\"language-{}\">{}</code></pre>\n",
@@ -169,6 +158,18 @@ fn contents(out: &mut String, doc: &Document) {
         }
         out.push_str("</ul></nav>\n");
     }
+}
+
+/// A figure: its caption, then `svg` in a `<div>` of `class` (`plot` or `flame`).
+fn figure(out: &mut String, class: &str, file: &str, title: &str, caption: &str, svg: &str) {
+    out.push_str(&format!(
+        "<figure id=\"{}\"><figcaption><b>{}.</b> {}</figcaption>\n<div class=\"{class}\" role=\"img\" aria-label=\"{}\">\n{}</div></figure>\n",
+        escape(file),
+        escape(title),
+        escape(caption),
+        escape(title),
+        svg.trim_end()
+    ));
 }
 
 /// A table that scrolls sideways on its own; numeric columns right-aligned, long text

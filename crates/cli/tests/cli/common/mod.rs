@@ -38,10 +38,16 @@ pub fn command_within(limit: Duration) -> assert_cmd::Command {
 /// Runs `resplab ARGS` in `dir` (no stdin, no REDISCLI_AUTH): its exit code (-1 when a
 /// signal ended it), standard output and standard error.
 pub fn run_in(args: &[&str], dir: &Path) -> (i32, String, String) {
+    run_in_with(args, dir, &[])
+}
+
+/// [`run_in`] with `env` added to the environment.
+pub fn run_in_with(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .env_remove("REDISCLI_AUTH")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -73,6 +79,30 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+/// Fails unless `out` is of a run that exited 0, showing what it printed.
+#[track_caller]
+pub fn assert_ok(out: &Output) {
+    assert!(out.status.success(), "{}", text(out));
+}
+
+/// Adds the ACL user `user` with `password`, every key and every command, to `server`.
+pub fn add_acl_user(server: &resplab_testkit::redis::RedisServer, user: &str, password: &str) {
+    let r = server
+        .client()
+        .unwrap()
+        .cmd(&[
+            "ACL",
+            "SETUSER",
+            user,
+            "on",
+            &format!(">{password}"),
+            "~*",
+            "+@all",
+        ])
+        .unwrap();
+    assert_eq!(r.as_text().as_deref(), Some("OK"));
 }
 
 /// Runs `resplab calibrate --validate ARGS --format json --db DB` (killed after 4
