@@ -15,7 +15,8 @@
 //! hidden by the client waiting (no coordinated omission).
 
 use crate::config::{
-    Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, Target, TlsOptions,
+    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Renew, RunConfig, Target,
+    TlsOptions,
 };
 use crate::error::EngineError;
 use crate::uri;
@@ -57,6 +58,14 @@ pub fn run_config(plan: &MemtierPlan) -> Result<RunConfig, EngineError> {
         arrivals: Arrivals::Constant,
     });
     config.seed = plan.workload.seed;
+    config.renew = plan.life.reconnect_interval.map(|every| Renew {
+        every,
+        after_last: false,
+    });
+    config.connect_jitter = (plan.life.jitter_max_us > 0).then(|| ConnectJitter {
+        min: Duration::from_micros(plan.life.jitter_min_us),
+        max: Duration::from_micros(plan.life.jitter_max_us),
+    });
     config.validate()?;
     Ok(config)
 }
@@ -129,13 +138,22 @@ pub fn configuration(plan: &MemtierPlan) -> serde_json::Value {
         ("key_stddev", json!(e.key_stddev)),
         ("key_median", json!(e.key_median)),
         ("key_zipf_exp", json!(e.key_zipf_exp)),
-        ("reconnect_interval", json!(0)),
+        (
+            "reconnect_interval",
+            json!(plan.life.reconnect_interval.unwrap_or(0)),
+        ),
         (
             "connection_timeout",
             json!(c.connect_timeout_sec.unwrap_or(0)),
         ),
-        ("thread_conn_start_min_jitter_micros", json!(0)),
-        ("thread_conn_start_max_jitter_micros", json!(0)),
+        (
+            "thread_conn_start_min_jitter_micros",
+            json!(plan.life.jitter_min_us),
+        ),
+        (
+            "thread_conn_start_max_jitter_micros",
+            json!(plan.life.jitter_max_us),
+        ),
         ("multi_key_get", json!(0)),
         ("authenticate", json!(auth)),
         ("select-db", json!(c.select_db.unwrap_or(0))),

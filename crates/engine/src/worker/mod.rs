@@ -55,12 +55,15 @@
 //! - `route`: cluster mode's routing, redirections and topology refresh.
 //! - `record`: reading replies and recording them; the per-thread `Recorder`.
 //! - `reconnect`: failed connections, timeouts, reconnects with backoff, outages.
+//! - `renew`: connections renewed after a number of requests, and the pause between
+//!   opening one connection and the next.
 //! - `timer`: open loop's alarm for the next intended send.
 //! - `wire`: request encoding (RESP or RESPB) and the cache of repeated requests.
 
 mod fill;
 mod reconnect;
 mod record;
+mod renew;
 mod route;
 mod timer;
 mod wire;
@@ -79,7 +82,7 @@ use resplab_proto::resp::Limits;
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::{Generator, Request, Schedule, ScheduleStream, Workload};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -101,6 +104,8 @@ pub(crate) struct Shared {
     pub abort: AtomicBool,
     /// Why the server counts as lost.
     pub lost: Mutex<Option<String>>,
+    /// Connections whose request budget is spent (renewals after the last request).
+    pub finished: AtomicU64,
 }
 
 impl Shared {
@@ -163,6 +168,8 @@ pub(crate) struct WorkerResult {
     pub end_ns: u64,
     pub opened: u64,
     pub reconnects: u64,
+    /// Connections closed and opened again after a number of requests.
+    pub renewed: u64,
     pub protocol_errors: u64,
     /// Periods during which a connection was down and attempts to open it again failed.
     pub outages: Vec<RawOutage>,
@@ -227,6 +234,7 @@ struct Worker<'a> {
     end_ns: Option<u64>,
     open_loop: bool,
     reconnects: u64,
+    renewed: u64,
     protocol_errors: u64,
     opened: u64,
     /// Set-up time of each connection opened at the start, ns.
@@ -299,6 +307,7 @@ impl<'a> Worker<'a> {
             end_ns,
             open_loop: cfg.open_loop.is_some(),
             reconnects: 0,
+            renewed: 0,
             protocol_errors: 0,
             opened,
             setup,
@@ -402,6 +411,10 @@ impl<'a> Worker<'a> {
         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
             let drain_all = ev.is_read_closed() || ev.is_error();
             self.on_readable(i, drain_all);
+            let c = &self.conns[i];
+            if c.left == 0 && c.inflight.is_empty() && c.is_live() {
+                self.renew(i, sending);
+            }
             if self.cl.is_some() {
                 self.process_pending();
             }
@@ -465,6 +478,7 @@ impl<'a> Worker<'a> {
             end_ns,
             opened: self.opened,
             reconnects: self.reconnects,
+            renewed: self.renewed,
             protocol_errors: self.protocol_errors,
             outages: std::mem::take(&mut self.outages),
             setup: std::mem::take(&mut self.setup),
@@ -575,7 +589,16 @@ fn open_clients(
             _ => (cfg.target.clone(), 0),
         };
         let stream = open_registered(cfg, &target, false, poll, Token(k), setup)?;
+        if let Some(pause) = renew::start_pause(cfg.connect_jitter, cfg.seed, a.worker, k, a.nconns)
+        {
+            std::thread::sleep(pause);
+        }
+        if quota == Some(0) && cfg.renew.is_some_and(|r| r.after_last) {
+            // A connection with no request to send has finished already.
+            a.shared.finish_client(cfg.clients);
+        }
         let mut conn = Conn::new(stream, cfg.pipeline as usize, quota);
+        conn.left = renew::requests_per_socket(cfg);
         conn.client = k as u32;
         conn.node = node as u16;
         if let Some(c) = &mut cl {

@@ -7,7 +7,8 @@
 
 use super::args::{self, Given};
 use super::{
-    Connection, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol, RunLength, Tls,
+    Connection, ConnectionLife, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol,
+    RunLength, Tls,
 };
 use crate::flags::{self, WorkloadFlags};
 use crate::keys::{KeyPattern, KeySpace};
@@ -70,6 +71,7 @@ struct Builder {
     expiry: Option<ExpiryRange>,
     random_data: bool,
     commands: Vec<CommandSpec>,
+    life: ConnectionLife,
 }
 
 impl Builder {
@@ -93,6 +95,15 @@ impl Builder {
                 self.conn.connect_timeout_sec = (secs > 0).then_some(secs);
             }
             "reconnect-on-error" => self.conn.reconnect_on_error = true,
+            "reconnect-interval" => {
+                self.life.reconnect_interval = Some(positive(g, "reconnect-interval")?)
+            }
+            "thread-conn-start-min-jitter-micros" => {
+                self.life.jitter_min_us = number(g, 0, u64::from(u32::MAX))?
+            }
+            "thread-conn-start-max-jitter-micros" => {
+                self.life.jitter_max_us = number(g, 0, u64::from(u32::MAX))?
+            }
             "tls" => self.tls = true,
             "cert" => self.tls_opts.cert = Some(v.to_string()),
             "key" => self.tls_opts.key = Some(v.to_string()),
@@ -171,11 +182,8 @@ impl Builder {
             // Given with the value that asks for memtier's default behaviour (any other
             // value was refused by `refusal`).
             "data-offset"
-            | "reconnect-interval"
             | "max-reconnect-attempts"
             | "reconnect-backoff-factor"
-            | "thread-conn-start-min-jitter-micros"
-            | "thread-conn-start-max-jitter-micros"
             | "multi-key-get"
             | "wait-ratio"
             | "command-stats-breakdown" => {}
@@ -319,6 +327,7 @@ impl Builder {
                 "-t {threads} × -c {clients} is {connections} connections: expected at most {MAX_CONNECTIONS} (memtier counts -c per thread)"
             )));
         }
+        self.life.check(self.conn.cluster)?;
         let mut conn = self.conn;
         if self.tls {
             conn.tls = Some(self.tls_opts);
@@ -352,6 +361,7 @@ impl Builder {
             rate_limit_per_connection: self.rate,
             run_count: self.run_count.unwrap_or(1),
             connection: conn,
+            life: self.life,
             output: self.out,
             echo,
         })
@@ -369,10 +379,8 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "show-config" => "the configuration dump is not printed; --json-out-file records the configuration",
         "data-offset" if !zero => "resplab sends no SETRANGE/GETRANGE workload",
         "data-import" | "data-verify" | "verify-only" | "generate-keys" | "no-expiry" => "resplab has no data import or verification mode",
-        "reconnect-interval" if !zero => "resplab does not reconnect after a set number of requests",
         "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
         "reconnect-backoff-factor" if !zero => "resplab's reconnect backoff doubles from 10 ms to 500 ms and cannot be set",
-        "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
         "multi-key-get" if !zero => "multi-key GETs are not generated; use --command=\"MGET __key__ __key__\"",
         "wait-ratio" if !v.ends_with(":0") => "WAIT commands are not sent",
         "monitor-input" | "monitor-pattern" => "MONITOR replay is not implemented",
@@ -435,6 +443,19 @@ fn expiry_range(g: &Given) -> Result<ExpiryRange, MemtierError> {
     };
     range.validate().map_err(|_| err())?;
     Ok(range)
+}
+
+/// A whole number of at least 1, refused as memtier refuses it otherwise.
+fn positive(g: &Given, name: &str) -> Result<u64, MemtierError> {
+    match g.text().trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(u32::MAX)).contains(&n) => Ok(n),
+        _ => Err(crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            format!("a whole number above 0 (memtier: {name} must be greater than zero)"),
+        )
+        .into()),
+    }
 }
 
 /// A whole number in `lo..=hi`.

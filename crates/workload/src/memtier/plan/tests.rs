@@ -127,13 +127,12 @@ fn connection_options() {
 
 #[test]
 fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
-    plan("--data-offset 0 --wait-ratio 1:0 --multi-key-get 0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
+    plan("--data-offset 0 --wait-ratio 1:0 --multi-key-get 0 --data-size-pattern R --command-stats-breakdown command");
     for (line, why) in [
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
         ("--clients-start 1", "staircase"),
         ("--wait-ratio 1:1", "WAIT"),
-        ("--reconnect-interval 10", "set number of requests"),
         ("-P memcache_text", "RESP only"),
         ("-4", "address family"),
         ("--monitor-input m.txt", "MONITOR"),
@@ -286,4 +285,18 @@ fn all_keys_counts_as_memtier() {
     let p = plan("--key-pattern P:P -n allkeys --key-maximum 9999 -t 2 -c 5");
     assert_eq!(p.length, RunLength::RequestsPerClient(1000));
     assert!(!plan("-n allkeys -n 5").all_keys);
+}
+
+#[test]
+fn connection_life_options() {
+    let p = plan("--reconnect-interval 7 --thread-conn-start-min-jitter-micros 10 --thread-conn-start-max-jitter-micros=50");
+    assert_eq!(p.life.reconnect_interval, Some(7));
+    assert_eq!((p.life.jitter_min_us, p.life.jitter_max_us), (10, 50));
+    assert_eq!(plan("").life, super::super::ConnectionLife::default());
+    // memtier's refusals: a zero interval, cluster mode, a minimum above the maximum.
+    assert!(err("--reconnect-interval 0").contains("greater than zero"));
+    assert!(err("--reconnect-interval x").contains("--reconnect-interval"));
+    assert!(err("--reconnect-interval 5 --cluster-mode").contains("--cluster-mode"));
+    let e = err("--thread-conn-start-min-jitter-micros 20");
+    assert!(e.contains("cannot be greater than"), "{e}");
 }

@@ -1,0 +1,130 @@
+//! Connections with a limited life: closed and opened again after a number of requests
+//! ([`crate::Renew`]), and opened with a random pause between one and the next
+//! ([`crate::ConnectJitter`]).
+//!
+//! A connection's `left` counts the requests it may still send on its socket; the
+//! fill functions stop at 0, so the pipeline drains at the boundary as in
+//! memtier_benchmark (which holds its pipeline so that no request crosses a reconnect).
+//! Once the replies are in, [`Worker::renew`] closes the socket and opens a new one,
+//! synchronously: the other connections of the thread wait meanwhile (on loopback a
+//! connect and its set-up take tens of microseconds). The requests that follow are
+//! timed from their send on the new socket. A failed renewal is a lost connection like
+//! any other, reconnected with the policy's backoff.
+
+use super::Worker;
+use crate::config::{ConnectJitter, RunConfig};
+use crate::conn::MioStream;
+use crate::connect;
+use crate::tally::KIND_CONNECTION_LOST;
+use mio::Token;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+impl Worker<'_> {
+    /// Connection `i` sent its last request on this socket and has every reply: opens it
+    /// again, unless its budget is spent (then only redis-benchmark's rule reopens it,
+    /// idle, when another connection of the phase is still at work) or sending stopped.
+    pub(super) fn renew(&mut self, i: usize, sending: bool) {
+        let Some(r) = self.a.cfg.renew else {
+            return;
+        };
+        self.conns[i].left = r.every;
+        let reopen = if self.conns[i].quota == Some(0) {
+            r.after_last && !self.a.shared.finish_client(self.a.cfg.clients)
+        } else {
+            sending
+        };
+        if !reopen {
+            return;
+        }
+        let cfg = self.a.cfg;
+        let (target, _) = self.target_of(i);
+        let attempt = connect::open_renewed(cfg, &target, cfg.connect_timeout)
+            .map_err(|e| e.to_string())
+            .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
+            .and_then(|mut s: MioStream| {
+                s.register(self.poll.registry(), Token(i))
+                    .map(|()| s)
+                    .map_err(|e| e.to_string())
+            });
+        match attempt {
+            Ok(stream) => {
+                self.conns[i].replace(self.poll.registry(), stream);
+                self.renewed += 1;
+            }
+            Err(e) => self.fail(
+                i,
+                KIND_CONNECTION_LOST,
+                format!("cannot open the connection again: {e}"),
+            ),
+        }
+    }
+}
+
+/// Requests a fresh socket of connection may send: the renewal interval, or no limit.
+pub(super) fn requests_per_socket(cfg: &RunConfig) -> u64 {
+    cfg.renew.map_or(u64::MAX, |r| r.every)
+}
+
+/// The pause after opening connection `k` of worker `worker` (none after its last):
+/// uniform from the jitter's minimum to its maximum in whole microseconds, drawn from
+/// the run's seed so that a run repeats.
+pub(super) fn start_pause(
+    jitter: Option<ConnectJitter>,
+    seed: u64,
+    worker: usize,
+    k: usize,
+    nconns: usize,
+) -> Option<Duration> {
+    let j = jitter?;
+    if k + 1 >= nconns || j.max.is_zero() {
+        return None;
+    }
+    let (lo, hi) = (j.min.as_micros() as u64, j.max.as_micros() as u64);
+    let draw = resplab_workload::seed::splitmix64(seed ^ ((worker as u64) << 32) ^ k as u64);
+    Some(Duration::from_micros(lo + draw % (hi - lo + 1)))
+}
+
+impl super::Shared {
+    /// A connection of the phase spent its budget; returns whether it was the last of
+    /// the `clients` to do so.
+    pub(super) fn finish_client(&self, clients: u32) -> bool {
+        self.finished.fetch_add(1, Ordering::Relaxed) + 1 >= u64::from(clients)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pauses_fall_in_the_range_and_none_after_the_last_connection() {
+        let j = Some(ConnectJitter {
+            min: Duration::from_micros(100),
+            max: Duration::from_micros(300),
+        });
+        let pauses: Vec<_> = (0..50)
+            .map(|k| start_pause(j, 7, 1, k, 51).unwrap().as_micros())
+            .collect();
+        assert!(pauses.iter().all(|p| (100..=300).contains(p)), "{pauses:?}");
+        assert!(pauses.iter().any(|&p| p != pauses[0]), "{pauses:?}");
+        assert_eq!(start_pause(j, 7, 1, 50, 51), None);
+        assert_eq!(start_pause(None, 7, 1, 0, 51), None);
+        let fixed = Some(ConnectJitter {
+            min: Duration::from_micros(40),
+            max: Duration::from_micros(40),
+        });
+        assert_eq!(
+            start_pause(fixed, 7, 0, 0, 2),
+            Some(Duration::from_micros(40))
+        );
+    }
+
+    #[test]
+    fn the_last_client_to_finish_is_told_so() {
+        let shared = super::super::Shared::default();
+        assert!(!shared.finish_client(3));
+        assert!(!shared.finish_client(3));
+        assert!(shared.finish_client(3));
+    }
+}
