@@ -175,6 +175,19 @@ pub struct ConnectJitter {
     pub max: Duration,
 }
 
+/// A staircase ramp-up (memtier's `--clients-start`, `--clients-step`,
+/// `--step-duration`): each worker thread opens `start` connections before the load
+/// starts and `step` more every `every`, up to its share of the run's connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    /// Connections per thread at the start.
+    pub start: u32,
+    /// Connections per thread added at each step.
+    pub step: u32,
+    /// Time between steps.
+    pub every: Duration,
+}
+
 /// How long a run waits by default for a cluster to be ready (`--cluster-wait`).
 pub const DEFAULT_CLUSTER_WAIT: Duration = Duration::from_secs(5);
 
@@ -236,6 +249,8 @@ pub struct RunConfig {
     pub renew: Option<Renew>,
     /// `Some`: a random pause between opening a thread's connections.
     pub connect_jitter: Option<ConnectJitter>,
+    /// `Some`: connections are added in steps during the run.
+    pub ramp: Option<Ramp>,
 }
 
 impl RunConfig {
@@ -268,6 +283,7 @@ impl RunConfig {
             client_tracking: false,
             renew: None,
             connect_jitter: None,
+            ramp: None,
         }
     }
 
@@ -383,6 +399,9 @@ impl RunConfig {
                 ));
             }
         }
+        if let Some(r) = self.ramp {
+            self.validate_ramp(r)?;
+        }
         if let Some(j) = self.connect_jitter {
             if j.min > j.max {
                 return Err(bad(
@@ -391,6 +410,46 @@ impl RunConfig {
                     format!("{} µs to {} µs", j.min.as_micros(), j.max.as_micros()),
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// A staircase needs a test time, a single server, and room to climb: steps of at
+    /// least one connection, at least one second apart (memtier counts whole seconds),
+    /// starting below the connections per thread.
+    fn validate_ramp(&self, r: Ramp) -> Result<(), EngineError> {
+        let bad = |expected: &str, found: String| EngineError::InvalidConfig {
+            field: "staircase",
+            expected: expected.to_string(),
+            found,
+        };
+        let shown = format!(
+            "start {} step {} every {} s",
+            r.start,
+            r.step,
+            r.every.as_secs_f64()
+        );
+        if r.start == 0 || r.step == 0 || r.every < Duration::from_secs(1) {
+            return Err(bad(
+                "a start and step of at least 1 connection, steps at least 1 s apart",
+                shown,
+            ));
+        }
+        if !matches!(self.budget, Budget::Duration(_)) {
+            return Err(bad(
+                "a test time (a staircase runs for a time, not a request count)",
+                shown,
+            ));
+        }
+        if self.cluster || self.read_from_replicas {
+            return Err(bad("a single server (not cluster mode)", shown));
+        }
+        let per_thread = self.clients / self.effective_threads();
+        if u64::from(r.start) * u64::from(self.effective_threads()) >= u64::from(self.clients) {
+            return Err(bad(
+                &format!("a start below the connections per thread ({per_thread})"),
+                shown,
+            ));
         }
         Ok(())
     }
@@ -445,6 +504,12 @@ impl RunConfig {
             obj.insert(
                 "renew".into(),
                 json!({"every_requests": r.every, "after_last": r.after_last}),
+            );
+        }
+        if let (Some(r), Some(obj)) = (self.ramp, out.as_object_mut()) {
+            obj.insert(
+                "staircase".into(),
+                json!({"start_per_thread": r.start, "step_per_thread": r.step, "step_sec": r.every.as_secs_f64()}),
             );
         }
         if let (Some(j), Some(obj)) = (self.connect_jitter, out.as_object_mut()) {

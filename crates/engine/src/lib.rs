@@ -72,7 +72,7 @@ pub mod words;
 mod worker;
 
 pub use config::{
-    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, ReconnectPolicy, Renew,
+    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Ramp, ReconnectPolicy, Renew,
     RunConfig, Target, TlsOptions, Wire, DEFAULT_CLUSTER_WAIT,
 };
 pub use connect::unix_ms_now;

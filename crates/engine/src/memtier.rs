@@ -15,8 +15,8 @@
 //! hidden by the client waiting (no coordinated omission).
 
 use crate::config::{
-    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Renew, RunConfig, Target,
-    TlsOptions,
+    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Ramp, Renew, RunConfig,
+    Target, TlsOptions,
 };
 use crate::error::EngineError;
 use crate::uri;
@@ -61,6 +61,11 @@ pub fn run_config(plan: &MemtierPlan) -> Result<RunConfig, EngineError> {
     config.renew = plan.life.reconnect_interval.map(|every| Renew {
         every,
         after_last: false,
+    });
+    config.ramp = plan.life.staircase.map(|s| Ramp {
+        start: s.start,
+        step: s.step,
+        every: Duration::from_secs(s.step_sec),
     });
     config.connect_jitter = (plan.life.jitter_max_us > 0).then(|| ConnectJitter {
         min: Duration::from_micros(plan.life.jitter_min_us),
@@ -163,6 +168,12 @@ pub fn configuration(plan: &MemtierPlan) -> serde_json::Value {
         ("wait-timeout", json!("0-0")),
         ("print-all-runs", json!(flag(plan.output.print_all_runs))),
     ];
+    let mut pairs = pairs;
+    if let Some(s) = plan.life.staircase {
+        pairs.push(("clients_start", json!(s.start)));
+        pairs.push(("clients_step", json!(s.step)));
+        pairs.push(("step_duration", json!(s.step_sec)));
+    }
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 

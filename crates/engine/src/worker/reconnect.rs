@@ -107,7 +107,7 @@ impl Worker<'_> {
             match attempt {
                 Ok(stream) => {
                     self.conns[i].state = State::Live(stream);
-                    self.conns[i].left = super::renew::requests_per_socket(self.a.cfg);
+                    self.conns[i].left = super::life::requests_per_socket(self.a.cfg);
                     self.reconnects += 1;
                     if refused {
                         let start_ns =

@@ -164,12 +164,35 @@ pub struct ConnectionLife {
     /// pauses between opening one connection and the next, uniformly from the minimum
     /// to the maximum.
     pub jitter_max_us: u64,
+    /// `--clients-start`, `--clients-step`, `--step-duration` (seconds): a staircase
+    /// ramp-up of each thread's clients; all three or none.
+    pub staircase: Option<Staircase>,
+}
+
+/// memtier's staircase: each thread starts with `start` clients and adds `step` every
+/// `step_sec` seconds up to `--clients`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Staircase {
+    pub start: u32,
+    pub step: u32,
+    pub step_sec: u64,
 }
 
 impl ConnectionLife {
     /// memtier's checks: no reconnect interval in cluster mode, a jitter minimum not
-    /// above its maximum.
-    pub(crate) fn check(&self, cluster: bool) -> Result<(), MemtierError> {
+    /// above its maximum, a staircase below `--clients` per thread.
+    pub(crate) fn check(&self, cluster: bool, clients: u32) -> Result<(), MemtierError> {
+        if let Some(s) = self.staircase.filter(|s| s.start >= clients) {
+            return Err(MemtierError::usage(format!(
+                "--clients-start ({}) must be less than --clients ({clients})",
+                s.start
+            )));
+        }
+        if cluster && self.staircase.is_some() {
+            return Err(MemtierError::usage(
+                "--clients-start cannot be used with --cluster-mode: resplab's staircase opens connections to one server",
+            ));
+        }
         if cluster && self.reconnect_interval.is_some() {
             return Err(MemtierError::usage(
                 "--reconnect-interval cannot be used with --cluster-mode (memtier refuses it too)",

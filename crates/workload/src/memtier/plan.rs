@@ -8,7 +8,7 @@
 use super::args::{self, Given};
 use super::{
     Connection, ConnectionLife, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol,
-    RunLength, Tls,
+    RunLength, Staircase, Tls,
 };
 use crate::flags::{self, WorkloadFlags};
 use crate::keys::{KeyPattern, KeySpace};
@@ -72,6 +72,8 @@ struct Builder {
     random_data: bool,
     commands: Vec<CommandSpec>,
     life: ConnectionLife,
+    /// `--clients-start`, `--clients-step`, `--step-duration` as given.
+    stairs: [Option<u64>; 3],
 }
 
 impl Builder {
@@ -104,6 +106,9 @@ impl Builder {
             "thread-conn-start-max-jitter-micros" => {
                 self.life.jitter_max_us = number(g, 0, u64::from(u32::MAX))?
             }
+            "clients-start" => self.stairs[0] = Some(positive(g, "clients-start")?),
+            "clients-step" => self.stairs[1] = Some(positive(g, "clients-step")?),
+            "step-duration" => self.stairs[2] = Some(positive(g, "step-duration")?),
             "tls" => self.tls = true,
             "cert" => self.tls_opts.cert = Some(v.to_string()),
             "key" => self.tls_opts.key = Some(v.to_string()),
@@ -295,6 +300,35 @@ impl Builder {
         }
     }
 
+    /// The staircase, with memtier's rules: its three options together, with
+    /// `--test-time` and without `--requests`.
+    fn staircase(&self) -> Result<Option<Staircase>, MemtierError> {
+        let [start, step, secs] = self.stairs;
+        let (Some(start), Some(step), Some(step_sec)) = (start, step, secs) else {
+            if self.stairs.iter().any(Option::is_some) {
+                return Err(MemtierError::usage(
+                    "--clients-start, --clients-step, and --step-duration must all be specified together",
+                ));
+            }
+            return Ok(None);
+        };
+        if self.requests.is_some() {
+            return Err(MemtierError::usage(
+                "--requests cannot be used with client staircase mode: use --test-time instead",
+            ));
+        }
+        if self.test_time.is_none() {
+            return Err(MemtierError::usage(
+                "--test-time is required when using client staircase mode",
+            ));
+        }
+        Ok(Some(Staircase {
+            start: start as u32,
+            step: step as u32,
+            step_sec,
+        }))
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -305,8 +339,9 @@ impl Builder {
     }
 
     /// The plan, after the checks that need every option.
-    fn finish(self) -> Result<MemtierPlan, MemtierError> {
+    fn finish(mut self) -> Result<MemtierPlan, MemtierError> {
         let arbitrary_commands = !self.commands.is_empty();
+        self.life.staircase = self.staircase()?;
         let values = self.values(arbitrary_commands)?;
         let echo = self.echo();
         let length = match (self.requests, self.test_time) {
@@ -327,7 +362,7 @@ impl Builder {
                 "-t {threads} × -c {clients} is {connections} connections: expected at most {MAX_CONNECTIONS} (memtier counts -c per thread)"
             )));
         }
-        self.life.check(self.conn.cluster)?;
+        self.life.check(self.conn.cluster, clients)?;
         let mut conn = self.conn;
         if self.tls {
             conn.tls = Some(self.tls_opts);
@@ -387,7 +422,6 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
         "scan-incremental-iteration" | "scan-incremental-max-iterations" => "SCAN cursor following is not implemented",
-        "clients-start" | "clients-step" | "step-duration" => "the staircase ramp-up of clients is not implemented",
         _ => return None,
     })
 }

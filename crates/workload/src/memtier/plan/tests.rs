@@ -131,7 +131,6 @@ fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
     for (line, why) in [
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
-        ("--clients-start 1", "staircase"),
         ("--wait-ratio 1:1", "WAIT"),
         ("-P memcache_text", "RESP only"),
         ("-4", "address family"),
@@ -299,4 +298,37 @@ fn connection_life_options() {
     assert!(err("--reconnect-interval 5 --cluster-mode").contains("--cluster-mode"));
     let e = err("--thread-conn-start-min-jitter-micros 20");
     assert!(e.contains("cannot be greater than"), "{e}");
+}
+
+#[test]
+fn staircase_options_follow_memtiers_rules() {
+    let p = plan("-c 10 --clients-start 2 --clients-step 3 --step-duration 5 --test-time 30");
+    let s = p.life.staircase.unwrap();
+    assert_eq!((s.start, s.step, s.step_sec), (2, 3, 5));
+    for (line, says) in [
+        (
+            "--clients-start 2 --test-time 5",
+            "must all be specified together",
+        ),
+        (
+            "--clients-start 2 --clients-step 1 --step-duration 1 -n 100",
+            "--requests cannot be used",
+        ),
+        (
+            "--clients-start 2 --clients-step 1 --step-duration 1",
+            "--test-time is required",
+        ),
+        (
+            "-c 4 --clients-start 4 --clients-step 1 --step-duration 1 --test-time 5",
+            "must be less than --clients (4)",
+        ),
+        ("--clients-start 0", "greater than zero"),
+        (
+            "--clients-start 1 --clients-step 1 --step-duration 1 --test-time 5 --cluster-mode",
+            "--cluster-mode",
+        ),
+    ] {
+        let e = err(line);
+        assert!(e.contains(says), "{line}: {e}");
+    }
 }

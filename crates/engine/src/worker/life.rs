@@ -1,6 +1,6 @@
-//! Connections with a limited life: closed and opened again after a number of requests
-//! ([`crate::Renew`]), and opened with a random pause between one and the next
-//! ([`crate::ConnectJitter`]).
+//! When a worker's connections are opened and closed: renewed after a number of
+//! requests ([`crate::Renew`]), opened with a random pause between one and the next
+//! ([`crate::ConnectJitter`]), and added in steps during the run ([`crate::Ramp`]).
 //!
 //! A connection's `left` counts the requests it may still send on its socket; the
 //! fill functions stop at 0, so the pipeline drains at the boundary as in
@@ -10,10 +10,15 @@
 //! connect and its set-up take tens of microseconds). The requests that follow are
 //! timed from their send on the new socket. A failed renewal is a lost connection like
 //! any other, reconnected with the policy's backoff.
+//!
+//! A staircase opens a worker's first connections before the start, as usual, and each
+//! step's at the step's time, from the event loop (synchronously, like a renewal); a
+//! connection added late joins its share of an open-loop schedule at that moment.
 
+use super::reconnect::open_registered;
 use super::Worker;
 use crate::config::{ConnectJitter, RunConfig};
-use crate::conn::MioStream;
+use crate::conn::{Conn, MioStream};
 use crate::connect;
 use crate::tally::KIND_CONNECTION_LOST;
 use mio::Token;
@@ -59,6 +64,57 @@ impl Worker<'_> {
             ),
         }
     }
+}
+
+impl Worker<'_> {
+    /// A staircase step: opens the next connections of the worker (the step's number,
+    /// up to all of them) and sets the time of the step after it.
+    pub(super) fn step_up(&mut self, now: u64) {
+        let Some(ramp) = self.a.cfg.ramp else {
+            return;
+        };
+        let cfg = self.a.cfg;
+        let upto = (self.conns.len() + ramp.step as usize).min(self.a.nconns);
+        for k in self.conns.len()..upto {
+            let opened = open_registered(
+                cfg,
+                &cfg.target,
+                false,
+                &self.poll,
+                Token(k),
+                &mut self.setup,
+            );
+            let stream = match opened {
+                Ok(s) => s,
+                Err(e) => {
+                    self.a.shared.lose(format!("a staircase step failed: {e}"));
+                    return;
+                }
+            };
+            let mut conn = Conn::new(stream, cfg.pipeline as usize, None);
+            conn.left = requests_per_socket(cfg);
+            conn.client = k as u32;
+            if let Some(s) = self.scheds.get_mut(k) {
+                // Its share of the schedule starts now, not at the epoch.
+                let mut next = s.next_offset_ns();
+                while next < now {
+                    next = s.next_offset_ns();
+                }
+                conn.next_intended_ns = next;
+            }
+            self.conns.push(conn);
+            self.opened += 1;
+        }
+        self.nclients = self.conns.len();
+        let next = self.next_step_ns.unwrap_or(now) + ramp.every.as_nanos() as u64;
+        self.next_step_ns = (self.conns.len() < self.a.nconns).then_some(next);
+    }
+}
+
+/// The connections a worker opens before the start: all of them, or a staircase's
+/// first step.
+pub(super) fn opened_at_start(cfg: &RunConfig, nconns: usize) -> usize {
+    cfg.ramp.map_or(nconns, |r| (r.start as usize).min(nconns))
 }
 
 /// Requests a fresh socket of connection may send: the renewal interval, or no limit.
