@@ -18,7 +18,7 @@
 use super::reconnect::open_registered;
 use super::Worker;
 use crate::config::{ConnectJitter, RunConfig};
-use crate::conn::{Conn, MioStream};
+use crate::conn::Conn;
 use crate::connect;
 use crate::tally::KIND_CONNECTION_LOST;
 use mio::Token;
@@ -44,15 +44,8 @@ impl Worker<'_> {
         }
         let cfg = self.a.cfg;
         let (target, _) = self.target_of(i);
-        let attempt = connect::open_renewed(cfg, &target, cfg.connect_timeout)
-            .map_err(|e| e.to_string())
-            .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
-            .and_then(|mut s: MioStream| {
-                s.register(self.poll.registry(), Token(i))
-                    .map(|()| s)
-                    .map_err(|e| e.to_string())
-            });
-        match attempt {
+        let opened = connect::open_renewed(cfg, &target, cfg.connect_timeout);
+        match self.registered(i, opened) {
             Ok(stream) => {
                 self.conns[i].replace(self.poll.registry(), stream);
                 self.renewed += 1;
