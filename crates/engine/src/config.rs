@@ -147,6 +147,47 @@ impl Default for ReconnectPolicy {
     }
 }
 
+/// Connections closed and opened again after a number of requests (memtier's
+/// `--reconnect-interval`, redis-benchmark's `-k 0`, bench's `--reconnect-every`).
+///
+/// A connection sends at most `every` requests on one socket: at the boundary it stops
+/// filling its pipeline, waits for the replies, closes the socket and opens a new one
+/// (with the configuration's `AUTH`/`SELECT`/`HELLO` set-up), then goes on. Requests are
+/// timed from their send on the new socket, so the connect and set-up time is in no
+/// latency, as in memtier_benchmark and redis-benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Renew {
+    /// Requests per socket (at least 1).
+    pub every: u64,
+    /// Also open a new connection after a connection's last request, unless it is the
+    /// last connection of the phase to finish (redis-benchmark's `-k 0`, which opens a
+    /// fresh client after every reply but the run's last). `false`: a connection whose
+    /// budget is spent stays as it is (memtier).
+    pub after_last: bool,
+}
+
+/// A random pause between opening one connection of a worker thread and the next, before
+/// the load starts (memtier's `--thread-conn-start-min-jitter-micros` and
+/// `--thread-conn-start-max-jitter-micros`): uniform from `min` to `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectJitter {
+    pub min: Duration,
+    pub max: Duration,
+}
+
+/// A staircase ramp-up (memtier's `--clients-start`, `--clients-step`,
+/// `--step-duration`): each worker thread opens `start` connections before the load
+/// starts and `step` more every `every`, up to its share of the run's connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ramp {
+    /// Connections per thread at the start.
+    pub start: u32,
+    /// Connections per thread added at each step.
+    pub step: u32,
+    /// Time between steps.
+    pub every: Duration,
+}
+
 /// How long a run waits by default for a cluster to be ready (`--cluster-wait`).
 pub const DEFAULT_CLUSTER_WAIT: Duration = Duration::from_secs(5);
 
@@ -204,6 +245,12 @@ pub struct RunConfig {
     /// Every connection sends `CLIENT TRACKING on` after its set-up (redis-benchmark's
     /// `--enable-tracking`); invalidation pushes that arrive are skipped, as any push.
     pub client_tracking: bool,
+    /// `Some`: every connection is closed and opened again after a number of requests.
+    pub renew: Option<Renew>,
+    /// `Some`: a random pause between opening a thread's connections.
+    pub connect_jitter: Option<ConnectJitter>,
+    /// `Some`: connections are added in steps during the run.
+    pub ramp: Option<Ramp>,
 }
 
 impl RunConfig {
@@ -234,6 +281,9 @@ impl RunConfig {
             cluster_wait: DEFAULT_CLUSTER_WAIT,
             progress_commands: false,
             client_tracking: false,
+            renew: None,
+            connect_jitter: None,
+            ramp: None,
         }
     }
 
@@ -317,11 +367,88 @@ impl RunConfig {
                 ));
             }
         }
+        self.validate_connection_life()?;
         if self.reconnect.give_up_after.is_zero() || self.reconnect.initial_backoff.is_zero() {
             return Err(bad(
                 "reconnect policy",
                 "a non-zero backoff and give-up time",
                 format!("{:?}", self.reconnect),
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`Renew`] and [`ConnectJitter`]: a positive interval, not in cluster mode (whose
+    /// connections to every node follow the routing, not a count), and a jitter whose
+    /// minimum is not above its maximum.
+    fn validate_connection_life(&self) -> Result<(), EngineError> {
+        let bad = |field: &'static str, expected: &str, found: String| EngineError::InvalidConfig {
+            field,
+            expected: expected.to_string(),
+            found,
+        };
+        if let Some(r) = self.renew {
+            if r.every == 0 {
+                return Err(bad("reconnect interval", "at least 1 request", "0".into()));
+            }
+            if self.cluster || self.read_from_replicas {
+                return Err(bad(
+                    "reconnect interval",
+                    "a single server (cluster mode keeps its connections to every node)",
+                    format!("every {} requests with cluster mode", r.every),
+                ));
+            }
+        }
+        if let Some(r) = self.ramp {
+            self.validate_ramp(r)?;
+        }
+        if let Some(j) = self.connect_jitter {
+            if j.min > j.max {
+                return Err(bad(
+                    "connection start jitter",
+                    "a minimum not above the maximum",
+                    format!("{} µs to {} µs", j.min.as_micros(), j.max.as_micros()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A staircase needs a test time, a single server, and room to climb: steps of at
+    /// least one connection, at least one second apart (memtier counts whole seconds),
+    /// starting below the connections per thread.
+    fn validate_ramp(&self, r: Ramp) -> Result<(), EngineError> {
+        let bad = |expected: &str, found: String| EngineError::InvalidConfig {
+            field: "staircase",
+            expected: expected.to_string(),
+            found,
+        };
+        let shown = format!(
+            "start {} step {} every {} s",
+            r.start,
+            r.step,
+            r.every.as_secs_f64()
+        );
+        if r.start == 0 || r.step == 0 || r.every < Duration::from_secs(1) {
+            return Err(bad(
+                "a start and step of at least 1 connection, steps at least 1 s apart",
+                shown,
+            ));
+        }
+        if !matches!(self.budget, Budget::Duration(_)) {
+            return Err(bad(
+                "a test time (a staircase runs for a time, not a request count)",
+                shown,
+            ));
+        }
+        if self.cluster || self.read_from_replicas {
+            return Err(bad("a single server (not cluster mode)", shown));
+        }
+        let per_thread = self.clients / self.effective_threads();
+        if u64::from(r.start) * u64::from(self.effective_threads()) >= u64::from(self.clients) {
+            return Err(bad(
+                &format!("a start below the connections per thread ({per_thread})"),
+                shown,
             ));
         }
         Ok(())
@@ -372,6 +499,24 @@ impl RunConfig {
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
         if let (Some(at), Some(obj)) = (start_at, out.as_object_mut()) {
             obj.insert("start_at_unix_ms".into(), (at.as_millis() as u64).into());
+        }
+        if let (Some(r), Some(obj)) = (self.renew, out.as_object_mut()) {
+            obj.insert(
+                "renew".into(),
+                json!({"every_requests": r.every, "after_last": r.after_last}),
+            );
+        }
+        if let (Some(r), Some(obj)) = (self.ramp, out.as_object_mut()) {
+            obj.insert(
+                "staircase".into(),
+                json!({"start_per_thread": r.start, "step_per_thread": r.step, "step_sec": r.every.as_secs_f64()}),
+            );
+        }
+        if let (Some(j), Some(obj)) = (self.connect_jitter, out.as_object_mut()) {
+            obj.insert(
+                "connect_jitter_us".into(),
+                json!({"min": j.min.as_micros() as u64, "max": j.max.as_micros() as u64}),
+            );
         }
         if let (true, Some(obj)) = (self.client_tracking, out.as_object_mut()) {
             obj.insert("client_tracking".into(), true.into());
@@ -466,6 +611,38 @@ mod tests {
         assert!(!text.contains("hunter2-secret"), "{text}");
         assert!(!text.contains("alice"), "{text}");
         assert_eq!(c.to_public_json()["auth"], true);
+    }
+
+    #[test]
+    fn renewals_and_jitter_are_checked_and_recorded() {
+        let mut c = cfg();
+        c.renew = Some(Renew {
+            every: 10,
+            after_last: false,
+        });
+        c.connect_jitter = Some(ConnectJitter {
+            min: Duration::from_micros(5),
+            max: Duration::from_micros(9),
+        });
+        c.validate().unwrap();
+        let j = c.to_public_json();
+        assert_eq!(j["renew"]["every_requests"], 10);
+        assert_eq!(j["connect_jitter_us"]["max"], 9);
+        let mut zero = c.clone();
+        zero.renew = Some(Renew {
+            every: 0,
+            after_last: false,
+        });
+        assert!(zero.validate().is_err());
+        let mut cluster = c.clone();
+        cluster.cluster = true;
+        let e = cluster.validate().unwrap_err().to_string();
+        assert!(e.contains("reconnect interval"), "{e}");
+        c.connect_jitter = Some(ConnectJitter {
+            min: Duration::from_micros(10),
+            max: Duration::from_micros(9),
+        });
+        assert!(c.validate().unwrap_err().to_string().contains("jitter"));
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub(crate) struct Conn {
     /// `sent_head`, kept so that a redirected request can be sent again.
     pub sent: Vec<u8>,
     pub sent_head: usize,
+    /// Requests it may still send on its socket before the socket is renewed
+    /// (`u64::MAX`: no limit).
+    pub left: u64,
 }
 
 /// Initial size of a connection's read buffer; it grows when one reply is larger.
@@ -165,6 +168,7 @@ impl Conn {
             node: 0,
             sent: Vec::new(),
             sent_head: 0,
+            left: u64::MAX,
         }
     }
 
@@ -240,6 +244,18 @@ impl Conn {
                 self.rbuf.resize(len, 0);
             }
         }
+    }
+
+    /// Puts a new socket in place of the live one (a renewal: nothing is in flight).
+    pub(crate) fn replace(&mut self, registry: &mio::Registry, stream: MioStream) {
+        if let State::Live(old) = &mut self.state {
+            old.deregister(registry);
+        }
+        self.state = State::Live(stream);
+        self.wbuf.clear();
+        self.wpos = 0;
+        self.rstart = 0;
+        self.rend = 0;
     }
 
     /// Drops the socket and everything buffered and marks the connection down, due for a

@@ -400,19 +400,43 @@ pub(crate) fn open_ready_to(
     readonly: bool,
     timeout: Duration,
 ) -> Result<StdStream, SetupError> {
-    let mut s = open(target, cfg.tls.as_ref(), timeout)?;
-    if cfg.wire == Wire::Respb {
-        s.write_all(&respb::HANDSHAKE)?;
-        s = StdStream::Respb(Box::new(s));
-    }
-    ready(cfg, &mut s)?;
+    let mut s = open_set_up(cfg, target, timeout, true)?;
     if readonly {
         step(&mut s, "READONLY", &[b"READONLY"])?;
     }
     Ok(s)
 }
 
-fn ready(cfg: &RunConfig, s: &mut StdStream) -> Result<(), SetupError> {
+/// A connection opened again after a number of requests ([`crate::Renew`]): the set-up
+/// the configuration asks for, without the `PING` that proves a server is there (it just
+/// answered on the connection this one replaces), so the server sees what the tools
+/// that renew connections make it see.
+pub(crate) fn open_renewed(
+    cfg: &RunConfig,
+    target: &Target,
+    timeout: Duration,
+) -> Result<StdStream, SetupError> {
+    open_set_up(cfg, target, timeout, false)
+}
+
+/// Opens a connection (with RESPB's handshake when asked) and runs its set-up; `prove`:
+/// a `PING` when the set-up asks nothing of the server.
+fn open_set_up(
+    cfg: &RunConfig,
+    target: &Target,
+    timeout: Duration,
+    prove: bool,
+) -> Result<StdStream, SetupError> {
+    let mut s = open(target, cfg.tls.as_ref(), timeout)?;
+    if cfg.wire == Wire::Respb {
+        s.write_all(&respb::HANDSHAKE)?;
+        s = StdStream::Respb(Box::new(s));
+    }
+    ready(cfg, &mut s, prove)?;
+    Ok(s)
+}
+
+fn ready(cfg: &RunConfig, s: &mut StdStream, prove: bool) -> Result<(), SetupError> {
     match (cfg.protocol, &cfg.credentials) {
         (Protocol::Resp3, None) => {
             step(s, "HELLO 3", &[b"HELLO", b"3"])?;
@@ -452,7 +476,7 @@ fn ready(cfg: &RunConfig, s: &mut StdStream) -> Result<(), SetupError> {
         step(s, "CLIENT TRACKING on", &[b"CLIENT", b"TRACKING", b"on"])?;
     }
     let asked = cfg.credentials.is_some() || cfg.db.is_some() || cfg.client_tracking;
-    if cfg.protocol == Protocol::Resp2 && !asked {
+    if prove && cfg.protocol == Protocol::Resp2 && !asked {
         // Nothing was asked of the server yet. A kernel completes TCP handshakes for a
         // process that is stopped or wedged, so only an answer proves the server is there;
         // without this, a reconnect to such a server would count as a success.

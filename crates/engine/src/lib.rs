@@ -72,8 +72,8 @@ pub mod words;
 mod worker;
 
 pub use config::{
-    Arrivals, Budget, Credentials, OpenLoop, Protocol, ReconnectPolicy, RunConfig, Target,
-    TlsOptions, Wire, DEFAULT_CLUSTER_WAIT,
+    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Ramp, ReconnectPolicy, Renew,
+    RunConfig, Target, TlsOptions, Wire, DEFAULT_CLUSTER_WAIT,
 };
 pub use connect::unix_ms_now;
 pub use control::ControlClient;

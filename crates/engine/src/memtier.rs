@@ -15,7 +15,8 @@
 //! hidden by the client waiting (no coordinated omission).
 
 use crate::config::{
-    Arrivals, Budget, Credentials, OpenLoop, Protocol, RunConfig, Target, TlsOptions,
+    Arrivals, Budget, ConnectJitter, Credentials, OpenLoop, Protocol, Ramp, Renew, RunConfig,
+    Target, TlsOptions,
 };
 use crate::error::EngineError;
 use crate::uri;
@@ -65,6 +66,19 @@ pub fn run_config(plan: &MemtierPlan) -> Result<RunConfig, EngineError> {
             config.request_timeout = config.request_timeout.max(blocked);
         }
     }
+    config.renew = plan.life.reconnect_interval.map(|every| Renew {
+        every,
+        after_last: false,
+    });
+    config.ramp = plan.life.staircase.map(|s| Ramp {
+        start: s.start,
+        step: s.step,
+        every: Duration::from_secs(s.step_sec),
+    });
+    config.connect_jitter = (plan.life.jitter_max_us > 0).then(|| ConnectJitter {
+        min: Duration::from_micros(plan.life.jitter_min_us),
+        max: Duration::from_micros(plan.life.jitter_max_us),
+    });
     config.validate()?;
     Ok(config)
 }
@@ -137,13 +151,22 @@ pub fn configuration(plan: &MemtierPlan) -> serde_json::Value {
         ("key_stddev", json!(e.key_stddev)),
         ("key_median", json!(e.key_median)),
         ("key_zipf_exp", json!(e.key_zipf_exp)),
-        ("reconnect_interval", json!(0)),
+        (
+            "reconnect_interval",
+            json!(plan.life.reconnect_interval.unwrap_or(0)),
+        ),
         (
             "connection_timeout",
             json!(c.connect_timeout_sec.unwrap_or(0)),
         ),
-        ("thread_conn_start_min_jitter_micros", json!(0)),
-        ("thread_conn_start_max_jitter_micros", json!(0)),
+        (
+            "thread_conn_start_min_jitter_micros",
+            json!(plan.life.jitter_min_us),
+        ),
+        (
+            "thread_conn_start_max_jitter_micros",
+            json!(plan.life.jitter_max_us),
+        ),
         ("multi_key_get", json!(e.multi_key_get)),
         ("authenticate", json!(auth)),
         ("select-db", json!(c.select_db.unwrap_or(0))),
@@ -153,6 +176,12 @@ pub fn configuration(plan: &MemtierPlan) -> serde_json::Value {
         ("wait-timeout", json!(e.wait_timeout)),
         ("print-all-runs", json!(flag(plan.output.print_all_runs))),
     ];
+    let mut pairs = pairs;
+    if let Some(s) = plan.life.staircase {
+        pairs.push(("clients_start", json!(s.start)));
+        pairs.push(("clients_step", json!(s.step)));
+        pairs.push(("step_duration", json!(s.step_sec)));
+    }
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 

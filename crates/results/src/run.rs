@@ -355,6 +355,10 @@ pub struct ConnectionStats {
     pub opened: u64,
     /// Connections lost and opened again.
     pub reconnects: u64,
+    /// Connections closed and opened again as the run asked, after a number of requests
+    /// (`--reconnect-every`, memtier's `--reconnect-interval`, redis-benchmark's `-k 0`).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub renewed: u64,
     /// Replies that could not be parsed; each reset its connection.
     pub protocol_errors: u64,
     /// Seconds of the measured window during which the target could not be reached

@@ -129,6 +129,8 @@ pub struct RbLine {
     pub looping: bool,
     /// `-I`: open the `-c` connections, send nothing, and wait until stopped.
     pub idle: bool,
+    /// `-k 0`: a new connection after every reply (every `-P` replies with pipelining).
+    pub reconnect: bool,
 }
 
 /// Whether an option takes a value.
@@ -289,7 +291,7 @@ fn apply(line: &mut RbLine, option: &str, v: &str) -> Result<(), RbError> {
         "--threads" => line.threads = v.to_string(),
         "--cluster" => line.cluster = true,
         "--enable-tracking" => line.enable_tracking = true,
-        "-k" => keep_alive(v)?,
+        "-k" => line.reconnect = !keep_alive(v)?,
         "-r" => line.random_keys = some(),
         "-P" => line.pipeline = v.to_string(),
         "-q" => line.quiet = true,
@@ -316,14 +318,12 @@ fn apply(line: &mut RbLine, option: &str, v: &str) -> Result<(), RbError> {
     Ok(())
 }
 
-/// `-k`: 1 keeps each connection for the whole test (the default); 0 is refused.
-fn keep_alive(v: &str) -> Result<(), RbError> {
+/// `-k`: 1 keeps each connection for the whole test (the default), 0 opens a new one
+/// after every reply.
+fn keep_alive(v: &str) -> Result<bool, RbError> {
     match v.trim() {
-        "1" => Ok(()),
-        "0" => Err(RbError::Refused {
-            option: "-k 0".into(),
-            why: "resplab's engine keeps its connections for the whole run and does not reconnect after every reply; leave -k at 1".into(),
-        }),
+        "1" => Ok(true),
+        "0" => Ok(false),
         _ => Err(RbError::Usage(format!(
             "invalid value '{v}' for -k: expected 1 (keep alive) or 0 (reconnect)"
         ))),
@@ -468,7 +468,6 @@ mod tests {
     #[test]
     fn refusals_say_why() {
         for (words, option) in [
-            ("-k 0", "-k 0"),
             ("-e", "-e"),
             ("--sequential", "--sequential"),
             ("--tls-ciphers X", "--tls-ciphers"),
@@ -481,6 +480,13 @@ mod tests {
                 other => panic!("{words}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn keep_alive_zero_reconnects() {
+        assert!(run("-k 0 -t set").unwrap().reconnect);
+        assert!(!run("-k 1 -t set").unwrap().reconnect);
+        assert!(!run("-t set").unwrap().reconnect);
     }
 
     #[test]

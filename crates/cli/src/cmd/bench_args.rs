@@ -142,6 +142,10 @@ pub struct BenchArgs {
     /// Worker threads, each with its own event loop.
     #[arg(long, default_value = "1", help_heading = "Load")]
     pub threads: String,
+    /// Close each connection and open a new one after N requests (its pipeline drains
+    /// first; the connect time is in no latency).
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pub reconnect_every: Option<String>,
     /// Open loop: offered load in requests per second (latency is timed from each
     /// request's intended send time). Without it the load is closed loop.
     #[arg(long, help_heading = "Load")]
@@ -269,6 +273,7 @@ impl BenchArgs {
             clients: a.clients.clone(),
             pipeline: a.pipeline.clone(),
             threads: a.threads.clone(),
+            reconnect_every: a.reconnect_every.clone(),
             rate: a.rate.clone(),
             arrivals: a.arrivals.clone(),
             seed: a.seed.clone(),

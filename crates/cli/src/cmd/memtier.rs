@@ -142,6 +142,7 @@ fn shape(plan: &MemtierPlan) -> Shape {
         percentiles: plan.output.percentiles.clone(),
         hide_histogram: plan.output.hide_histogram,
         cluster: plan.connection.cluster,
+        staircase: plan.life.staircase.map(|s| (s.start, s.step, s.step_sec)),
     }
 }
 

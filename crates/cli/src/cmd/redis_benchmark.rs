@@ -137,7 +137,7 @@ fn usage() -> String {
      Runs a redis-benchmark (or valkey-benchmark) command line with its meaning on\n\
      resplab's engine: -c connections in all, -n requests of each test, each test on\n\
      fresh connections; no -h/-p/-s/-u measures 127.0.0.1:6379. Prints redis-benchmark's\n\
-     layouts (-q, --csv, or the full text). Options resplab cannot honour (-k 0, -e,\n\
+     layouts (-q, --csv, or the full text). Options resplab cannot honour (-e,\n\
      --tls-ciphers, --sequential) are refused with the reason (exit code 2).\n\
      See docs/redis-benchmark.md.\n\n\
      Options: -h -p -s -a --user -u -c -n -d --dbnum -3 --threads --cluster\n\

@@ -106,8 +106,8 @@ fn lines_that_ask_for_the_variants_or_the_experiments_part_are_refused_at_their_
             "e.toml:12:19: key `workload[0].redis_benchmark`: invalid redis_benchmark '-t set -q': expected no -q",
         ),
         (
-            "redis_benchmark = \"-k 0\"",
-            "-k 0 is not supported by resplab redis-benchmark",
+            "redis_benchmark = \"-e\"",
+            "-e is not supported by resplab redis-benchmark",
         ),
         (
             "redis_benchmark = \"-t set\"\nclients = 4",

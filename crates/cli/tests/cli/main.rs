@@ -22,6 +22,7 @@ mod cluster;
 mod compare_cli;
 mod compare_crosscheck;
 mod config_check;
+mod connection_life;
 mod evidence;
 mod experiment_aa;
 mod experiment_commands;

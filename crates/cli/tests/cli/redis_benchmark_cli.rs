@@ -11,10 +11,7 @@ use std::time::{Duration, Instant};
 fn refused_and_malformed_options_exit_2_with_one_line() {
     let _lane = crate::common::shared();
     for (args, says) in [
-        (
-            &["-k", "0"][..],
-            "-k 0 is not supported by resplab redis-benchmark",
-        ),
+        (&["-k", "2"][..], "invalid value '2' for -k"),
         (&["-e"][..], "-e is not supported"),
         (&["--sequential"][..], "--sequential is not supported"),
         (&["--nope"][..], "unknown option '--nope'"),

@@ -121,6 +121,7 @@ impl Measured {
         self.series.end_phase(p, out.duration_sec);
         self.connections.opened += out.connections.opened;
         self.connections.reconnects += out.connections.reconnects;
+        self.connections.renewed += out.connections.renewed;
         self.connections.protocol_errors += out.connections.protocol_errors;
         self.connections.outages.extend(out.outages.iter().cloned());
         self.setup.merge(&out.setup);

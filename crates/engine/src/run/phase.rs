@@ -397,6 +397,7 @@ fn outcome(
         out.open.merge(&r.open);
         out.connections.opened += r.opened;
         out.connections.reconnects += r.reconnects;
+        out.connections.renewed += r.renewed;
         out.connections.protocol_errors += r.protocol_errors;
         out.setup.merge(&r.setup);
         for (name, replica, t) in &r.nodes {

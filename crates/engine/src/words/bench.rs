@@ -71,6 +71,8 @@ pub struct BenchWords {
     pub pipeline: String,
     /// `--threads`.
     pub threads: String,
+    /// `--reconnect-every`.
+    pub reconnect_every: Option<String>,
     /// `--rate`.
     pub rate: Option<String>,
     /// `--arrivals`.
@@ -201,6 +203,7 @@ impl BenchWords {
         config.budget = load.budget;
         config.warmup = load.warmup;
         config.open_loop = load.open_loop;
+        config.renew = load.renew;
         config.seed = start.seed;
         config.start_at = start
             .start_at_ms

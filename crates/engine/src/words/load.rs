@@ -1,10 +1,10 @@
 //! The load words of a run (`-n`, `--test-time`, `--warmup`, `-c`, `-P`, `--threads`,
-//! `--rate`, `--arrivals`) and its start and shard words (`--start-at`, `--shard`,
+//! `--rate`, `--arrivals`, `--reconnect-every`) and its start and shard words (`--start-at`, `--shard`,
 //! `--per-shard`, `--seed`), with the seed they give and a shard's share of the load.
 
 use super::bench::BenchWords;
 use super::{conflict, flag_error, integer, number, shard, wall_time, WordsError};
-use crate::{Budget, OpenLoop};
+use crate::{Budget, OpenLoop, Renew};
 use resplab_results::ShardInfo;
 use resplab_workload::flags;
 use std::time::Duration;
@@ -21,6 +21,8 @@ pub struct Load {
     pub pipeline: u32,
     pub threads: u32,
     pub open_loop: Option<OpenLoop>,
+    /// `--reconnect-every N`: each connection renewed after N requests.
+    pub renew: Option<Renew>,
 }
 
 /// The load flags (`-n`, `--test-time`, `--warmup`, `-c`, `-P`, `--threads`, `--rate`,
@@ -42,6 +44,13 @@ pub fn resolve_load(a: &BenchWords) -> Result<Load> {
     let pipeline = integer("-P/--pipeline", &a.pipeline, 1u32, 1_000_000)?;
     let threads = integer("--threads", &a.threads, 1u32, 1024)?;
     let arrivals = flags::parse_arrivals(&a.arrivals)?;
+    let renew = match &a.reconnect_every {
+        Some(n) => Some(Renew {
+            every: integer("--reconnect-every", n, 1u64, u64::from(u32::MAX))?,
+            after_last: false,
+        }),
+        None => None,
+    };
     let open_loop = match &a.rate {
         Some(r) => Some(OpenLoop {
             rate_per_sec: number("--rate", r, 1e-6, 1e9)?,
@@ -66,6 +75,7 @@ pub fn resolve_load(a: &BenchWords) -> Result<Load> {
         pipeline,
         threads,
         open_loop,
+        renew,
     })
 }
 

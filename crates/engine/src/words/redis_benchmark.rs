@@ -19,6 +19,12 @@ use std::path::PathBuf;
 pub fn resolve(line: &RbLine) -> Result<BenchPlan, WordsError> {
     let mut plan = words(line).resolve()?;
     plan.config.client_tracking = line.enable_tracking;
+    // -k 0: redis-benchmark frees a client once its pipeline's replies are in and opens
+    // a fresh one, for every reply batch but the test's last.
+    plan.config.renew = line.reconnect.then_some(crate::Renew {
+        every: u64::from(plan.config.pipeline),
+        after_last: true,
+    });
     Ok(plan)
 }
 

@@ -58,13 +58,14 @@ impl Worker<'_> {
         if !conn.is_live() {
             return;
         }
-        let mut room = self.pipeline.saturating_sub(conn.inflight.len()) as u64;
+        let mut room = (self.pipeline.saturating_sub(conn.inflight.len()) as u64).min(conn.left);
         if measured {
             if let Some(q) = &mut conn.quota {
                 room = room.min(*q);
                 *q -= room;
             }
         }
+        conn.left -= room;
         for _ in 0..room {
             let (cmd, bytes) = self.encode_one(i);
             if measured {
@@ -90,6 +91,7 @@ impl Worker<'_> {
             let conn = &mut self.conns[i];
             if !conn.is_live()
                 || conn.inflight.len() >= self.pipeline
+                || conn.left == 0
                 || conn.next_intended_ns > now
             {
                 return;
@@ -118,6 +120,7 @@ impl Worker<'_> {
                 self.rec.open.lag.record(now - intended);
             }
             let conn = &mut self.conns[i];
+            conn.left -= 1;
             conn.inflight.push_back(InFlight {
                 intended_ns: intended,
                 sent_ns: now,

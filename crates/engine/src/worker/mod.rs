@@ -55,10 +55,13 @@
 //! - `route`: cluster mode's routing, redirections and topology refresh.
 //! - `record`: reading replies and recording them; the per-thread `Recorder`.
 //! - `reconnect`: failed connections, timeouts, reconnects with backoff, outages.
+//! - `life`: connections renewed after a number of requests, the pause between opening
+//!   one connection and the next, and connections added in steps (a staircase).
 //! - `timer`: open loop's alarm for the next intended send.
 //! - `wire`: request encoding (RESP or RESPB) and the cache of repeated requests.
 
 mod fill;
+mod life;
 mod reconnect;
 mod record;
 mod route;
@@ -79,7 +82,7 @@ use resplab_proto::resp::Limits;
 use resplab_stats::hist::LatencyHistogram;
 use resplab_workload::{Generator, Request, Schedule, ScheduleStream, Workload};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -101,6 +104,8 @@ pub(crate) struct Shared {
     pub abort: AtomicBool,
     /// Why the server counts as lost.
     pub lost: Mutex<Option<String>>,
+    /// Connections whose request budget is spent (renewals after the last request).
+    pub finished: AtomicU64,
 }
 
 impl Shared {
@@ -163,6 +168,8 @@ pub(crate) struct WorkerResult {
     pub end_ns: u64,
     pub opened: u64,
     pub reconnects: u64,
+    /// Connections closed and opened again after a number of requests.
+    pub renewed: u64,
     pub protocol_errors: u64,
     /// Periods during which a connection was down and attempts to open it again failed.
     pub outages: Vec<RawOutage>,
@@ -227,6 +234,7 @@ struct Worker<'a> {
     end_ns: Option<u64>,
     open_loop: bool,
     reconnects: u64,
+    renewed: u64,
     protocol_errors: u64,
     opened: u64,
     /// Set-up time of each connection opened at the start, ns.
@@ -235,6 +243,8 @@ struct Worker<'a> {
     /// Logical clients: the first `nclients` connections are their home connections,
     /// which hold each client's budget and schedule (all of them outside cluster mode).
     nclients: usize,
+    /// A staircase: when the next step adds connections (ns since the epoch).
+    next_step_ns: Option<u64>,
     /// Cluster mode's routing state.
     cl: Option<Box<ClusterState>>,
     /// Open loop: the alarm for the next intended send (`None` in closed loop).
@@ -299,11 +309,13 @@ impl<'a> Worker<'a> {
             end_ns,
             open_loop: cfg.open_loop.is_some(),
             reconnects: 0,
+            renewed: 0,
             protocol_errors: 0,
             opened,
             setup,
             outages: Vec::new(),
-            nclients: a.nconns,
+            nclients: life::opened_at_start(cfg, a.nconns),
+            next_step_ns: cfg.ramp.map(|r| r.every.as_nanos() as u64),
             cl,
             timer,
         })
@@ -366,6 +378,9 @@ impl<'a> Worker<'a> {
                 self.any_down = self.reconnect_due();
             }
             let sending = stopped_at.is_none();
+            if sending && self.next_step_ns.is_some_and(|t| now >= t) {
+                self.step_up(now);
+            }
             if sending {
                 self.fill_all(now);
             } else if self.cl.is_some() {
@@ -402,6 +417,10 @@ impl<'a> Worker<'a> {
         if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
             let drain_all = ev.is_read_closed() || ev.is_error();
             self.on_readable(i, drain_all);
+            let c = &self.conns[i];
+            if c.left == 0 && c.inflight.is_empty() && c.is_live() {
+                self.renew(i, sending);
+            }
             if self.cl.is_some() {
                 self.process_pending();
             }
@@ -465,6 +484,7 @@ impl<'a> Worker<'a> {
             end_ns,
             opened: self.opened,
             reconnects: self.reconnects,
+            renewed: self.renewed,
             protocol_errors: self.protocol_errors,
             outages: std::mem::take(&mut self.outages),
             setup: std::mem::take(&mut self.setup),
@@ -531,6 +551,11 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// The run-wide index of the worker's connection `k`.
+fn global_index(a: &Assignment<'_>, k: usize) -> u64 {
+    (a.first_conn + k) as u64
+}
+
 /// The clients of a worker, by index: connection, generator and schedule stream (open
 /// loop only).
 struct Clients {
@@ -560,7 +585,21 @@ fn open_clients(
         .open_loop
         .map(|ol| Schedule::new(ol.rate_per_sec, ol.arrivals, cfg.seed ^ (a.phase as u64)));
     let masters = cl.as_ref().map(|c| c.topo.masters()).unwrap_or_default();
+    let at_start = life::opened_at_start(cfg, a.nconns);
     for k in 0..a.nconns {
+        let gen = a
+            .workload
+            .generator_partitioned(a.phase, global_index(a, k), total_conns);
+        gen.reserve(req);
+        gens.push(gen);
+        let mut share = schedule
+            .as_ref()
+            .map(|s| s.stream(global_index(a, k), total_conns));
+        if k >= at_start {
+            // A staircase opens it later (`Worker::step_up`).
+            scheds.extend(share);
+            continue;
+        }
         let global = (a.first_conn + k) as u64;
         let quota = match cfg.budget {
             Budget::Requests(n) => Some(n / total_conns + u64::from(global < n % total_conns)),
@@ -575,22 +614,25 @@ fn open_clients(
             _ => (cfg.target.clone(), 0),
         };
         let stream = open_registered(cfg, &target, false, poll, Token(k), setup)?;
+        if let Some(pause) = life::start_pause(cfg.connect_jitter, cfg.seed, a.worker, k, at_start)
+        {
+            std::thread::sleep(pause);
+        }
+        if quota == Some(0) && cfg.renew.is_some_and(|r| r.after_last) {
+            // A connection with no request to send has finished already.
+            a.shared.finish_client(cfg.clients);
+        }
         let mut conn = Conn::new(stream, cfg.pipeline as usize, quota);
+        conn.left = life::requests_per_socket(cfg);
         conn.client = k as u32;
         conn.node = node as u16;
         if let Some(c) = &mut cl {
             c.conn_of[k][node] = k;
         }
-        let gen = a
-            .workload
-            .generator_partitioned(a.phase, global, total_conns);
-        gen.reserve(req);
-        gens.push(gen);
-        if let Some(s) = &schedule {
-            let mut stream = s.stream(global, total_conns);
-            conn.next_intended_ns = stream.next_offset_ns();
-            scheds.push(stream);
+        if let Some(s) = &mut share {
+            conn.next_intended_ns = s.next_offset_ns();
         }
+        scheds.extend(share);
         conns.push(conn);
     }
     Ok(Clients {

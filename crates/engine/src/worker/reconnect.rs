@@ -68,6 +68,23 @@ impl Worker<'_> {
         }
     }
 
+    /// A connection just opened for connection `i`, made non-blocking and registered
+    /// under its token; the error as text.
+    pub(super) fn registered(
+        &self,
+        i: usize,
+        opened: Result<connect::StdStream, connect::SetupError>,
+    ) -> Result<MioStream, String> {
+        opened
+            .map_err(|e| e.to_string())
+            .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
+            .and_then(|mut s: MioStream| {
+                s.register(self.poll.registry(), Token(i))
+                    .map(|()| s)
+                    .map_err(|e| e.to_string())
+            })
+    }
+
     /// Tries to reconnect connections whose backoff has passed. Returns whether any
     /// connection is still down.
     pub(super) fn reconnect_due(&mut self) -> bool {
@@ -96,17 +113,12 @@ impl Worker<'_> {
             }
             let timeout = self.a.cfg.connect_timeout.min(Duration::from_secs(1));
             let (target, readonly) = self.target_of(i);
-            let attempt = connect::open_ready_to(self.a.cfg, &target, readonly, timeout)
-                .map_err(|e| e.to_string())
-                .and_then(|s| s.into_mio().map_err(|e| e.to_string()))
-                .and_then(|mut s: MioStream| {
-                    s.register(self.poll.registry(), Token(i))
-                        .map(|()| s)
-                        .map_err(|e| e.to_string())
-                });
+            let opened = connect::open_ready_to(self.a.cfg, &target, readonly, timeout);
+            let attempt = self.registered(i, opened);
             match attempt {
                 Ok(stream) => {
                     self.conns[i].state = State::Live(stream);
+                    self.conns[i].left = super::life::requests_per_socket(self.a.cfg);
                     self.reconnects += 1;
                     if refused {
                         let start_ns =

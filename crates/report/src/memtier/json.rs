@@ -81,6 +81,19 @@ fn section(shape: &Shape, s: &Section) -> Value {
         "Totals".into(),
         type_object(shape, &s.totals, Some(&s.series)),
     );
+    if shape.staircase.is_some() {
+        let active: Map<String, Value> = s
+            .series
+            .iter()
+            .map(|(sec, _)| {
+                let n = shape.clients_at(*sec);
+                let total = u64::from(n) * u64::from(shape.threads);
+                let v = json!({"Clients per thread": n, "Total clients": total});
+                (sec.to_string(), v)
+            })
+            .collect();
+        obj.insert("Active Clients".into(), Value::Object(active));
+    }
     if !shape.hide_histogram {
         for t in &s.types {
             let steps: Vec<Value> = percentile_steps(t)

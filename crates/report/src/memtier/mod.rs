@@ -42,11 +42,27 @@ pub struct Shape {
     pub hide_histogram: bool,
     /// `--cluster-mode`: the table and the JSON have MOVED/sec and ASK/sec.
     pub cluster: bool,
+    /// `--clients-start`, `--clients-step`, `--step-duration` (seconds): the JSON has
+    /// memtier's `"Active Clients"` per second.
+    pub staircase: Option<(u32, u32, u64)>,
 }
 
 impl Shape {
     fn is_mix(&self) -> bool {
         self.commands.is_empty()
+    }
+
+    /// A staircase's clients per thread during second `sec` of the run: the start, one
+    /// step more after each step's duration, at most `--clients`.
+    pub fn clients_at(&self, sec: u64) -> u32 {
+        match self.staircase {
+            Some((start, step, every)) => {
+                let steps = sec / every.max(1);
+                let n = u64::from(start) + u64::from(step) * steps;
+                n.min(u64::from(self.clients_per_thread)) as u32
+            }
+            None => self.clients_per_thread,
+        }
     }
 }
 

@@ -39,6 +39,25 @@ fn shape(commands: &[&str]) -> Shape {
         percentiles: vec![50.0, 99.0, 99.9],
         hide_histogram: false,
         cluster: false,
+        staircase: None,
+    }
+}
+
+#[test]
+fn a_staircase_has_the_active_clients_of_each_second() {
+    let mut sh = shape(&[]);
+    sh.clients_per_thread = 4;
+    sh.staircase = Some((1, 2, 3));
+    let clients: Vec<u32> = (0..8).map(|s| sh.clients_at(s)).collect();
+    assert_eq!(clients, [1, 1, 1, 3, 3, 3, 4, 4]);
+    let secs = sections(&sh, &[mix_run(1)], false);
+    let doc = super::json::document(&sh, serde_json::json!({}), &secs, &[]);
+    let all = &doc.iter().find(|(k, _)| k == "ALL STATS").unwrap().1;
+    let active = all["Active Clients"].as_object().unwrap();
+    assert_eq!(active.len(), secs[0].series.len());
+    if let Some((sec, _)) = secs[0].series.first() {
+        let first = &active[&sec.to_string()];
+        assert_eq!(first["Total clients"], u64::from(sh.clients_at(*sec)) * 4);
     }
 }
 

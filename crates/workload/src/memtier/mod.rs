@@ -155,6 +155,62 @@ impl Default for Connection {
     }
 }
 
+/// How connections live: renewed after a number of requests, opened with pauses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionLife {
+    /// `--reconnect-interval`: each connection is closed and opened again after this
+    /// many requests (its pipeline drains first).
+    pub reconnect_interval: Option<u64>,
+    /// `--thread-conn-start-min-jitter-micros`.
+    pub jitter_min_us: u64,
+    /// `--thread-conn-start-max-jitter-micros`: with a maximum above 0, each thread
+    /// pauses between opening one connection and the next, uniformly from the minimum
+    /// to the maximum.
+    pub jitter_max_us: u64,
+    /// `--clients-start`, `--clients-step`, `--step-duration` (seconds): a staircase
+    /// ramp-up of each thread's clients; all three or none.
+    pub staircase: Option<Staircase>,
+}
+
+/// memtier's staircase: each thread starts with `start` clients and adds `step` every
+/// `step_sec` seconds up to `--clients`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Staircase {
+    pub start: u32,
+    pub step: u32,
+    pub step_sec: u64,
+}
+
+impl ConnectionLife {
+    /// memtier's checks: no reconnect interval in cluster mode, a jitter minimum not
+    /// above its maximum, a staircase below `--clients` per thread.
+    pub(crate) fn check(&self, cluster: bool, clients: u32) -> Result<(), MemtierError> {
+        if let Some(s) = self.staircase.filter(|s| s.start >= clients) {
+            return Err(MemtierError::usage(format!(
+                "--clients-start ({}) must be less than --clients ({clients})",
+                s.start
+            )));
+        }
+        if cluster && self.staircase.is_some() {
+            return Err(MemtierError::usage(
+                "--clients-start cannot be used with --cluster-mode: resplab's staircase opens connections to one server",
+            ));
+        }
+        if cluster && self.reconnect_interval.is_some() {
+            return Err(MemtierError::usage(
+                "--reconnect-interval cannot be used with --cluster-mode (memtier refuses it too)",
+            ));
+        }
+        if self.jitter_min_us > self.jitter_max_us {
+            return Err(MemtierError::usage(format!(
+                "--thread-conn-start-min-jitter-micros ({}) cannot be greater than --thread-conn-start-max-jitter-micros ({})",
+                self.jitter_min_us, self.jitter_max_us
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// What to write, and where.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Output {
@@ -216,6 +272,8 @@ pub struct MemtierPlan {
     pub run_count: u32,
     /// Where to connect.
     pub connection: Connection,
+    /// Connections renewed after a number of requests, pauses between opening them.
+    pub life: ConnectionLife,
     /// What to write.
     pub output: Output,
     /// Options as memtier echoes them in its JSON `"configuration"` object (values in

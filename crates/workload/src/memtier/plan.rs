@@ -8,7 +8,8 @@
 use super::args::{self, Given};
 use super::monitor;
 use super::{
-    Connection, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol, RunLength, Tls,
+    Connection, ConnectionLife, Echo, Invocation, MemtierError, MemtierPlan, Output, Protocol,
+    RunLength, Staircase, Tls,
 };
 use crate::flags::{self, WorkloadFlags};
 use crate::keys::{KeyPattern, KeySpace};
@@ -97,6 +98,9 @@ struct Builder {
     /// `--scan-incremental-iteration`, `--scan-incremental-max-iterations`.
     scan: bool,
     scan_max_iterations: u64,
+    life: ConnectionLife,
+    /// `--clients-start`, `--clients-step`, `--step-duration` as given.
+    stairs: [Option<u64>; 3],
 }
 
 impl Builder {
@@ -120,6 +124,18 @@ impl Builder {
                 self.conn.connect_timeout_sec = (secs > 0).then_some(secs);
             }
             "reconnect-on-error" => self.conn.reconnect_on_error = true,
+            "reconnect-interval" => {
+                self.life.reconnect_interval = Some(positive(g, "reconnect-interval")?)
+            }
+            "thread-conn-start-min-jitter-micros" => {
+                self.life.jitter_min_us = number(g, 0, u64::from(u32::MAX))?
+            }
+            "thread-conn-start-max-jitter-micros" => {
+                self.life.jitter_max_us = number(g, 0, u64::from(u32::MAX))?
+            }
+            "clients-start" => self.stairs[0] = Some(positive(g, "clients-start")?),
+            "clients-step" => self.stairs[1] = Some(positive(g, "clients-step")?),
+            "step-duration" => self.stairs[2] = Some(positive(g, "step-duration")?),
             "tls" => self.tls = true,
             "cert" => self.tls_opts.cert = Some(v.to_string()),
             "key" => self.tls_opts.key = Some(v.to_string()),
@@ -210,11 +226,8 @@ impl Builder {
             // Given with the value that asks for memtier's default behaviour (any other
             // value was refused by `refusal`).
             "data-offset"
-            | "reconnect-interval"
             | "max-reconnect-attempts"
             | "reconnect-backoff-factor"
-            | "thread-conn-start-min-jitter-micros"
-            | "thread-conn-start-max-jitter-micros"
             | "command-stats-breakdown" => {}
             // Everything else was refused (or is help/version) before this point; the
             // option table and this match are kept in step by the tests.
@@ -443,6 +456,35 @@ impl Builder {
         Ok(())
     }
 
+    /// The staircase, with memtier's rules: its three options together, with
+    /// `--test-time` and without `--requests`.
+    fn staircase(&self) -> Result<Option<Staircase>, MemtierError> {
+        let [start, step, secs] = self.stairs;
+        let (Some(start), Some(step), Some(step_sec)) = (start, step, secs) else {
+            if self.stairs.iter().any(Option::is_some) {
+                return Err(MemtierError::usage(
+                    "--clients-start, --clients-step, and --step-duration must all be specified together",
+                ));
+            }
+            return Ok(None);
+        };
+        if self.requests.is_some() {
+            return Err(MemtierError::usage(
+                "--requests cannot be used with client staircase mode: use --test-time instead",
+            ));
+        }
+        if self.test_time.is_none() {
+            return Err(MemtierError::usage(
+                "--test-time is required when using client staircase mode",
+            ));
+        }
+        Ok(Some(Staircase {
+            start: start as u32,
+            step: step as u32,
+            step_sec,
+        }))
+    }
+
     fn last_command(&mut self, g: &Given) -> Result<&mut CommandSpec, MemtierError> {
         self.commands.last_mut().ok_or_else(|| {
             MemtierError::usage(format!(
@@ -453,8 +495,9 @@ impl Builder {
     }
 
     /// The plan, after the checks that need every option.
-    fn finish(self) -> Result<MemtierPlan, MemtierError> {
+    fn finish(mut self) -> Result<MemtierPlan, MemtierError> {
         let arbitrary_commands = !self.commands.is_empty();
+        self.life.staircase = self.staircase()?;
         let values = self.values(arbitrary_commands)?;
         let wait = self.wait(arbitrary_commands)?;
         self.check_multi_key_get(arbitrary_commands)?;
@@ -477,6 +520,7 @@ impl Builder {
                 "-t {threads} × -c {clients} is {connections} connections: expected at most {MAX_CONNECTIONS} (memtier counts -c per thread)"
             )));
         }
+        self.life.check(self.conn.cluster, clients)?;
         let mut conn = self.conn;
         if self.tls {
             conn.tls = Some(self.tls_opts);
@@ -513,6 +557,7 @@ impl Builder {
             rate_limit_per_connection: self.rate,
             run_count: self.run_count.unwrap_or(1),
             connection: conn,
+            life: self.life,
             output: self.out,
             echo,
         })
@@ -530,13 +575,10 @@ fn refusal(g: &Given) -> Option<&'static str> {
         "show-config" => "the configuration dump is not printed; --json-out-file records the configuration",
         "data-offset" if !zero => "resplab sends no SETRANGE/GETRANGE workload",
         "data-import" | "data-verify" | "verify-only" | "generate-keys" | "no-expiry" => "resplab has no data import or verification mode",
-        "reconnect-interval" if !zero => "resplab does not reconnect after a set number of requests",
         "max-reconnect-attempts" if !zero => "resplab reconnects with its own backoff and gives a server up after 5 s without a connection, not after a number of attempts",
         "reconnect-backoff-factor" if !zero => "resplab's reconnect backoff doubles from 10 ms to 500 ms and cannot be set",
-        "thread-conn-start-min-jitter-micros" | "thread-conn-start-max-jitter-micros" if !zero => "connections are opened without jitter",
         "command-stats-breakdown" if !v.eq_ignore_ascii_case("command") => "statistics are grouped by command name only",
         "statsd-host" | "statsd-port" | "statsd-prefix" | "statsd-run-label" | "graphite-port" => "resplab sends no metrics to StatsD or Graphite; --json-out-file keeps the per-second series",
-        "clients-start" | "clients-step" | "step-duration" => "the staircase ramp-up of clients is not implemented",
         _ => return None,
     })
 }
@@ -628,6 +670,19 @@ fn range(g: &Given) -> Result<(u64, u64), MemtierError> {
         )
         .into()
     })
+}
+
+/// A whole number of at least 1, refused as memtier refuses it otherwise.
+fn positive(g: &Given, name: &str) -> Result<u64, MemtierError> {
+    match g.text().trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(u32::MAX)).contains(&n) => Ok(n),
+        _ => Err(crate::WorkloadError::new(
+            g.flag(),
+            g.text(),
+            format!("a whole number above 0 (memtier: {name} must be greater than zero)"),
+        )
+        .into()),
+    }
 }
 
 /// A whole number in `lo..=hi`.

@@ -127,13 +127,11 @@ fn connection_options() {
 
 #[test]
 fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
-    plan("--data-offset 0 --wait-ratio 1:0 --reconnect-interval 0 --data-size-pattern R --command-stats-breakdown command");
+    plan("--data-offset 0 --wait-ratio 1:0 --data-size-pattern R --command-stats-breakdown command");
     for (line, why) in [
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
-        ("--clients-start 1", "staircase"),
         ("--multi-key-get 2", "multi get not implemented for redis"),
-        ("--reconnect-interval 10", "set number of requests"),
         ("-P memcache_text", "RESP only"),
         ("-4", "address family"),
     ] {
@@ -419,4 +417,51 @@ fn scan_incremental_iteration_follows_the_one_scan_command() {
     ])
     .unwrap_err();
     assert!(e.to_string().contains("placeholders"), "{e}");
+}
+
+#[test]
+fn connection_life_options() {
+    let p = plan("--reconnect-interval 7 --thread-conn-start-min-jitter-micros 10 --thread-conn-start-max-jitter-micros=50");
+    assert_eq!(p.life.reconnect_interval, Some(7));
+    assert_eq!((p.life.jitter_min_us, p.life.jitter_max_us), (10, 50));
+    assert_eq!(plan("").life, super::super::ConnectionLife::default());
+    // memtier's refusals: a zero interval, cluster mode, a minimum above the maximum.
+    assert!(err("--reconnect-interval 0").contains("greater than zero"));
+    assert!(err("--reconnect-interval x").contains("--reconnect-interval"));
+    assert!(err("--reconnect-interval 5 --cluster-mode").contains("--cluster-mode"));
+    let e = err("--thread-conn-start-min-jitter-micros 20");
+    assert!(e.contains("cannot be greater than"), "{e}");
+}
+
+#[test]
+fn staircase_options_follow_memtiers_rules() {
+    let p = plan("-c 10 --clients-start 2 --clients-step 3 --step-duration 5 --test-time 30");
+    let s = p.life.staircase.unwrap();
+    assert_eq!((s.start, s.step, s.step_sec), (2, 3, 5));
+    for (line, says) in [
+        (
+            "--clients-start 2 --test-time 5",
+            "must all be specified together",
+        ),
+        (
+            "--clients-start 2 --clients-step 1 --step-duration 1 -n 100",
+            "--requests cannot be used",
+        ),
+        (
+            "--clients-start 2 --clients-step 1 --step-duration 1",
+            "--test-time is required",
+        ),
+        (
+            "-c 4 --clients-start 4 --clients-step 1 --step-duration 1 --test-time 5",
+            "must be less than --clients (4)",
+        ),
+        ("--clients-start 0", "greater than zero"),
+        (
+            "--clients-start 1 --clients-step 1 --step-duration 1 --test-time 5 --cluster-mode",
+            "--cluster-mode",
+        ),
+    ] {
+        let e = err(line);
+        assert!(e.contains(says), "{line}: {e}");
+    }
 }
