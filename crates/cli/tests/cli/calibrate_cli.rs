@@ -692,3 +692,61 @@ fn a_budget_overrun_stops_the_experiment_under_way_and_says_so() {
         "{noise:#}"
     );
 }
+
+/// `--method duet`: the A/A rounds run as duets (both copies at once, the CPU sets
+/// swapped between rounds), and the calibration predicts duet's MDE at 10 and 30
+/// minutes.
+#[test]
+fn a_duet_calibration_measures_duet_rounds_and_predicts_duet() {
+    let _shared = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let cal = json_of(
+        &[
+            "calibrate",
+            "--method",
+            "duet",
+            "--budget",
+            "30s",
+            "--durations",
+            "0.5s",
+            "-c",
+            "4",
+            "--threads",
+            "1",
+            "--metric",
+            "server_cpu_us_per_op",
+            "--format",
+            "json",
+        ],
+        &db,
+    );
+    assert_eq!(cal["method"], "duet", "{cal:#}");
+    let methods: Vec<&str> = cal["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["duet", "duet"], "{cal:#}");
+    let noise = &cal["noise"][0];
+    assert!(noise["pairs"].as_u64().unwrap() >= 2, "{cal:#}");
+    let store = resplab_store::Store::open(&db).unwrap();
+    let exp = store
+        .experiment(noise["experiment"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(exp.order_kind, "duet");
+    // Each round's two trials ran at once, on the two CPU sets, swapped between rounds.
+    let mut sets = std::collections::BTreeMap::new();
+    for t in store.trials(exp.id).unwrap() {
+        let facts = store.server_info(t.id).unwrap();
+        let cpus = facts["resplab"]
+            .get("duet_cpus")
+            .cloned()
+            .unwrap_or_default();
+        sets.insert((t.round, t.variant.clone()), cpus);
+    }
+    let of = |r: u32, v: &str| sets.get(&(r, v.to_string())).cloned();
+    assert_ne!(of(0, "a"), of(0, "a-again"), "{sets:?}");
+    assert_eq!(of(0, "a"), of(1, "a-again"), "{sets:?}");
+}

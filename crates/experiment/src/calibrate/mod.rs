@@ -89,6 +89,22 @@ pub enum CalibrateError {
     },
 }
 
+/// Refuses the duet method on a machine where this process may use fewer than two CPUs
+/// (`allowed`): a duet needs two disjoint CPU sets.
+///
+/// # Errors
+/// [`CalibrateError::Invalid`] naming `--method duet`.
+pub fn duet_cpus(allowed: &[usize]) -> Result<(), CalibrateError> {
+    if allowed.len() >= 2 {
+        return Ok(());
+    }
+    Err(CalibrateError::Invalid(format!(
+        "--method duet: a duet needs two disjoint CPU sets, one per server; this process may use {} CPU ({}); use --method rmit",
+        allowed.len(),
+        crate::words::cpu_list_text(allowed)
+    )))
+}
+
 /// One A/A experiment of a calibration: its trial length and rounds.
 pub type Step = (Duration, u32);
 
@@ -253,9 +269,8 @@ impl Steps<'_> {
             .saturating_duration_since(Instant::now())
             .as_secs_f64();
         let share = left / (self.setup.steps.len() - i) as f64;
-        let fit = (share / (VARIANTS.len() as f64 * (trial.as_secs_f64() + overhead_sec)))
-            .floor()
-            .min(f64::from(MAX_ROUNDS)) as u32;
+        let round = plan::round_sec(&self.setup.base, trial.as_secs_f64(), overhead_sec);
+        let fit = (share / round).floor().min(f64::from(MAX_ROUNDS)) as u32;
         if self.found.is_empty() {
             return Some((trial, planned_rounds.min(fit.max(2))));
         }
@@ -332,4 +347,20 @@ pub fn workload_key(w: &crate::Workload) -> String {
     shape.budget = crate::TrialBudget::TestTime(Duration::ZERO);
     let json = serde_json::to_string(&shape).unwrap_or_default();
     resplab_store::write::fingerprint(json.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duet_needs_two_cpus() {
+        assert!(duet_cpus(&[0, 1]).is_ok());
+        let e = duet_cpus(&[3]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--method duet: a duet needs two disjoint CPU sets, one per server; this process may use 1 CPU (3); use --method rmit"
+        );
+        assert!(!e.contains('\n'));
+    }
 }
