@@ -621,8 +621,9 @@ fn calibrate_address_authenticates_over_tls() {
 
 /// `--budget` is a hard limit, and the defaults give valid trials on a small machine:
 /// a one-minute calibration with every other flag left at its default ends within the
-/// minute (plus the seconds it takes to stop the server under way), calibrated, with
-/// nearly every trial valid (the generator under its CPU limit).
+/// minute (a trial begins only if it fits at the pace so far, and the analysis's time is
+/// kept back), calibrated, with nearly every trial valid (the generator under its CPU
+/// limit).
 #[test]
 fn a_one_minute_calibration_with_the_defaults_ends_in_time_with_valid_trials() {
     let _alone = alone();
@@ -631,7 +632,8 @@ fn a_one_minute_calibration_with_the_defaults_ends_in_time_with_valid_trials() {
     let started = std::time::Instant::now();
     let cal = json_of(&["calibrate", "--budget", "1m", "--format", "json"], &db);
     let took = started.elapsed().as_secs_f64();
-    assert!(took < 63.0, "a 1m budget took {took:.1} s");
+    // Within a second of the budget: the process's own start and exit.
+    assert!(took < 61.0, "a 1m budget took {took:.1} s");
     let noise = cal["noise"].as_array().unwrap();
     assert!(!noise.is_empty(), "{cal:#}");
     let store = resplab_store::Store::open(&db).unwrap();
@@ -661,12 +663,13 @@ fn a_budget_overrun_stops_the_experiment_under_way_and_says_so() {
     let db = dir.path().join("r.db");
     let started = std::time::Instant::now();
     // The rounds are planned at a guessed 0.35 s of overhead per trial; a server that
-    // takes a second to start costs more, so they cannot all fit in 20 s.
+    // takes a second to start costs more, so they cannot all fit in 30 s (of which the
+    // analysis keeps a few seconds back).
     let cal = json_of(
         &[
             "calibrate",
             "--budget",
-            "20s",
+            "30s",
             "--durations",
             "1s",
             "-c",
@@ -679,7 +682,7 @@ fn a_budget_overrun_stops_the_experiment_under_way_and_says_so() {
         &db,
     );
     let took = started.elapsed().as_secs_f64();
-    assert!(took < 21.0, "a 20 s budget took {took:.1} s");
+    assert!(took < 31.0, "a 30 s budget took {took:.1} s");
     let note = cal["budget_note"].as_str().expect("a budget note");
     assert!(
         note.contains("budget was reached during the 1 s trials"),
