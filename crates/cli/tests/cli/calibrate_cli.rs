@@ -368,7 +368,7 @@ fn calibrate_finds_a_fixed_order_with_a_cold_server_biased() {
             "--workload",
             "set",
             "--budget",
-            "10s",
+            "15s",
             "--durations",
             "0.3s",
             "--format",

@@ -137,8 +137,9 @@ pub fn run(
     // The analysis is kept back too: the MDE of a run until decided at the long plans of
     // the 30-minute prediction takes seconds to compute (a spending design over hundreds
     // of looks), more on a loaded machine; it is estimated here on the planned shape and
-    // a quarter as much again is reserved.
-    let analysis = analysis_cost(setup).mul_f64(1.25);
+    // a quarter as much again is reserved, at most a quarter of the budget (a budget of
+    // seconds, for a smoke test, would otherwise leave nothing to measure).
+    let analysis = analysis_cost(setup).mul_f64(1.25).min(setup.budget / 4);
     let deadline = setup.started + setup.budget.saturating_sub(STOP_RESERVE + analysis);
     let step_stop = StopToken::new();
     let finished = AtomicBool::new(false);
