@@ -11,7 +11,7 @@
 use crate::model::Experiment;
 use crate::runner::{standings, Standing};
 use crate::sequential;
-use resplab_results::calibration::{Method, Validation};
+use resplab_results::calibration::{Method, Sought, Validation};
 use resplab_stats::verdict::{compare_paired, CompareConfig, Direction};
 use resplab_store::{Store, StoreError};
 
@@ -24,7 +24,9 @@ pub struct Certificate {
     pub rounds: usize,
     /// Wall time of the experiment, seconds (`None`: no trial stored).
     pub elapsed_sec: Option<f64>,
-    /// The newest `calibrate --validate` of this host, with its id.
+    /// The method and stopping rule whose validation it quotes.
+    pub sought: Sought,
+    /// The newest `calibrate --validate` of this host for them, with its id.
     pub validation: Option<(i64, Validation)>,
 }
 
@@ -65,6 +67,7 @@ pub fn of_experiment(store: &Store, exp: &Experiment) -> Result<Certificate, Sto
         mde_pct,
         rounds,
         elapsed_sec,
+        sought: sought(exp),
         validation: newest_validation_here(store, exp),
     })
 }
@@ -107,31 +110,38 @@ fn stored_experiment(store: &Store, name: &str) -> Result<Option<Experiment>, St
     Ok(Experiment::from_json(&json).ok())
 }
 
-/// The newest `--validate` result of this host for `exp`'s method (fixed rounds or until
-/// decided) and primary metric, if any can be read.
-pub fn newest_validation_here(store: &Store, exp: &Experiment) -> Option<(i64, Validation)> {
-    // `calibrate --validate` does not measure duets: quoting another method's error
-    // rates would be wrong.
-    if exp.order == crate::model::Order::Duet {
-        return None;
-    }
-    let method = if exp.until_decided.is_some() {
+/// The method an experiment ran by and, for a run until decided, the rule it stopped
+/// by: duet rounds, runs until decided, or fixed interleaved rounds.
+pub fn sought(exp: &Experiment) -> Sought {
+    let method = if exp.order == crate::model::Order::Duet {
+        Method::Duet
+    } else if exp.until_decided.is_some() {
         Method::UntilDecided
     } else {
         Method::Rmit
     };
-    newest_validation_for(store, method, &exp.primary_metric)
+    Sought {
+        method,
+        rule: exp.until_decided.map(|u| u.rule),
+    }
 }
 
-/// The newest `--validate` result of this host for `method` and `metric`, if any can be
+/// The newest `--validate` result of this host for `exp`'s method, stopping rule and
+/// primary metric, if any can be read (a duet run until decided finds none: duets are
+/// validated with fixed rounds).
+pub fn newest_validation_here(store: &Store, exp: &Experiment) -> Option<(i64, Validation)> {
+    newest_validation_for(store, sought(exp), &exp.primary_metric)
+}
+
+/// The newest `--validate` result of this host for `sought` and `metric`, if any can be
 /// read (a comparison of stored results is judged as fixed rounds).
 pub fn newest_validation_for(
     store: &Store,
-    method: Method,
+    sought: Sought,
     metric: &str,
 ) -> Option<(i64, Validation)> {
     let host = resplab_engine::host::detect().hostname;
-    crate::calibrate::stored::newest_validation(store, &host, method, metric)
+    crate::calibrate::stored::newest_validation(store, &host, sought, metric)
         .ok()
         .flatten()
 }
@@ -152,6 +162,7 @@ fn fixed_mde(standing: &[Standing]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use resplab_results::calibration::UntilRule;
 
     /// Stores one `calibrate --validate` result of `host` for `metric`.
     fn insert_validation(store: &mut Store, host: &str, metric: &str, v: serde_json::Value) {
@@ -213,7 +224,90 @@ mod tests {
         let c = of_experiment(&store, &exp).unwrap();
         let (_, v) = c.validation.expect("the stored validation");
         assert_eq!((v.false_positives.hits, v.power.hits), (2, 33));
-        let (_, v) = newest_validation_for(&store, Method::UntilDecided, "ops_per_sec").unwrap();
+        // The until-decided row was stored without its rule and its experiments are not
+        // in the store: the rule of its time, the confidence sequence.
+        let anytime = Sought {
+            method: Method::UntilDecided,
+            rule: Some(UntilRule::Anytime),
+        };
+        let (_, v) = newest_validation_for(&store, anytime, "ops_per_sec").unwrap();
         assert_eq!((v.method, v.power.hits), (Method::UntilDecided, 9));
+        let spending = Sought {
+            rule: Some(UntilRule::Spending),
+            ..anytime
+        };
+        assert_eq!(newest_validation_for(&store, spending, "ops_per_sec"), None);
+    }
+
+    /// A run until decided quotes only a validation made with its own stopping rule, and
+    /// a duet only a duet validation; otherwise its certificate says none is stored.
+    #[test]
+    fn the_certificate_quotes_the_validation_of_its_rule_and_method() {
+        let mut store = Store::open_in_memory().unwrap();
+        let host = resplab_engine::host::detect().hostname;
+        let text = |name: &str, extra: &str| {
+            format!(
+                "[experiment]\nname = \"{name}\"\n{extra}\n[[variant]]\nname = \"a\"\n\
+                 server = \"redis-server --port {{port}}\"\n[[variant]]\nname = \"b\"\n\
+                 server = \"redis-server --port {{port}}\"\n[[workload]]\nname = \"w\"\n\
+                 tests = \"set\"\ntest_time = \"1s\"\n"
+            )
+        };
+        let register = |store: &mut Store, name: &str, extra: &str| {
+            let t = text(name, extra);
+            let exp = crate::resolve::parse("c.toml", &t, &Default::default()).unwrap();
+            crate::runner::register(store, &exp, &t).unwrap();
+            exp
+        };
+        let spend = register(
+            &mut store,
+            "spend",
+            "until = \"decided\"\nmax_rounds = 20\nuntil_rule = \"spending\"",
+        );
+        let pocock = register(
+            &mut store,
+            "pocock",
+            "until = \"decided\"\nmax_rounds = 20\nuntil_rule = \"spending-pocock\"",
+        );
+        let mut duet = register(&mut store, "duet", "rounds = 6");
+        // Read as RMIT (the file's duet check asks this machine for two CPUs).
+        duet.order = crate::Order::Duet;
+        // A validation of version 2 (no rule) whose experiments ran by "spending": the
+        // rule is read from them.
+        let v = |method: &str, power: usize, experiments: &[&str]| {
+            serde_json::json!({
+                "schema_version": 2, "hostname": host, "trial_sec": 1.0, "rounds": 10,
+                "sd_log_ratio": 0.1, "method": method, "metric": "ops_per_sec",
+                "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
+                "false_positives": rate(2), "power": rate(power), "coverage": rate(38),
+                "coordinated_omission": [], "co_pass": true, "experiments": experiments
+            })
+        };
+        insert_validation(
+            &mut store,
+            &host,
+            "ops_per_sec",
+            v("until-decided", 30, &["spend"]),
+        );
+        let c = of_experiment(&store, &spend).unwrap();
+        assert_eq!(c.validation.map(|(_, v)| v.power.hits), Some(30));
+        let c = of_experiment(&store, &pocock).unwrap();
+        assert_eq!(c.validation, None);
+        let line = resplab_report::verdict::certificate_line(None, 0, None, None, c.sought);
+        assert!(
+            line.contains("none stored for this rule (spending-pocock)"),
+            "{line}"
+        );
+        assert_eq!(of_experiment(&store, &duet).unwrap().validation, None);
+        insert_validation(&mut store, &host, "ops_per_sec", v("duet", 31, &[]));
+        let c = of_experiment(&store, &duet).unwrap();
+        assert_eq!(c.validation.map(|(_, v)| v.power.hits), Some(31));
+        assert_eq!(
+            c.sought,
+            Sought {
+                method: Method::Duet,
+                rule: None
+            }
+        );
     }
 }

@@ -485,49 +485,9 @@ pub struct UntilDecided {
     pub rule: UntilRule,
 }
 
-/// `until_rule`: how a run until decided judges its looks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UntilRule {
-    /// `"spending"` (the default): a group-sequential design spending α over the planned
-    /// rounds, O'Brien–Fleming type.
-    #[default]
-    Spending,
-    /// `"spending-pocock"`: the same with Pocock-type spending (more of α early).
-    SpendingPocock,
-    /// `"anytime"`: Lai's confidence sequence, valid for any horizon.
-    Anytime,
-}
-
-impl UntilRule {
-    /// The words of the TOML key, in the order of the docs.
-    pub const NAMES: [&'static str; 3] = ["spending", "spending-pocock", "anytime"];
-
-    /// The rule of an experiment stored before `until_rule` existed.
-    pub fn before_choice() -> UntilRule {
-        UntilRule::Anytime
-    }
-
-    /// `"spending"`, `"spending-pocock"` or `"anytime"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            UntilRule::Spending => "spending",
-            UntilRule::SpendingPocock => "spending-pocock",
-            UntilRule::Anytime => "anytime",
-        }
-    }
-
-    /// Reads back [`UntilRule::name`].
-    pub fn from_name(name: &str) -> Option<UntilRule> {
-        [
-            UntilRule::Spending,
-            UntilRule::SpendingPocock,
-            UntilRule::Anytime,
-        ]
-        .into_iter()
-        .find(|r| r.name() == name)
-    }
-}
+/// `until_rule`: how a run until decided judges its looks (defined beside the rules it
+/// names, in `resplab_stats::sequential`, so that a stored validation can name it too).
+pub use resplab_stats::sequential::UntilRule;
 
 impl UntilDecided {
     /// The number of rounds planned when only `max_time` limits the run.

@@ -286,7 +286,7 @@ pub fn verdict_lines(
     let validation = c.validation.as_ref().map(|(_, v)| v);
     lines.push(format!(
         "  {}",
-        certificate_line(c.mde_pct, c.rounds, c.elapsed_sec, validation)
+        certificate_line(c.mde_pct, c.rounds, c.elapsed_sec, validation, c.sought)
     ));
     for n in store.phase_notes(&exp.name)? {
         lines.push(format!("  note: {n}"));

@@ -78,6 +78,7 @@ pub fn stored_sensitivity(store: &Store, name: &str) -> Result<StoredSensitivity
             c.rounds,
             c.elapsed_sec,
             c.validation.as_ref().map(|(_, v)| v),
+            c.sought,
         )
     });
     Ok(StoredSensitivity {
@@ -136,8 +137,11 @@ pub fn compare_facts(
     if facts.certificate.is_none() {
         // A comparison of stored results is judged as fixed rounds.
         for metric in crate::calibrate::validate::METRICS {
-            let method = resplab_results::calibration::Method::Rmit;
-            if let Some((_, v)) = certificate::newest_validation_for(st, method, metric) {
+            if let Some((_, v)) = certificate::newest_validation_for(
+                st,
+                resplab_results::calibration::Sought::RMIT,
+                metric,
+            ) {
                 facts.validation_here.insert(metric.to_string(), v);
             }
         }

@@ -206,8 +206,15 @@ pub fn render(c: &Calibration, id: i64, db: &Path) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "calibration of {} on {}: workload {}, metric {}",
-        c.target, c.hostname, c.workload, c.metric
+        "calibration of {} on {}: workload {}, metric {}{}",
+        c.target,
+        c.hostname,
+        c.workload,
+        c.metric,
+        match c.method {
+            Method::Duet => ", duet rounds (both copies at once, CPU sets swapped between rounds)",
+            Method::Rmit | Method::UntilDecided => "",
+        }
     );
     noise_section(&mut o, c);
     if !c.table.is_empty() {
@@ -430,7 +437,11 @@ pub fn render_validation(v: &Validation) -> String {
     let _ = writeln!(
         o,
         "validation with resplab serve, {} on {}: {} rounds x {} trials per experiment; A/A noise sd(ratio) {:.3}%{}, predicted MDE {:.2}% (the true effect of the slowdown on {} is {:+.2}%)",
-        v.method.name(),
+        resplab_results::calibration::Sought {
+            method: v.method,
+            rule: v.stopping_rule(),
+        }
+        .describe(),
         v.metric,
         if v.method == Method::UntilDecided { "at most " } else { "" }.to_string() + &v.rounds.to_string(),
         secs_text(v.trial_sec),
@@ -608,6 +619,7 @@ mod tests {
             cheapest: None,
             biased: None,
             budget_note: None,
+            method: Method::Rmit,
             predictions: vec![
                 Prediction {
                     method: Method::Rmit,

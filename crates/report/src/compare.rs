@@ -401,7 +401,14 @@ fn sensitivity(report: &default_style::Report, facts: &StoredFacts) -> String {
         let metric = report.rows.first().map(|r| r.metric.as_str());
         let (mde, n) = report.sensitivity(metric);
         let validation = facts.validation_here.get(metric.unwrap_or("ops_per_sec"));
-        certificate_line(mde, n, None, validation)
+        // A comparison of stored results is judged as fixed rounds.
+        certificate_line(
+            mde,
+            n,
+            None,
+            validation,
+            resplab_results::calibration::Sought::RMIT,
+        )
     });
     text.push_str(&line);
     text.push('\n');

@@ -337,6 +337,7 @@ pub fn certificate_line(
     rounds: usize,
     elapsed_sec: Option<f64>,
     validation: Option<&resplab_results::calibration::Validation>,
+    sought: resplab_results::calibration::Sought,
 ) -> String {
     let took = elapsed_sec.map_or(String::new(), |s| format!(" in {}", minutes(s)));
     let detect = match mde_pct {
@@ -347,7 +348,7 @@ pub fn certificate_line(
         Some(v) => format!(
             "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
              ({:.1} %) and power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
-            v.method.name(),
+            sought.describe(),
             v.metric,
             v.false_positives.hits,
             v.false_positives.k,
@@ -359,9 +360,19 @@ pub fn certificate_line(
             v.rounds,
             v.trial_sec
         ),
-        None => "no calibrate --validate result is stored for this host, so its \
-                 false-positive rate and power are not measured here"
-            .to_string(),
+        None => match sought.rule {
+            Some(rule) => format!(
+                "no calibrate --validate result of {} is stored for this host: none stored \
+                 for this rule ({}), so its false-positive rate and power are not measured here",
+                sought.method.name(),
+                rule.name()
+            ),
+            None => format!(
+                "no calibrate --validate result of {} is stored for this host, so its \
+                 false-positive rate and power are not measured here",
+                sought.method.name()
+            ),
+        },
     };
     format!("sensitivity: {detect}; {rates}")
 }
@@ -385,6 +396,7 @@ pub fn minutes(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use resplab_results::calibration::{Method, Sought, UntilRule};
 
     #[test]
     fn tiny_p_values_are_not_printed_as_zero() {
@@ -516,9 +528,22 @@ mod tests {
             stop_sentence("max_time", 30, 90.0),
             "sequential run: stopped after 30 rounds in 90 s: max_time reached, undecided comparisons remain"
         );
-        let few = certificate_line(None, 2, Some(2.0), None);
+        let rmit = Sought {
+            method: Method::Rmit,
+            rule: None,
+        };
+        let few = certificate_line(None, 2, Some(2.0), None, rmit);
         assert!(few.starts_with("sensitivity: 2 rounds in 2 s are too few to say what it could detect; no calibrate"), "{few}");
-        let c = certificate_line(Some(3.0), 10, Some(60.0), None);
+        let seq = Sought {
+            method: Method::UntilDecided,
+            rule: Some(UntilRule::SpendingPocock),
+        };
+        let none = certificate_line(None, 2, None, None, seq);
+        assert!(
+            none.ends_with("no calibrate --validate result of until-decided is stored for this host: none stored for this rule (spending-pocock), so its false-positive rate and power are not measured here"),
+            "{none}"
+        );
+        let c = certificate_line(Some(3.0), 10, Some(60.0), None, rmit);
         assert!(
             c.starts_with(
                 "sensitivity: could detect ±3.00 % (MDE80) after 10 rounds in 60 s; no calibrate"

@@ -6,13 +6,16 @@
 //! them. [`CALIBRATION_SCHEMA_VERSION`] changes whenever a field changes meaning or goes
 //! away; a row stored before the version was written reads as version 1.
 
+pub use resplab_stats::sequential::UntilRule;
 use serde::{Deserialize, Serialize};
 
 /// The version of [`Calibration`] and [`Validation`] this build writes. Version 2: the
 /// noise law and the budget table are fitted to the robust scale of the per-round log
 /// ratio (Qn), no longer to its standard deviation; predictions per method and the
-/// validation's method and metric were added.
-pub const CALIBRATION_SCHEMA_VERSION: u32 = 2;
+/// validation's method and metric were added. Version 3: the duet method (a calibration
+/// says which method's noise it measured), and a validation of runs until decided keeps
+/// its stopping rule.
+pub const CALIBRATION_SCHEMA_VERSION: u32 = 3;
 
 /// The `workload_key` under which `--validate` results are stored in the calibrations
 /// table: no workload's fingerprint, so no experiment takes one for its noise.
@@ -109,6 +112,10 @@ pub struct Calibration {
     /// What an experiment of 10 and of 30 minutes can detect here, per method.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub predictions: Vec<Prediction>,
+    /// How the A/A rounds ran: one variant after the other (RMIT, the default and all
+    /// before schema version 3) or both at once ([`Method::Duet`]).
+    #[serde(default)]
+    pub method: Method,
 }
 
 /// How an experiment's rounds are run and judged; each has its own noise-to-MDE law and
@@ -120,20 +127,64 @@ pub enum Method {
     /// paired signed-rank verdict.
     #[default]
     Rmit,
-    /// Randomized interleaved rounds until the anytime-valid interval decides
+    /// Randomized interleaved rounds until the sequential interval decides
     /// (`until = "decided"`), at most the plan's rounds.
     UntilDecided,
+    /// Duet rounds (`order = "duet"`): both variants' servers at once, each on its own
+    /// CPU set, the sets swapped between rounds; a fixed number of rounds judged once by
+    /// the paired verdict.
+    Duet,
 }
 
 impl Method {
     /// Every method, in the order calibrate reports them.
-    pub const ALL: [Method; 2] = [Method::Rmit, Method::UntilDecided];
+    pub const ALL: [Method; 3] = [Method::Rmit, Method::UntilDecided, Method::Duet];
 
-    /// The name of `--method`: `rmit` or `until-decided`.
+    /// The name of `--method`: `rmit`, `until-decided` or `duet`.
     pub fn name(self) -> &'static str {
         match self {
             Method::Rmit => "rmit",
             Method::UntilDecided => "until-decided",
+            Method::Duet => "duet",
+        }
+    }
+
+    /// How many trials of a round run one after the other: two for interleaved rounds
+    /// of two variants, one for a duet (both at once).
+    pub fn trials_in_sequence(self) -> usize {
+        match self {
+            Method::Rmit | Method::UntilDecided => 2,
+            Method::Duet => 1,
+        }
+    }
+}
+
+/// The validation a verdict may quote: its method and, for a run until decided, the
+/// stopping rule it stopped by (error rates measured under another rule do not vouch
+/// for this one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sought {
+    pub method: Method,
+    pub rule: Option<UntilRule>,
+}
+
+impl Sought {
+    /// Fixed interleaved rounds: how a comparison of stored results is judged.
+    pub const RMIT: Sought = Sought {
+        method: Method::Rmit,
+        rule: None,
+    };
+
+    /// Whether validation `v` was measured by this method and rule.
+    pub fn is_met_by(&self, v: &Validation) -> bool {
+        v.method == self.method && v.stopping_rule() == self.rule
+    }
+
+    /// `rmit`, `duet`, `until-decided (rule spending)`.
+    pub fn describe(&self) -> String {
+        match self.rule {
+            Some(r) => format!("{} (rule {})", self.method.name(), r.name()),
+            None => self.method.name().to_string(),
         }
     }
 }
@@ -180,6 +231,11 @@ pub struct Validation {
     pub method: Method,
     #[serde(default = "throughput")]
     pub metric: String,
+    /// The stopping rule of a validation of runs until decided. Absent before schema
+    /// version 3: [`Validation::stopping_rule`] then says what the row's own
+    /// experiments ran with, when the caller has read it (see `experiments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_rule: Option<UntilRule>,
     /// s_d of the serve A/A calibration and the MDE it predicts for the plan, percent
     /// (from version 2 the prediction uses the robust scale beside it).
     pub sd_log_ratio: f64,
@@ -199,6 +255,16 @@ pub struct Validation {
 }
 
 impl Validation {
+    /// The stopping rule its experiments stopped by: `None` for fixed rounds; for runs
+    /// until decided the stored rule, or for a row stored before the rule was kept, the
+    /// confidence sequence of that time ([`UntilRule::before_choice`]).
+    pub fn stopping_rule(&self) -> Option<UntilRule> {
+        match self.method {
+            Method::UntilDecided => Some(self.until_rule.unwrap_or(UntilRule::before_choice())),
+            Method::Rmit | Method::Duet => None,
+        }
+    }
+
     /// Every error-rate check and the coordinated-omission check passed.
     pub fn is_pass(&self) -> bool {
         self.false_positives.pass && self.power.pass && self.coverage.pass && self.co_pass
@@ -281,5 +347,41 @@ mod tests {
         assert_eq!(v.robust_sd_log_ratio, None);
         let m: Method = serde_json::from_value(serde_json::json!("until-decided")).unwrap();
         assert_eq!((m, m.name()), (Method::UntilDecided, "until-decided"));
+    }
+
+    #[test]
+    fn a_validation_of_runs_until_decided_is_of_its_rule() {
+        let rate = serde_json::json!({
+            "name": "r", "k": 40, "hits": 2, "rate": 0.05, "ci_low": 0.0, "ci_high": 0.2,
+            "nominal": 0.05, "pass": true, "detail": ""
+        });
+        let row = |extra: serde_json::Value| {
+            let mut v = serde_json::json!({
+                "schema_version": 2, "hostname": "h", "trial_sec": 0.2, "rounds": 10,
+                "sd_log_ratio": 0.06, "predicted_mde_pct": 6.0, "slowdown_pct": 6.0,
+                "true_effect_pct": -5.7, "false_positives": rate, "power": rate,
+                "coverage": rate, "coordinated_omission": [], "co_pass": true,
+                "experiments": []
+            });
+            v.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            serde_json::from_value::<Validation>(v).unwrap()
+        };
+        // Stored before the rule was kept: the confidence sequence of that time.
+        let old = row(serde_json::json!({"method": "until-decided"}));
+        assert_eq!(old.stopping_rule(), Some(UntilRule::Anytime));
+        let new = row(serde_json::json!({"method": "until-decided", "until_rule": "spending"}));
+        assert_eq!(new.stopping_rule(), Some(UntilRule::Spending));
+        let duet = row(serde_json::json!({"method": "duet"}));
+        assert_eq!(duet.stopping_rule(), None);
+        let spending = Sought {
+            method: Method::UntilDecided,
+            rule: Some(UntilRule::Spending),
+        };
+        assert!(spending.is_met_by(&new) && !spending.is_met_by(&old));
+        assert!(!spending.is_met_by(&duet) && !Sought::RMIT.is_met_by(&duet));
+        assert_eq!(spending.describe(), "until-decided (rule spending)");
+        assert_eq!(Method::Duet.trials_in_sequence(), 1);
     }
 }

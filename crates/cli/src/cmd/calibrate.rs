@@ -34,6 +34,8 @@ pub enum MethodArg {
     Rmit,
     /// Runs until decided (the sequential interval), at most --validate-rounds.
     UntilDecided,
+    /// Duet rounds: both servers at once on two CPU sets, swapped between rounds.
+    Duet,
 }
 
 /// Flags of `resplab calibrate`.
@@ -174,10 +176,12 @@ pub struct CalibrateArgs {
     /// Rounds of each --validate experiment (the most rounds with until-decided).
     #[arg(long = "validate-rounds", value_name = "N", default_value_t = 10)]
     pub validate_rounds: u32,
-    /// The method --validate measures: `rmit` (default) or `until-decided`; with
-    /// --metric (ops_per_sec or server_cpu_us_per_op, alias throughput or server-cpu)
-    /// its results are stored per method and metric.
-    #[arg(long, value_enum, value_name = "METHOD", requires = "validate")]
+    /// The method measured: `rmit` (default), `until-decided` or `duet`. Without
+    /// --validate, `duet` measures the noise of duet rounds (and predicts duet's MDE),
+    /// the others that of interleaved rounds; with --validate and --metric
+    /// (ops_per_sec or server_cpu_us_per_op, alias throughput or server-cpu) the error
+    /// rates are stored per method and metric.
+    #[arg(long, value_enum, value_name = "METHOD")]
     pub method: Option<MethodArg>,
     /// `text` (default) or `json`.
     #[arg(long, value_enum, default_value = "text")]
@@ -264,6 +268,7 @@ fn run_validate(
     let method = match a.method {
         None | Some(MethodArg::Rmit) => Method::Rmit,
         Some(MethodArg::UntilDecided) => Method::UntilDecided,
+        Some(MethodArg::Duet) => Method::Duet,
     };
     let plan = validate::plan(ValidateOptions {
         exe: std::env::current_exe().context("finding the resplab executable")?,
@@ -342,6 +347,7 @@ fn given(a: &CalibrateArgs) -> flags::Given {
         password_env: a.password_env.clone(),
         metric: a.metric.clone(),
         seed: a.seed,
+        duet: a.method == Some(MethodArg::Duet),
     }
 }
 

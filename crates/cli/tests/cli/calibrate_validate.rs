@@ -36,6 +36,7 @@ fn an_until_decided_validation_of_server_cpu_is_kept_per_method_and_metric() {
         &db,
     );
     assert_eq!(v["method"], "until-decided", "{v:#}");
+    assert_eq!(v["until_rule"], "spending", "{v:#}");
     assert_eq!(v["metric"], "server_cpu_us_per_op", "{v:#}");
     let (sd, robust) = (
         v["sd_log_ratio"].as_f64().unwrap(),
@@ -71,7 +72,7 @@ fn an_until_decided_validation_of_server_cpu_is_kept_per_method_and_metric() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("calibrate --validate (until-decided on server_cpu_us_per_op) on this host measured false positives"),
+        text.contains("calibrate --validate (until-decided (rule spending) on server_cpu_us_per_op) on this host measured false positives"),
         "{text}"
     );
 }
@@ -88,14 +89,90 @@ fn a_validation_of_a_metric_a_slowdown_does_not_move_is_refused() {
         .stderr(predicates::str::contains(
             "--metric: --validate compares ops_per_sec (throughput) or server_cpu_us_per_op (server-cpu)",
         ));
-    command_within(LIMIT)
-        .current_dir(dir.path())
-        .args(["calibrate", "--method", "until-decided"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--validate"));
+    // A duet needs two CPUs: with one, calibrate and its validation refuse in one line.
+    for validate in [false, true] {
+        let out = std::process::Command::new("taskset")
+            .args([
+                "-c",
+                "0",
+                crate::common::BIN,
+                "calibrate",
+                "--method",
+                "duet",
+            ])
+            .args(if validate { &["--validate"][..] } else { &[] })
+            .current_dir(dir.path())
+            .output()
+            .expect("taskset (util-linux) runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--method duet: a duet needs two disjoint CPU sets"),
+            "{err}"
+        );
+    }
     assert!(
         !dir.path().join("resplab.db").exists(),
         "nothing is created"
+    );
+}
+
+/// `--validate --method duet`: duet A/A and known-slowdown experiments against `resplab
+/// serve`, stored as the duet's error rates and quoted by a duet experiment's
+/// certificate (and not by an RMIT one's).
+#[test]
+fn a_duet_validation_is_stored_and_quoted_by_duets() {
+    let _lane = crate::common::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let v = crate::common::validation(
+        &[
+            "--method",
+            "duet",
+            "--metric",
+            "server-cpu",
+            "--validate-k",
+            "4",
+            "--validate-rounds",
+            "6",
+            "--durations",
+            "0.3s",
+            "--budget",
+            "3m",
+            "--seed",
+            "7",
+        ],
+        &db,
+    );
+    assert_eq!(v["method"], "duet", "{v:#}");
+    assert!(v.get("until_rule").is_none(), "{v:#}");
+    assert_eq!(v["false_positives"]["k"], 4, "{v:#}");
+    // Wide tolerances at K = 4: at most 2 false positives, and the slowdown raised the
+    // CPU per request.
+    assert!(v["false_positives"]["hits"].as_u64().unwrap() <= 2, "{v:#}");
+    assert!(v["true_effect_pct"].as_f64().unwrap() > 0.0, "{v:#}");
+    let names: Vec<String> = v["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str().map(String::from))
+        .collect();
+    let store = resplab_store::Store::open(&db).unwrap();
+    for name in &names {
+        let info = store.experiment(name).unwrap();
+        assert_eq!(info.order_kind, "duet", "{name}");
+    }
+    drop(store);
+    let aa = names.iter().find(|n| n.contains("-validate-aa-")).unwrap();
+    let out = command_within(LIMIT)
+        .args(["compare", &format!("db:{aa}"), "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("calibrate --validate (duet on server_cpu_us_per_op) on this host measured false positives"),
+        "{text}"
     );
 }

@@ -31,6 +31,8 @@ pub struct Given {
     pub password_env: Option<String>,
     pub metric: Option<String>,
     pub seed: Option<u64>,
+    /// `--method duet`: the A/A rounds run as duets.
+    pub duet: bool,
 }
 
 /// The budget and trial lengths of `--budget` and `--durations`, checked (trial
@@ -102,6 +104,7 @@ pub fn options(
         durations,
         budget,
         target_mde_pct: g.target_mde_pct,
+        duet: g.duet,
     })
 }
 

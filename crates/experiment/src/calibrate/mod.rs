@@ -89,6 +89,22 @@ pub enum CalibrateError {
     },
 }
 
+/// Refuses the duet method on a machine where this process may use fewer than two CPUs
+/// (`allowed`): a duet needs two disjoint CPU sets.
+///
+/// # Errors
+/// [`CalibrateError::Invalid`] naming `--method duet`.
+pub fn duet_cpus(allowed: &[usize]) -> Result<(), CalibrateError> {
+    if allowed.len() >= 2 {
+        return Ok(());
+    }
+    Err(CalibrateError::Invalid(format!(
+        "--method duet: a duet needs two disjoint CPU sets, one per server; this process may use {} CPU ({}); use --method rmit",
+        allowed.len(),
+        crate::words::cpu_list_text(allowed)
+    )))
+}
+
 /// One A/A experiment of a calibration: its trial length and rounds.
 pub type Step = (Duration, u32);
 
@@ -117,7 +133,14 @@ pub fn run(
     // `--budget` is a hard limit, counted from the start of the set-up less what
     // stopping a trial and analysing the rounds take: a watch stops the A/A experiment
     // under way when it is reached, and what was measured by then is analysed.
-    let deadline = setup.started + setup.budget.saturating_sub(STOP_RESERVE);
+    //
+    // The analysis is kept back too: the MDE of a run until decided at the long plans of
+    // the 30-minute prediction takes seconds to compute (a spending design over hundreds
+    // of looks), more on a loaded machine; it is estimated here on the planned shape and
+    // a quarter as much again is reserved, at most a quarter of the budget (a budget of
+    // seconds, for a smoke test, would otherwise leave nothing to measure).
+    let analysis = analysis_cost(setup).mul_f64(1.25).min(setup.budget / 4);
+    let deadline = setup.started + setup.budget.saturating_sub(STOP_RESERVE + analysis);
     let step_stop = StopToken::new();
     let finished = AtomicBool::new(false);
     let budget_hit = AtomicBool::new(false);
@@ -205,7 +228,12 @@ impl Steps<'_> {
                 self.setup.text
             );
             let started = Instant::now();
+            let mut fit = TrialFit::new(trial.as_secs_f64() + overhead_sec, self.deadline);
             let outcome = runner::run(&exp, &header, store, self.stop, &mut |ev| {
+                if matches!(ev, Event::Stored { .. }) && !fit.next_fits(Instant::now()) {
+                    self.budget_hit.store(true, Ordering::SeqCst);
+                    self.stop.stop();
+                }
                 on_event(&step, ev)
             })
             .map_err(|source| CalibrateError::Run {
@@ -222,8 +250,13 @@ impl Steps<'_> {
             let n = noise::analyze(store, &exp, trial, wall, direction)?;
             overhead_sec = overhead_sec.max(n.overhead_sec);
             if by_budget {
+                let when = if n.pairs >= rounds as usize {
+                    "after"
+                } else {
+                    "during"
+                };
                 self.budget_note = Some(format!(
-                    "the {} budget was reached during the {} trials: {} of {rounds} rounds measured{}",
+                    "the {} budget was reached {when} the {} trials: {} of {rounds} rounds measured{}",
                     secs_text(self.setup.budget.as_secs_f64()),
                     secs_text(trial.as_secs_f64()),
                     n.pairs,
@@ -253,9 +286,8 @@ impl Steps<'_> {
             .saturating_duration_since(Instant::now())
             .as_secs_f64();
         let share = left / (self.setup.steps.len() - i) as f64;
-        let fit = (share / (VARIANTS.len() as f64 * (trial.as_secs_f64() + overhead_sec)))
-            .floor()
-            .min(f64::from(MAX_ROUNDS)) as u32;
+        let round = plan::round_sec(&self.setup.base, trial.as_secs_f64(), overhead_sec);
+        let fit = (share / round).floor().min(f64::from(MAX_ROUNDS)) as u32;
         if self.found.is_empty() {
             return Some((trial, planned_rounds.min(fit.max(2))));
         }
@@ -268,6 +300,70 @@ impl Steps<'_> {
             return None;
         }
         Some((trial, planned_rounds.min(fit)))
+    }
+}
+
+/// How long the predictions of a calibration of `setup` take to compute, estimated on
+/// its planned shape: the cost is that of the spending designs of the run-until-decided
+/// predictions, one per plan, each growing with its looks. One design of
+/// [`COST_PROBE_ROUNDS`] looks is timed on this machine now (its load included) and
+/// scaled to each plan's rounds by (n / probe)^1.5 (measured growth: about n^1.3), with
+/// the rounds the guessed trial cost gives (a higher real cost gives fewer rounds, a
+/// cheaper analysis).
+fn analysis_cost(setup: &Setup) -> Duration {
+    let method = noise::measured_method(&setup.base);
+    if method == resplab_results::calibration::Method::Duet {
+        // Duet rounds are judged by the fixed-rounds verdict: nothing costly to compute.
+        return Duration::ZERO;
+    }
+    let judged = noise::judged(resplab_results::calibration::Method::UntilDecided);
+    let started = Instant::now();
+    let _ = judged.mde_pct(COST_PROBE_ROUNDS, 0.1);
+    let unit = started.elapsed().as_secs_f64();
+    let overhead = GUESS_OVERHEAD_SEC + setup.base.warmup.as_secs_f64();
+    let mut seconds = resplab_stats::budget::TABLE_SECONDS.to_vec();
+    seconds.extend(setup.steps.iter().map(|(t, _)| t.as_secs_f64()));
+    let mut total = 0.0;
+    for within in noise::PREDICTION_SECONDS {
+        for t in &seconds {
+            let rounds = (within / plan::round_sec(&setup.base, *t, overhead)).floor();
+            if rounds >= 2.0 {
+                total += unit * (rounds / COST_PROBE_ROUNDS as f64).powf(1.5);
+            }
+        }
+    }
+    Duration::from_secs_f64(total)
+}
+
+/// Looks of the spending design timed by [`analysis_cost`].
+const COST_PROBE_ROUNDS: usize = 200;
+
+/// Whether one more trial fits before the deadline: after each stored trial, the next
+/// one is expected to cost as much as the slowest so far (its server's start and stop
+/// included), never less than the planned cost. A trial that would end past the
+/// deadline is not begun, so the budget is not spent waiting for a trial that is then
+/// thrown away.
+struct TrialFit {
+    slowest_sec: f64,
+    since: Instant,
+    deadline: Instant,
+}
+
+impl TrialFit {
+    fn new(planned_sec: f64, deadline: Instant) -> Self {
+        TrialFit {
+            slowest_sec: planned_sec,
+            since: Instant::now(),
+            deadline,
+        }
+    }
+
+    /// A trial was stored at `now`: whether the next fits.
+    fn next_fits(&mut self, now: Instant) -> bool {
+        let took = now.saturating_duration_since(self.since).as_secs_f64();
+        self.slowest_sec = self.slowest_sec.max(took);
+        self.since = now;
+        now + Duration::from_secs_f64(self.slowest_sec) <= self.deadline
     }
 }
 
@@ -332,4 +428,40 @@ pub fn workload_key(w: &crate::Workload) -> String {
     shape.budget = crate::TrialBudget::TestTime(Duration::ZERO);
     let json = serde_json::to_string(&shape).unwrap_or_default();
     resplab_store::write::fingerprint(json.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_is_begun_only_when_it_fits_at_the_pace_so_far() {
+        let t0 = Instant::now();
+        let mut fit = TrialFit {
+            slowest_sec: 1.0,
+            since: t0,
+            deadline: t0 + Duration::from_secs(10),
+        };
+        // Trials of 1 s: the next fits.
+        assert!(fit.next_fits(t0 + Duration::from_secs(1)));
+        // One took 3 s (a loaded machine): the next is expected to take as long; at 4 s
+        // it would end at 7 s and fits.
+        assert!(fit.next_fits(t0 + Duration::from_secs(4)));
+        assert_eq!(fit.slowest_sec, 3.0);
+        // A quick one does not lower the expectation: at 6 s the next would end at 9 s.
+        assert!(fit.next_fits(t0 + Duration::from_secs(6)));
+        // At 7.5 s it would end at 10.5 s, past the deadline: it is not begun.
+        assert!(!fit.next_fits(t0 + Duration::from_millis(7500)));
+    }
+
+    #[test]
+    fn a_duet_needs_two_cpus() {
+        assert!(duet_cpus(&[0, 1]).is_ok());
+        let e = duet_cpus(&[3]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--method duet: a duet needs two disjoint CPU sets, one per server; this process may use 1 CPU (3); use --method rmit"
+        );
+        assert!(!e.contains('\n'));
+    }
 }

@@ -56,7 +56,10 @@ pub fn analyze(
     n.trial_sec = trial.as_secs_f64();
     n.experiment = exp.name.clone();
     n.wall_sec = wall_sec;
-    let n_trials = trials.len().max(1) as f64;
+    // The cost beyond its measured time of each trial run in sequence (a duet's two
+    // trials run at once and count as one).
+    let in_sequence = measured_method(exp).trials_in_sequence() as f64;
+    let n_trials = (trials.len() as f64 * in_sequence / 2.0).max(1.0);
     n.overhead_sec = ((wall_sec - n_trials * trial.as_secs_f64()) / n_trials).max(0.0);
     Ok(n)
 }
@@ -139,6 +142,8 @@ pub fn summarize(
     noise: Vec<Noise>,
     target_mde_pct: f64,
 ) -> Calibration {
+    let measured = measured_method(base);
+    let in_sequence = measured.trials_in_sequence();
     let model = noise_law(&noise);
     let mut overheads: Vec<f64> = noise.iter().map(|n| n.overhead_sec).collect();
     overheads.sort_by(f64::total_cmp);
@@ -149,7 +154,7 @@ pub fn summarize(
         budget::budget_table(
             &model,
             overhead,
-            VARIANTS.len(),
+            in_sequence,
             &budget::TABLE_ROUNDS,
             &seconds,
             &PowerSpec::default(),
@@ -159,7 +164,7 @@ pub fn summarize(
     };
     let cheapest = budget::cheapest(&table, target_mde_pct).map(plan_row);
     let classical = classical_law(&noise);
-    let predictions = predictions(&model, &classical, overhead, &seconds);
+    let predictions = predictions(measured, &model, &classical, overhead, &seconds);
     let biased = bias(base, &noise);
     let w = &base.workloads[workload];
     Calibration {
@@ -181,6 +186,17 @@ pub fn summarize(
         biased,
         budget_note: None,
         predictions,
+        method: measured,
+    }
+}
+
+/// The method whose noise a calibration of `base` measures: duet rounds when its order
+/// is `duet`, interleaved rounds otherwise.
+pub fn measured_method(base: &Experiment) -> Method {
+    if base.order == Order::Duet {
+        Method::Duet
+    } else {
+        Method::Rmit
     }
 }
 
@@ -200,25 +216,34 @@ pub fn judged(method: Method) -> Judged {
             crate::sequential::Rule::Spending(design) => Judged::Spending(design),
             crate::sequential::Rule::Anytime(cfg) => Judged::Sequential(cfg),
         },
+        // Duet rounds are judged once, by the paired verdict, like fixed RMIT rounds.
+        Method::Duet => Judged::Fixed(PowerSpec::default()),
     }
 }
 
-/// What 10 and 30 minutes can detect with each method: the best plan over the trial
-/// lengths `seconds` by the robust law `model`, and that plan's MDE by the classical law.
+/// What 10 and 30 minutes can detect with each method the noise was measured for
+/// (`measured`: interleaved rounds, fixed or until decided; or duet rounds): the best
+/// plan over the trial lengths `seconds` by the robust law `model`, and that plan's MDE
+/// by the classical law.
 pub fn predictions(
+    measured: Method,
     model: &NoiseModel,
     classical: &NoiseModel,
     overhead: f64,
     seconds: &[f64],
 ) -> Vec<Prediction> {
     let mut out = Vec::new();
-    for method in Method::ALL {
+    let methods: &[Method] = match measured {
+        Method::Duet => &[Method::Duet],
+        Method::Rmit | Method::UntilDecided => &[Method::Rmit, Method::UntilDecided],
+    };
+    for &method in methods {
         let j = judged(method);
         for within in PREDICTION_SECONDS {
-            let plan = model
-                .a
-                .is_finite()
-                .then(|| budget::best_within(model, overhead, VARIANTS.len(), within, seconds, &j));
+            let plan = model.a.is_finite().then(|| {
+                let n = method.trials_in_sequence();
+                budget::best_within(model, overhead, n, within, seconds, &j)
+            });
             let plan = plan.flatten();
             let classical_mde_pct = plan.and_then(|p| {
                 classical
@@ -497,5 +522,29 @@ mod tests {
         );
         assert!(why.contains("the order is fixed"), "{why}");
         assert_eq!(bias(&base, &[noise_at(1.0, 0.01)]), None);
+    }
+
+    /// A duet calibration predicts duet's MDE only, and a duet round costs one trial: at
+    /// the same noise, twice the rounds of interleaved ones in the same wall time.
+    #[test]
+    fn a_duet_calibration_predicts_duet_rounds() {
+        let model = NoiseModel { a: 0.05, b: 0.5 };
+        let rmit = predictions(Method::Rmit, &model, &model, 0.3, &[1.0]);
+        let duet = predictions(Method::Duet, &model, &model, 0.3, &[1.0]);
+        let methods = |p: &[Prediction]| p.iter().map(|p| p.method).collect::<Vec<_>>();
+        assert_eq!(
+            methods(&rmit),
+            [
+                Method::Rmit,
+                Method::Rmit,
+                Method::UntilDecided,
+                Method::UntilDecided
+            ]
+        );
+        assert_eq!(methods(&duet), [Method::Duet, Method::Duet]);
+        let rounds = |p: &Prediction| p.plan.unwrap().rounds;
+        // 600 s: 461 duet rounds of 1.3 s, 230 interleaved ones of 2.6 s.
+        assert_eq!((rounds(&duet[0]), rounds(&rmit[0])), (461, 230));
+        assert!(duet[0].plan.unwrap().mde_pct < rmit[0].plan.unwrap().mde_pct);
     }
 }

@@ -2,9 +2,9 @@
 //! measures ([`steps`]), what a stored calibration predicts for a plan ([`predict`]),
 //! and what it says about an experiment's plan before it runs ([`notes`]).
 
-use super::{CalibrateError, Step, GUESS_OVERHEAD_SEC, MAX_ROUNDS, MIN_ROUNDS, VARIANTS};
+use super::{CalibrateError, Step, GUESS_OVERHEAD_SEC, MAX_ROUNDS, MIN_ROUNDS};
 use crate::{Experiment, TrialBudget};
-use resplab_results::calibration::{secs_text, Calibration, PlanRow};
+use resplab_results::calibration::{secs_text, Calibration, Method, PlanRow};
 use resplab_stats::budget::{self, NoiseModel, Plan};
 use resplab_stats::power::PowerSpec;
 use resplab_store::Store;
@@ -23,14 +23,14 @@ pub fn steps(
     budget: Duration,
 ) -> Result<Vec<Step>, CalibrateError> {
     let overhead = GUESS_OVERHEAD_SEC + base.warmup.as_secs_f64();
-    let per_trial = |t: &Duration| t.as_secs_f64() + overhead;
+    let per_round = |t: &Duration| round_sec(base, t.as_secs_f64(), overhead);
     let mut keep: Vec<Duration> = durations.to_vec();
     while !keep.is_empty() {
         let share = budget.as_secs_f64() / keep.len() as f64;
         let plans: Vec<Step> = keep
             .iter()
             .map(|t| {
-                let r = (share / (VARIANTS.len() as f64 * per_trial(t))).floor();
+                let r = (share / per_round(t)).floor();
                 (*t, r.min(f64::from(MAX_ROUNDS)) as u32)
             })
             .collect();
@@ -40,13 +40,25 @@ pub fn steps(
         keep.pop();
     }
     let shortest = durations.first().copied().unwrap_or(Duration::from_secs(1));
-    let need = f64::from(MIN_ROUNDS) * VARIANTS.len() as f64 * per_trial(&shortest);
+    let need = f64::from(MIN_ROUNDS) * per_round(&shortest);
     Err(CalibrateError::Invalid(format!(
         "--budget {}: too short for {MIN_ROUNDS} rounds of two {} trials; at least {} is needed",
         secs_text(budget.as_secs_f64()),
         secs_text(shortest.as_secs_f64()),
         secs_text(need.ceil())
     )))
+}
+
+/// The expected wall time of one A/A round of `base` with trials of `trial_sec` that
+/// cost `overhead_sec` each beyond it: two trials one after the other, or a duet's two
+/// at once after its shared start.
+pub fn round_sec(base: &Experiment, trial_sec: f64, overhead_sec: f64) -> f64 {
+    let method = super::noise::measured_method(base);
+    let lead = match method {
+        Method::Duet => crate::duet::START_LEAD.as_secs_f64(),
+        Method::Rmit | Method::UntilDecided => 0.0,
+    };
+    method.trials_in_sequence() as f64 * (trial_sec + overhead_sec) + lead
 }
 
 /// A plan of the stats crate as the calibration stores it.
@@ -60,7 +72,8 @@ pub fn plan_row(p: Plan) -> PlanRow {
 }
 
 /// The predicted MDE (percent) and wall time (seconds) of `rounds` rounds of `variants`
-/// variants with trials of `trial_sec`, by the calibration's noise law.
+/// variants with trials of `trial_sec` (a duet calibration's two at once), by the
+/// calibration's noise law.
 pub fn predict(
     cal: &Calibration,
     rounds: u32,
@@ -76,7 +89,12 @@ pub fn predict(
         model.sd_at(trial_sec),
         &PowerSpec::default(),
     )?;
-    let wall = f64::from(rounds) * variants as f64 * (trial_sec + cal.overhead_sec);
+    // A duet's two variants run at once.
+    let in_sequence = match cal.method {
+        Method::Duet => 1,
+        Method::Rmit | Method::UntilDecided => variants,
+    };
+    let wall = f64::from(rounds) * in_sequence as f64 * (trial_sec + cal.overhead_sec);
     Some((mde, wall))
 }
 
@@ -95,6 +113,10 @@ pub fn notes(store: &Store, exp: &Experiment) -> Vec<String> {
         let Ok(cal) = serde_json::from_value::<Calibration>(row.result.clone()) else {
             continue;
         };
+        // Duet noise says nothing of interleaved rounds, nor the reverse.
+        if cal.method != super::noise::measured_method(exp) {
+            continue;
+        }
         let trial_sec = match w.budget {
             TrialBudget::TestTime(d) => d.as_secs_f64(),
             TrialBudget::Requests(_) => crate::plan::estimate_trial(exp, i).as_secs_f64(),
@@ -191,6 +213,17 @@ mod tests {
     }
 
     #[test]
+    fn a_duet_round_costs_one_trial_and_its_shared_start() {
+        let mut b = base(200);
+        b.order = crate::Order::Duet;
+        // 30 s for one length: a round is 0.5 + 0.35 s and the 0.7 s start: 19 rounds.
+        let s = steps(&b, &secs(&[0.5]), Duration::from_secs(30)).unwrap();
+        assert_eq!(s, vec![(Duration::from_millis(500), 19)]);
+        assert!((round_sec(&b, 1.0, 0.25) - 1.95).abs() < 1e-9);
+        assert!((round_sec(&base(0), 1.0, 0.25) - 2.5).abs() < 1e-9);
+    }
+
+    #[test]
     fn rounds_stop_at_the_most_worth_running() {
         let s = steps(&base(0), &secs(&[0.5]), Duration::from_secs(3600)).unwrap();
         assert_eq!(s, vec![(Duration::from_millis(500), MAX_ROUNDS)]);
@@ -228,6 +261,7 @@ mod tests {
             biased: None,
             budget_note: None,
             predictions: Vec::new(),
+            method: Method::Rmit,
         };
         let (mde, wall) = predict(&cal(0.01), 10, 1.0, 2).unwrap();
         assert_eq!(wall, 10.0 * 2.0 * 1.25);
@@ -237,5 +271,11 @@ mod tests {
         // Twice the noise, about twice the MDE.
         let (mde2, _) = predict(&cal(0.02), 10, 1.0, 2).unwrap();
         assert!((mde2 / mde - 2.0).abs() < 0.05, "{mde} {mde2}");
+        // A duet calibration: the two variants run at once, half the wall time.
+        let duet = Calibration {
+            method: Method::Duet,
+            ..cal(0.01)
+        };
+        assert_eq!(predict(&duet, 10, 1.0, 2).unwrap(), (mde, 10.0 * 1.25));
     }
 }

@@ -74,6 +74,9 @@ pub struct Options {
     pub durations: Vec<Duration>,
     pub budget: Duration,
     pub target_mde_pct: f64,
+    /// `--method duet`: the A/A rounds run as duets, both copies at once on two CPU
+    /// sets; any other method measures interleaved rounds.
+    pub duet: bool,
 }
 
 /// A calibration ready to run.
@@ -110,6 +113,9 @@ pub fn prepare(o: &Options) -> Result<Setup, CalibrateError> {
     if let Some(m) = &o.metric {
         base.primary_metric = m.clone();
     }
+    if o.duet {
+        as_duet(&mut base, workload)?;
+    }
     let target = target_text(&base)?;
     let steps = super::plan::steps(&base, &o.durations, o.budget)?;
     Ok(Setup {
@@ -122,6 +128,39 @@ pub fn prepare(o: &Options) -> Result<Setup, CalibrateError> {
         budget: o.budget,
         started,
     })
+}
+
+/// Makes the A/A rounds of `base` duets: the baseline's server pinned by the duet (its
+/// own CPU settings dropped, the two copies would share them), checked as a duet file
+/// is, and this machine's CPUs split in two.
+///
+/// # Errors
+/// [`CalibrateError::Invalid`] naming `--method duet`: a target a duet cannot pin (an
+/// address, a cluster), a command workload, or fewer than two CPUs.
+fn as_duet(base: &mut Experiment, workload: usize) -> Result<(), CalibrateError> {
+    base.order = crate::Order::Duet;
+    let mut aa = base.clone();
+    let mut a = base.baseline().clone();
+    a.server_cpus = None;
+    a.client_cpus = None;
+    aa.variants = super::VARIANTS
+        .iter()
+        .map(|n| crate::Variant {
+            name: (*n).to_string(),
+            ..a.clone()
+        })
+        .collect();
+    aa.workloads = vec![base.workloads[workload].clone()];
+    if let Some(v) = base.variants.first_mut() {
+        *v = a;
+    }
+    let allowed = crate::duet::allowed_cpus();
+    super::duet_cpus(&allowed)?;
+    crate::duet::check(&aa)
+        .map_err(|r| invalid(format!("--method duet: {}: {}", r.key, r.message)))?;
+    crate::duet::cpu_sets(&aa, &allowed)
+        .map(|_| ())
+        .map_err(|m| invalid(format!("--method duet: {m}")))
 }
 
 fn invalid(m: impl Into<String>) -> CalibrateError {

@@ -3,7 +3,7 @@
 
 use super::CalibrateError;
 use resplab_results::calibration::{
-    Calibration, Method, StoredCalibration, Validation, VALIDATION_KEY,
+    Calibration, Method, Sought, StoredCalibration, Validation, VALIDATION_KEY,
 };
 use resplab_store::{CalibrationRow, Store};
 use std::path::Path;
@@ -71,17 +71,17 @@ pub fn load(store: &Store, db: &Path, which: &str) -> Result<StoredCalibration, 
     })
 }
 
-/// The newest `--validate` result of `hostname` for `method` and `metric`, with its id,
-/// if one is stored and this build can read it: what a verdict's sensitivity
-/// certificate quotes (error rates measured for another method or metric do not vouch
-/// for this one).
+/// The newest `--validate` result of `hostname` for `sought` (method and stopping rule)
+/// and `metric`, with its id, if one is stored and this build can read it: what a
+/// verdict's sensitivity certificate quotes (error rates measured for another method,
+/// rule or metric do not vouch for this one).
 ///
 /// # Errors
 /// A store failure.
 pub fn newest_validation(
     store: &Store,
     hostname: &str,
-    method: Method,
+    sought: Sought,
     metric: &str,
 ) -> Result<Option<(i64, Validation)>, CalibrateError> {
     let all = store.calibrations()?;
@@ -89,9 +89,27 @@ pub fn newest_validation(
         .into_iter()
         .filter(|r| r.workload_key == VALIDATION_KEY && r.hostname == hostname)
         .filter_map(|r| {
-            let v = serde_json::from_value::<Validation>(r.result).ok()?;
-            (v.method == method && v.metric == metric).then_some((r.created_at_unix_ms, r.id, v))
+            let mut v = serde_json::from_value::<Validation>(r.result).ok()?;
+            with_rule(store, &mut v);
+            (sought.is_met_by(&v) && v.metric == metric).then_some((r.created_at_unix_ms, r.id, v))
         })
         .max_by_key(|(at, id, _)| (*at, *id))
         .map(|(_, id, v)| (id, v)))
+}
+
+/// A validation of runs until decided stored before its rule was kept (schema version
+/// 2) learns it from its own experiments: the rule in the first stored definition that
+/// ran until decided. Rows whose experiments are gone keep the default of their time.
+pub fn with_rule(store: &Store, v: &mut Validation) {
+    if v.method != Method::UntilDecided || v.until_rule.is_some() {
+        return;
+    }
+    v.until_rule = v.experiments.iter().find_map(|name| {
+        let info = store.experiment(name).ok()?;
+        let (_, json) = store.experiment_spec(info.id).ok()?;
+        crate::Experiment::from_json(&json)
+            .ok()?
+            .until_decided
+            .map(|u| u.rule)
+    });
 }

@@ -103,7 +103,16 @@ pub fn plan(o: ValidateOptions) -> Result<ValidatePlan, CalibrateError> {
         .first()
         .map_or(0.25, |d| d.as_secs_f64())
         .min(1.0);
-    let per_exp = |r: u32| f64::from(r) * 2.0 * (trial + 0.2 + GUESS_OVERHEAD_SEC + 0.15);
+    if o.method == Method::Duet {
+        super::duet_cpus(&crate::duet::allowed_cpus())?;
+    }
+    // A duet round runs both trials at once, after a shared start a little ahead.
+    let (in_sequence, lead) = match o.method {
+        Method::Duet => (1.0, crate::duet::START_LEAD.as_secs_f64()),
+        Method::Rmit | Method::UntilDecided => (2.0, 0.0),
+    };
+    let per_exp =
+        |r: u32| f64::from(r) * (in_sequence * (trial + 0.2 + GUESS_OVERHEAD_SEC + 0.15) + lead);
     let spare = o.budget.as_secs_f64() - per_exp(CAL_ROUNDS) - CO_SEC;
     let k = ((spare / (2.0 * per_exp(o.rounds))).floor().max(0.0) as usize).min(o.k);
     // At least 10 experiments per check (or all of a smaller --validate-k).
@@ -199,6 +208,7 @@ pub fn run(
         rounds,
         method,
         metric: metric.to_string(),
+        until_rule: (method == Method::UntilDecided).then(UntilRule::default),
         sd_log_ratio: noise.sd,
         robust_sd_log_ratio: Some(noise.robust),
         predicted_mde_pct: 100.0 * mde.exp_m1(),
@@ -236,8 +246,8 @@ struct NoiseFound {
     mde: f64,
 }
 
-/// The A/A calibration of serve (fixed rounds, whatever the method) and the noise it
-/// found; `None` when stopped.
+/// The A/A calibration of serve (fixed rounds: duet rounds for the duet method,
+/// interleaved ones otherwise) and the noise it found; `None` when stopped.
 fn noise_and_mde(
     stamp: u64,
     seed: u64,
@@ -256,7 +266,10 @@ fn noise_and_mde(
         CAL_ROUNDS,
         seed,
         "",
-        Method::Rmit,
+        match method {
+            Method::Duet => Method::Duet,
+            Method::Rmit | Method::UntilDecided => Method::Rmit,
+        },
     )?
     else {
         return Ok(None);
@@ -305,7 +318,7 @@ impl Judge {
     /// decided stops) or at the last round. `None` when there are too few rounds.
     fn claim(&self, d: &[f64]) -> Option<Claim> {
         match self.method {
-            Method::Rmit => {
+            Method::Rmit | Method::Duet => {
                 let c = paired_from_log_ratios(d, &self.cfg).ok()?;
                 let sign = matches!(c.verdict, Verdict::Better | Verdict::Worse)
                     .then(|| c.effect_pct.signum());
@@ -507,6 +520,7 @@ fn serve_experiment(exe: &str, name: &str, s: &Shape, extra: &str) -> (Experimen
     let (rounds, trial, seed, metric) = (s.rounds, s.trial, s.seed, s.metric);
     let (limits, until_decided) = match s.method {
         Method::Rmit => (format!("rounds = {rounds}"), None),
+        Method::Duet => (format!("rounds = {rounds}\norder = \"duet\""), None),
         Method::UntilDecided => (
             format!("until = \"decided\"\nmax_rounds = {rounds}"),
             Some(UntilDecided {
@@ -534,7 +548,10 @@ fn serve_experiment(exe: &str, name: &str, s: &Shape, extra: &str) -> (Experimen
         name: name.into(),
         rounds,
         warmup: Duration::from_millis(200),
-        order: Order::Rmit,
+        order: match s.method {
+            Method::Duet => Order::Duet,
+            Method::Rmit | Method::UntilDecided => Order::Rmit,
+        },
         seed,
         primary_metric: metric.into(),
         margin: None,
@@ -607,6 +624,7 @@ mod tests {
         for (trial, extra, method, metric) in [
             (0.25, "", Method::Rmit, METRICS[0]),
             (1.0, " --slowdown 1.2345", Method::UntilDecided, METRICS[1]),
+            (0.5, " --slowdown 2", Method::Duet, METRICS[1]),
         ] {
             let shape = Shape {
                 rounds: 10,
@@ -641,6 +659,17 @@ mod tests {
         let p = plan(options(1000, 40)).unwrap();
         assert_eq!((p.k, p.trial_sec), (32, 0.25));
         assert_eq!(plan(options(100_000, 40)).unwrap().k, 40);
+        // A duet round runs both trials at once after a 0.7 s shared start: 10 x 1.45 s
+        // per experiment, (1000 − 29 − 10) / 29 = 33 per check.
+        let duet = plan(ValidateOptions {
+            method: Method::Duet,
+            ..options(1000, 40)
+        });
+        if crate::duet::allowed_cpus().len() >= 2 {
+            assert_eq!(duet.unwrap().k, 33);
+        } else {
+            assert!(duet.unwrap_err().to_string().starts_with("--method duet: "));
+        }
         let e = plan(options(100, 40)).unwrap_err().to_string();
         assert!(
             e.starts_with("--budget 100 s: too short for --validate"),
