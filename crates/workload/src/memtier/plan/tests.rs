@@ -127,7 +127,9 @@ fn connection_options() {
 
 #[test]
 fn default_valued_options_are_accepted_and_the_rest_refused_with_why() {
-    plan("--data-offset 0 --wait-ratio 1:0 --data-size-pattern R --command-stats-breakdown command");
+    plan(
+        "--data-offset 0 --wait-ratio 1:0 --data-size-pattern R --command-stats-breakdown command",
+    );
     for (line, why) in [
         ("--data-import f", "import"),
         ("--statsd-host h", "StatsD"),
