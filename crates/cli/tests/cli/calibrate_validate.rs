@@ -11,30 +11,44 @@ use std::time::Duration;
 /// Longest a `resplab` call may take.
 const LIMIT: Duration = Duration::from_secs(240);
 
+/// `calibrate --validate` of server CPU per request by `method`: K experiments per
+/// check of `rounds` rounds of `trial` trials, within `budget`.
+fn server_cpu_validation(
+    method: &str,
+    k: &str,
+    rounds: &str,
+    trial: &str,
+    budget: &str,
+    seed: &str,
+    db: &std::path::Path,
+) -> Value {
+    crate::common::validation(
+        &[
+            "--method",
+            method,
+            "--metric",
+            "server-cpu",
+            "--validate-k",
+            k,
+            "--validate-rounds",
+            rounds,
+            "--durations",
+            trial,
+            "--budget",
+            budget,
+            "--seed",
+            seed,
+        ],
+        db,
+    )
+}
+
 #[test]
 fn an_until_decided_validation_of_server_cpu_is_kept_per_method_and_metric() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
-    let v = crate::common::validation(
-        &[
-            "--method",
-            "until-decided",
-            "--metric",
-            "server-cpu",
-            "--validate-k",
-            "6",
-            "--validate-rounds",
-            "8",
-            "--durations",
-            "0.2s",
-            "--budget",
-            "4m",
-            "--seed",
-            "5",
-        ],
-        &db,
-    );
+    let v = server_cpu_validation("until-decided", "6", "8", "0.2s", "4m", "5", &db);
     assert_eq!(v["method"], "until-decided", "{v:#}");
     assert_eq!(v["until_rule"], "spending", "{v:#}");
     assert_eq!(v["metric"], "server_cpu_us_per_op", "{v:#}");
@@ -126,25 +140,7 @@ fn a_duet_validation_is_stored_and_quoted_by_duets() {
     let _lane = crate::common::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
-    let v = crate::common::validation(
-        &[
-            "--method",
-            "duet",
-            "--metric",
-            "server-cpu",
-            "--validate-k",
-            "4",
-            "--validate-rounds",
-            "6",
-            "--durations",
-            "0.3s",
-            "--budget",
-            "3m",
-            "--seed",
-            "7",
-        ],
-        &db,
-    );
+    let v = server_cpu_validation("duet", "4", "6", "0.3s", "3m", "7", &db);
     assert_eq!(v["method"], "duet", "{v:#}");
     assert!(v.get("until_rule").is_none(), "{v:#}");
     assert_eq!(v["false_positives"]["k"], 4, "{v:#}");
