@@ -13,6 +13,16 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 /// `calibrate --validate` of server CPU per request by `method`: K experiments per
 /// check of `rounds` rounds of `trial` trials, within `budget`.
+/// What `resplab compare db:NAME` prints of a stored experiment.
+fn compare_stored(name: &str, db: &std::path::Path) -> String {
+    let out = command_within(LIMIT)
+        .args(["compare", &format!("db:{name}"), "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn server_cpu_validation(
     method: &str,
     k: &str,
@@ -79,12 +89,7 @@ fn an_until_decided_validation_of_server_cpu_is_kept_per_method_and_metric() {
         .find(|n| n.contains("-validate-aa-"))
         .expect("an A/A experiment")
         .to_string();
-    let out = command_within(LIMIT)
-        .args(["compare", &format!("db:{aa}"), "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = compare_stored(&aa, &db);
     assert!(
         text.contains("calibrate --validate (until-decided (rule spending) on server_cpu_us_per_op) on this host measured false positives"),
         "{text}"
@@ -161,12 +166,7 @@ fn a_duet_validation_is_stored_and_quoted_by_duets() {
     }
     drop(store);
     let aa = names.iter().find(|n| n.contains("-validate-aa-")).unwrap();
-    let out = command_within(LIMIT)
-        .args(["compare", &format!("db:{aa}"), "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = compare_stored(aa, &db);
     assert!(
         text.contains("calibrate --validate (duet on server_cpu_us_per_op) on this host measured false positives"),
         "{text}"
