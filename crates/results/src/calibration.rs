@@ -195,7 +195,9 @@ pub struct Prediction {
     pub method: Method,
     /// The wall time allowed, seconds.
     pub within_sec: f64,
-    /// The plan of smallest MDE that fits, by the robust noise law; `None` when none fits.
+    /// The plan of smallest MDE that fits, by the noise law of the scale the method's
+    /// verdict is as wide as (robust for fixed and duet rounds, classical for runs until
+    /// decided); `None` when none fits.
     pub plan: Option<PlanRow>,
     /// The MDE the same plan would have by the classical law, percent.
     pub classical_mde_pct: Option<f64>,

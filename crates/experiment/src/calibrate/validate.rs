@@ -11,8 +11,10 @@
 //! first decision) and one metric ([`METRICS`]: throughput, which a slowdown of x lowers
 //! to 1/(1 + x), or server CPU per request, which it raises to 1 + x), and is stored
 //! under both, so each method × metric has its own measured error rates. The predicted
-//! MDE uses the robust scale of the A/A log ratios (`resplab_stats::scale`), as
-//! calibrate's plans do.
+//! MDE uses the scale of the A/A log ratios that the method's verdict is as wide as
+//! ([`super::noise::judged_scale`]), as calibrate's predictions do: the robust scale
+//! (`resplab_stats::scale`) for the rank-based verdict of fixed and duet rounds, the
+//! standard deviation for the mean-based interval of a run until decided.
 
 use super::setup::{shell_join, toml_string};
 use super::{CalibrateError, GUESS_OVERHEAD_SEC, MIN_ROUNDS};
@@ -238,7 +240,7 @@ fn insert(store: &mut Store, v: &Validation) -> Result<i64, CalibrateError> {
 }
 
 /// The A/A noise of this set-up: the standard deviation of its log ratios, their robust
-/// scale, and the MDE the robust scale predicts for the plan's rounds with its method.
+/// scale, and the MDE the method's scale predicts for the plan's rounds.
 struct NoiseFound {
     sd: f64,
     robust: f64,
@@ -279,7 +281,8 @@ fn noise_and_mde(
         .filter(|q| *q > 0.0)
         .unwrap_or(sd);
     let judged = super::noise::judged(method);
-    let Some(mde_pct) = judged.mde_pct(rounds as usize, robust) else {
+    let scale = super::noise::judged_scale(method, sd, robust);
+    let Some(mde_pct) = judged.mde_pct(rounds as usize, scale) else {
         return Err(CalibrateError::Invalid(format!(
             "the A/A calibration of resplab serve gave no usable noise figure (sd {sd}, robust {robust}) for {rounds} rounds {}",
             method.name()
