@@ -1,8 +1,11 @@
 //! `calibrate --validate`: the tool's own error rates, measured against known truth with
-//! `resplab serve` as the server. An A/A calibration of serve gives the noise and the MDE
-//! it predicts for the plan; then K A/A experiments measure the false-positive rate, K
-//! experiments with a known `--slowdown` of the predicted MDE measure the power and the
-//! coverage of the interval, and [`co`](super::co) the coordinated-omission correction.
+//! `resplab serve` as the server. K A/A experiments measure the false-positive rate, and
+//! their rounds, pooled, give the noise of the set-up and the MDE it predicts for the
+//! plan; then K experiments with a known `--slowdown` of the predicted MDE measure the
+//! power and the coverage of the interval, and [`co`](super::co) the
+//! coordinated-omission correction. The noise comes from all K × rounds A/A rounds, not
+//! from a short calibration of its own: the sd of 20 rounds moved between 5.6 % and
+//! 8.2 % from one quiet validation to the next, and the power it predicted with it.
 //! Each rate comes with its Clopper–Pearson interval; false positives pass within
 //! [2 %, 7 %], power within [70 %, 90 %], coverage when its interval holds 95 % (or above).
 //!
@@ -32,8 +35,6 @@ use resplab_store::{NewCalibration, Store, ALL_COMMANDS};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Rounds of the A/A calibration of serve.
-const CAL_ROUNDS: u32 = 20;
 /// Wall time the coordinated-omission check takes.
 const CO_SEC: f64 = 10.0;
 /// The metrics a known slowdown moves by a known amount: throughput (higher is better)
@@ -115,7 +116,7 @@ pub fn plan(o: ValidateOptions) -> Result<ValidatePlan, CalibrateError> {
     };
     let per_exp =
         |r: u32| f64::from(r) * (in_sequence * (trial + 0.2 + GUESS_OVERHEAD_SEC + 0.15) + lead);
-    let spare = o.budget.as_secs_f64() - per_exp(CAL_ROUNDS) - CO_SEC;
+    let spare = o.budget.as_secs_f64() - CO_SEC;
     let k = ((spare / (2.0 * per_exp(o.rounds))).floor().max(0.0) as usize).min(o.k);
     // At least 10 experiments per check (or all of a smaller --validate-k).
     let least = o.k.min(10);
@@ -123,7 +124,7 @@ pub fn plan(o: ValidateOptions) -> Result<ValidatePlan, CalibrateError> {
         return Err(CalibrateError::Invalid(format!(
             "--budget {}: too short for --validate: it needs about {} for {least} experiments per check of {} rounds x {} trials (more with --validate-k {})",
             secs_text(o.budget.as_secs_f64()),
-            secs_text(per_exp(CAL_ROUNDS) + CO_SEC + 2.0 * least as f64 * per_exp(o.rounds)),
+            secs_text(CO_SEC + 2.0 * least as f64 * per_exp(o.rounds)),
             o.rounds,
             secs_text(trial),
             o.k
@@ -168,25 +169,35 @@ pub fn run(
         names.push(name);
         Ok::<_, CalibrateError>(d)
     };
-    // 1. The noise of this set-up, and the MDE it predicts for the plan.
-    let Some(noise) = noise_and_mde(stamp, seed, p, &mut run_one, say)? else {
+    let throughput = metric == METRICS[0];
+    let direction = match throughput {
+        true => Direction::HigherIsBetter,
+        false => Direction::LowerIsBetter,
+    };
+    let judge = Judge {
+        method,
+        cfg: CompareConfig::new(direction),
+    };
+    // 1. False positives: A/A, judged as the method judges.
+    let Some((fp, aa)) = false_positives_of(k, rounds, seed, stamp, &judge, &mut run_one, say)?
+    else {
         return Ok(None);
     };
+    // 2. The noise of this set-up, from the A/A rounds, and the MDE it predicts.
+    let noise = noise_and_mde(&aa, p)?;
+    say(format!(
+        "noise of the {} A/A rounds: sd {:.2}%, robust {:.2}%; predicted MDE {:.2}%",
+        aa.iter().map(Vec::len).sum::<usize>(),
+        100.0 * noise.sd,
+        100.0 * noise.robust,
+        100.0 * noise.mde.exp_m1()
+    ));
     let mde = noise.mde;
     // A slowdown of x = e^MDE − 1 lowers throughput to 1/(1 + x) and raises the CPU per
     // request to 1 + x: the true effect is ∓MDE on the log scale.
     let slowdown_pct = 100.0 * mde.exp_m1();
-    let (true_log, direction) = match metric == METRICS[0] {
-        true => (-mde, Direction::HigherIsBetter),
-        false => (mde, Direction::LowerIsBetter),
-    };
+    let true_log = if throughput { -mde } else { mde };
     let true_effect_pct = 100.0 * true_log.exp_m1();
-    let cfg = CompareConfig::new(direction);
-    let judge = Judge { method, cfg };
-    // 2. False positives: A/A.
-    let Some(fp) = false_positives_of(k, rounds, seed, stamp, &judge, &mut run_one, say)? else {
-        return Ok(None);
-    };
     // 3. Power and coverage at the predicted MDE.
     let series = PowerSeries {
         k,
@@ -248,51 +259,46 @@ struct NoiseFound {
     mde: f64,
 }
 
-/// The A/A calibration of serve (fixed rounds: duet rounds for the duet method,
-/// interleaved ones otherwise) and the noise it found; `None` when stopped.
-fn noise_and_mde(
-    stamp: u64,
-    seed: u64,
-    p: &ValidatePlan,
-    run_one: &mut RunOne<'_>,
-    say: &mut dyn FnMut(String),
-) -> Result<Option<NoiseFound>, CalibrateError> {
+/// The noise of the A/A experiments' per-round log ratios `aa` (one list per
+/// experiment), each experiment taken about its own centre so that only the spread an
+/// experiment's interval sees is counted: the pooled within-experiment standard
+/// deviation, the robust scale (Qn) of the rounds less their experiment's median, and
+/// the MDE the method's scale of the two predicts for the plan.
+///
+/// # Errors
+/// No usable noise figure (too few rounds).
+fn noise_and_mde(aa: &[Vec<f64>], p: &ValidatePlan) -> Result<NoiseFound, CalibrateError> {
     let (rounds, method) = (p.options.rounds, p.options.method);
-    say(format!(
-        "noise: A/A of resplab serve, {CAL_ROUNDS} rounds x {} trials, {}",
-        secs_text(p.trial_sec),
-        p.options.metric
-    ));
-    let Some(d) = run_one(
-        format!("calibrate-{stamp}-validate-noise"),
-        CAL_ROUNDS,
-        seed,
-        "",
-        match method {
-            Method::Duet => Method::Duet,
-            Method::Rmit | Method::UntilDecided => Method::Rmit,
-        },
-    )?
-    else {
-        return Ok(None);
+    let (mut ss, mut df) = (0.0, 0usize);
+    let mut centred = Vec::new();
+    for d in aa.iter().filter(|d| d.len() >= 2) {
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        ss += d.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        df += d.len() - 1;
+        let median = resplab_stats::describe::median(d).ok().unwrap_or(mean);
+        centred.extend(d.iter().map(|x| x - median));
+    }
+    let sd = if df > 0 {
+        (ss / df as f64).sqrt()
+    } else {
+        f64::NAN
     };
-    let sd = budget::sd(&d).unwrap_or(f64::NAN);
-    let robust = resplab_stats::scale::qn(&d)
+    let robust = resplab_stats::scale::qn(&centred)
         .filter(|q| *q > 0.0)
         .unwrap_or(sd);
-    let judged = super::noise::judged(method);
     let scale = super::noise::judged_scale(method, sd, robust);
+    let judged = super::noise::judged(method);
     let Some(mde_pct) = judged.mde_pct(rounds as usize, scale) else {
         return Err(CalibrateError::Invalid(format!(
-            "the A/A calibration of resplab serve gave no usable noise figure (sd {sd}, robust {robust}) for {rounds} rounds {}",
+            "the A/A experiments of resplab serve gave no usable noise figure (sd {sd}, robust {robust}) for {rounds} rounds {}",
             method.name()
         )));
     };
-    Ok(Some(NoiseFound {
+    Ok(NoiseFound {
         sd,
         robust,
         mde: (mde_pct / 100.0).ln_1p(),
-    }))
+    })
 }
 
 /// Runs one experiment of the validation: its name, rounds, seed, the extra flags of
@@ -354,7 +360,11 @@ impl Judge {
     }
 }
 
-/// How many of `k` A/A experiments claimed a difference; `None` when stopped.
+/// The per-round log ratios of each A/A experiment, in run order.
+type AaRounds = Vec<Vec<f64>>;
+
+/// How many of `k` A/A experiments claimed a difference, and each one's per-round log
+/// ratios; `None` when stopped.
 fn false_positives_of(
     k: usize,
     rounds: u32,
@@ -363,8 +373,9 @@ fn false_positives_of(
     judge: &Judge,
     run_one: &mut RunOne<'_>,
     say: &mut dyn FnMut(String),
-) -> Result<Option<usize>, CalibrateError> {
+) -> Result<Option<(usize, AaRounds)>, CalibrateError> {
     let mut fp = 0;
+    let mut rounds_seen = Vec::with_capacity(k);
     for i in 0..k {
         let name = format!("calibrate-{stamp}-validate-aa-{i}");
         let seed = seed.wrapping_add(1 + i as u64);
@@ -374,12 +385,13 @@ fn false_positives_of(
         if judge.claim(&d).is_some_and(|c| c.sign.is_some()) {
             fp += 1;
         }
+        rounds_seen.push(d);
         say(format!(
             "false positives: {}/{k} experiments, {fp} claimed a difference",
             i + 1
         ));
     }
-    Ok(Some(fp))
+    Ok(Some((fp, rounds_seen)))
 }
 
 /// The power experiments: `k` of them with the server slowed by `slowdown_pct`.
@@ -655,21 +667,55 @@ mod tests {
         }
     }
 
+    /// The noise of the A/A rounds is the spread within each experiment: an offset
+    /// between experiments does not count, one wild round moves the robust scale little
+    /// and the sd much, and each method is predicted by the scale its verdict follows.
+    #[test]
+    fn the_noise_is_the_spread_within_the_aa_experiments() {
+        let spread = [-0.02, 0.01, 0.0, 0.03, -0.01, 0.02, -0.03, 0.0, 0.01, -0.01];
+        let aa: AaRounds = (0..20)
+            .map(|i| spread.iter().map(|x| x + 0.05 * f64::from(i % 3)).collect())
+            .collect();
+        let p = plan(options(100_000, 40)).unwrap();
+        let calm = noise_and_mde(&aa, &p).unwrap();
+        let sd = budget::sd(&spread).unwrap();
+        assert!((calm.sd - sd).abs() < 1e-12, "{} {sd}", calm.sd);
+        let mut wild = aa.clone();
+        wild[3][4] = 0.6;
+        let w = noise_and_mde(&wild, &p).unwrap();
+        assert!(w.sd > 1.5 * calm.sd, "{} {}", w.sd, calm.sd);
+        assert!(
+            (w.robust / calm.robust - 1.0).abs() < 0.1,
+            "{} {}",
+            w.robust,
+            calm.robust
+        );
+        // Fixed rounds: the robust scale; until decided: the sd, and a wider MDE.
+        let until = plan(ValidateOptions {
+            method: Method::UntilDecided,
+            ..options(100_000, 40)
+        })
+        .unwrap();
+        let u = noise_and_mde(&wild, &until).unwrap();
+        assert!(u.mde > 1.3 * w.mde, "{} {}", u.mde, w.mde);
+        assert!(noise_and_mde(&[vec![0.1]], &p).is_err());
+    }
+
     #[test]
     fn the_checks_take_what_the_budget_holds() {
-        // Per experiment of 10 rounds: 10 x 2 x 0.75 s = 15 s; the calibration 30 s and
-        // the CO check 10 s come first.
+        // Per experiment of 10 rounds: 10 x 2 x 0.75 s = 15 s, 30 s a pair of checks,
+        // after the CO check's 10 s: (1000 − 10) / 30 = 33.
         let p = plan(options(1000, 40)).unwrap();
-        assert_eq!((p.k, p.trial_sec), (32, 0.25));
+        assert_eq!((p.k, p.trial_sec), (33, 0.25));
         assert_eq!(plan(options(100_000, 40)).unwrap().k, 40);
         // A duet round runs both trials at once after a 0.7 s shared start: 10 x 1.45 s
-        // per experiment, (1000 − 29 − 10) / 29 = 33 per check.
+        // per experiment, (1000 − 10) / 29 = 34 per check.
         let duet = plan(ValidateOptions {
             method: Method::Duet,
             ..options(1000, 40)
         });
         if crate::duet::allowed_cpus().len() >= 2 {
-            assert_eq!(duet.unwrap().k, 33);
+            assert_eq!(duet.unwrap().k, 34);
         } else {
             assert!(duet.unwrap_err().to_string().starts_with("--method duet: "));
         }
