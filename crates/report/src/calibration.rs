@@ -296,7 +296,9 @@ fn noise_section(o: &mut String, c: &Calibration) {
         );
     }
     if c.noise_a.is_finite() {
-        let scale = if c.schema_version >= 2 {
+        let scale = if c.schema_version >= 4 {
+            "robust scale (sd without outliers)"
+        } else if c.schema_version >= 2 {
             "robust scale (Qn)"
         } else {
             "sd(ratio)"

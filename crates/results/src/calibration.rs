@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 /// ratio (Qn), no longer to its standard deviation; predictions per method and the
 /// validation's method and metric were added. Version 3: the duet method (a calibration
 /// says which method's noise it measured), and a validation of runs until decided keeps
-/// its stopping rule.
-pub const CALIBRATION_SCHEMA_VERSION: u32 = 3;
+/// its stopping rule. Version 4: the robust scale is the standard deviation of the
+/// rounds that are not outliers (`resplab_stats::scale::clipped_sd`), no longer Qn, and
+/// predictions of runs until decided follow the classical law.
+pub const CALIBRATION_SCHEMA_VERSION: u32 = 4;
 
 /// The `workload_key` under which `--validate` results are stored in the calibrations
 /// table: no workload's fingerprint, so no experiment takes one for its noise.
@@ -44,9 +46,11 @@ pub struct Noise {
     pub cv_b_pct: Option<f64>,
     /// Standard deviation of the per-round log ratio.
     pub sd_log_ratio: Option<f64>,
-    /// Its robust scale (Rousseeuw and Croux's Qn, `resplab_stats::scale`): what the
-    /// noise law and every prediction use, so that one outlying round does not inflate
-    /// them. Absent in rows stored before schema version 2.
+    /// Its robust scale: from schema version 4 the standard deviation of the rounds that
+    /// are not outliers (`resplab_stats::scale::clipped_sd`), in versions 2 and 3
+    /// Rousseeuw and Croux's Qn. What the noise law and the predictions of fixed and duet
+    /// rounds use, so that one outlying round does not inflate them. Absent in rows stored
+    /// before schema version 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robust_sd_log_ratio: Option<f64>,
     /// Lag-1 autocorrelation of the per-round log ratios (rounds in order) and of each
