@@ -297,7 +297,7 @@ fn noise_section(o: &mut String, c: &Calibration) {
     }
     if c.noise_a.is_finite() {
         let scale = if c.schema_version >= 4 {
-            "robust scale (sd without outliers)"
+            "robust scale (sd without wild rounds)"
         } else if c.schema_version >= 2 {
             "robust scale (Qn)"
         } else {

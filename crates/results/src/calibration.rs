@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// validation's method and metric were added. Version 3: the duet method (a calibration
 /// says which method's noise it measured), and a validation of runs until decided keeps
 /// its stopping rule. Version 4: the robust scale is the standard deviation of the
-/// rounds that are not outliers (`resplab_stats::scale::clipped_sd`), no longer Qn, and
+/// rounds that are not wild (`resplab_stats::scale::clipped_sd`), no longer Qn, and
 /// predictions of runs until decided follow the classical law.
 pub const CALIBRATION_SCHEMA_VERSION: u32 = 4;
 
@@ -47,7 +47,7 @@ pub struct Noise {
     /// Standard deviation of the per-round log ratio.
     pub sd_log_ratio: Option<f64>,
     /// Its robust scale: from schema version 4 the standard deviation of the rounds that
-    /// are not outliers (`resplab_stats::scale::clipped_sd`), in versions 2 and 3
+    /// are not wild (`resplab_stats::scale::clipped_sd`), in versions 2 and 3
     /// Rousseeuw and Croux's Qn. What the noise law and the predictions of fixed and duet
     /// rounds use, so that one outlying round does not inflate them. Absent in rows stored
     /// before schema version 2.

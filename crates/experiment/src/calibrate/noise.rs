@@ -6,7 +6,7 @@
 //! that should not be there.
 //!
 //! The noise of a length is the robust scale of its per-round log ratios (the standard
-//! deviation of the rounds that are not outliers, `resplab_stats::scale::clipped_sd`),
+//! deviation of the rounds that are not wild, `resplab_stats::scale::clipped_sd`),
 //! and the law, the table and the predictions of fixed and duet rounds follow it: one
 //! round that a neighbour's burst threw far out would otherwise inflate the standard
 //! deviation, and with it every MDE and budget. A run until decided is predicted by the
@@ -111,10 +111,7 @@ pub fn noise_of(counted: &[(String, u32, f64)], rounds: u32, direction: Directio
         cv_a_pct: budget::cv(&va).map(|c| 100.0 * c),
         cv_b_pct: budget::cv(&vb).map(|c| 100.0 * c),
         sd_log_ratio: budget::sd(&d),
-        robust_sd_log_ratio: resplab_stats::scale::clipped_sd(
-            &d,
-            resplab_stats::scale::OUTLIER_SDS,
-        ),
+        robust_sd_log_ratio: resplab_stats::scale::clipped_sd(&d, resplab_stats::scale::WILD_SDS),
         lag1_ratio: budget::lag1_autocorrelation(&d),
         lag1_a: budget::lag1_autocorrelation(&va),
         lag1_b: budget::lag1_autocorrelation(&vb),

@@ -262,7 +262,7 @@ struct NoiseFound {
 /// The noise of the A/A experiments' per-round log ratios `aa` (one list per
 /// experiment), each experiment taken about its own centre so that only the spread an
 /// experiment's interval sees is counted: the pooled within-experiment standard
-/// deviation, the robust scale (the sd without outliers, [`resplab_stats::scale::clipped_sd`])
+/// deviation, the robust scale (the sd without wild rounds, [`resplab_stats::scale::clipped_sd`])
 /// of the rounds less their experiment's median, and
 /// the MDE the method's scale of the two predicts for the plan.
 ///
@@ -284,7 +284,7 @@ fn noise_and_mde(aa: &[Vec<f64>], p: &ValidatePlan) -> Result<NoiseFound, Calibr
     } else {
         f64::NAN
     };
-    let robust = resplab_stats::scale::clipped_sd(&centred, resplab_stats::scale::OUTLIER_SDS)
+    let robust = resplab_stats::scale::clipped_sd(&centred, resplab_stats::scale::WILD_SDS)
         .filter(|q| *q > 0.0)
         .unwrap_or(sd);
     let scale = super::noise::judged_scale(method, sd, robust);
