@@ -33,10 +33,11 @@
 //! experiments of 10 rounds had a pooled sd of 10.3 % and a Qn of 7.3 %, and an effect of
 //! the MDE Qn predicted was found in 17 of 40 experiments, not 32 (BENCHMARKS.md §35).
 //! Cutting at the 3.5 robust standard deviations that name outlier rounds does not help:
-//! 6–12 % of those rounds lay beyond it, part of the tail, not bursts. In 1,600 rounds of
-//! four quiet validations none lay beyond 10; a neighbour's burst that throws one round
-//! of a 2 % spread to a ratio of 1.6 lies beyond 20. The clipped sd drops such a round,
-//! as Qn does, and keeps the tails, as the standard deviation does: the noise law and
+//! 3–12 % of those rounds lay beyond it, part of the tail, not bursts. In the 1,673 A/A
+//! rounds of four quiet validations none lay beyond 10; a neighbour's burst that throws
+//! one round of a 2 % spread to a ratio of 1.6 lies beyond 20. The clipped sd drops such
+//! a round, as Qn does, and keeps the tails, as the standard deviation does: the noise
+//! law and
 //! the predictions of fixed and duet rounds use it.
 
 use crate::dist::normal_quantile;
