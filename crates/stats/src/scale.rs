@@ -37,8 +37,7 @@
 //! rounds of four quiet validations none lay beyond 10; a neighbour's burst that throws
 //! one round of a 2 % spread to a ratio of 1.6 lies beyond 20. The clipped sd drops such
 //! a round, as Qn does, and keeps the tails, as the standard deviation does: the noise
-//! law and
-//! the predictions of fixed and duet rounds use it.
+//! law and the predictions of fixed and duet rounds use it.
 
 use crate::dist::normal_quantile;
 use crate::select::kth_difference;
