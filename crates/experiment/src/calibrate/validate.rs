@@ -170,14 +170,7 @@ pub fn run(
         Ok::<_, CalibrateError>(d)
     };
     let throughput = metric == METRICS[0];
-    let direction = match throughput {
-        true => Direction::HigherIsBetter,
-        false => Direction::LowerIsBetter,
-    };
-    let judge = Judge {
-        method,
-        cfg: CompareConfig::new(direction),
-    };
+    let judge = Judge::of(method, throughput);
     // 1. False positives: A/A, judged as the method judges.
     let Some((fp, aa)) = false_positives_of(k, rounds, seed, stamp, &judge, &mut run_one, say)?
     else {
@@ -185,13 +178,7 @@ pub fn run(
     };
     // 2. The noise of this set-up, from the A/A rounds, and the MDE it predicts.
     let noise = noise_and_mde(&aa, p)?;
-    say(format!(
-        "noise of the {} A/A rounds: sd {:.2}%, robust {:.2}%; predicted MDE {:.2}%",
-        aa.iter().map(Vec::len).sum::<usize>(),
-        100.0 * noise.sd,
-        100.0 * noise.robust,
-        100.0 * noise.mde.exp_m1()
-    ));
+    say(noise.line(aa.iter().map(Vec::len).sum()));
     let mde = noise.mde;
     // A slowdown of x = e^MDE − 1 lowers throughput to 1/(1 + x) and raises the CPU per
     // request to 1 + x: the true effect is ∓MDE on the log scale.
@@ -259,6 +246,18 @@ struct NoiseFound {
     mde: f64,
 }
 
+impl NoiseFound {
+    /// The progress line of the noise found in `rounds` A/A rounds.
+    fn line(&self, rounds: usize) -> String {
+        format!(
+            "noise of the {rounds} A/A rounds: sd {:.2}%, robust {:.2}%; predicted MDE {:.2}%",
+            100.0 * self.sd,
+            100.0 * self.robust,
+            100.0 * self.mde.exp_m1()
+        )
+    }
+}
+
 /// The noise of the A/A experiments' per-round log ratios `aa` (one list per
 /// experiment), each experiment taken about its own centre so that only the spread an
 /// experiment's interval sees is counted: the pooled within-experiment standard
@@ -323,6 +322,18 @@ struct Claim {
 }
 
 impl Judge {
+    /// The judge of `method` for throughput (higher is better) or server CPU per request.
+    fn of(method: Method, throughput: bool) -> Judge {
+        let direction = match throughput {
+            true => Direction::HigherIsBetter,
+            false => Direction::LowerIsBetter,
+        };
+        Judge {
+            method,
+            cfg: CompareConfig::new(direction),
+        }
+    }
+
     /// The claim of per-round log ratios `d` (in round order): the paired verdict of all
     /// of them, or the confidence sequence at its first decision (where a run until
     /// decided stops) or at the last round. `None` when there are too few rounds.
