@@ -6,6 +6,7 @@
 //! it, and its CPU time can be read) and so that quoting mistakes are reported with the
 //! offending command instead of surfacing as a confusing start-up failure.
 
+pub use resplab_engine::words::{parse_duration, seconds};
 use std::time::Duration;
 
 /// Splits a command line into words the way a POSIX shell would for the simple cases:
@@ -133,40 +134,6 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
         )),
         d => Ok(d),
     }
-}
-
-/// Parses `"500ms"`, `"5s"`, `"1.5s"`, `"2m"`, `"1h"`, `"250us"` or a bare number of
-/// seconds.
-///
-/// # Errors
-/// A message naming the text and the accepted forms.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        format!("expected a duration such as \"500ms\", \"5s\" or \"2m\", found \"{text}\"")
-    })?;
-    let scale = match unit.trim() {
-        "" | "s" | "sec" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown duration unit \"{other}\" in \"{text}\"; use us, ms, s, m or h"
-            ))
-        }
-    };
-    seconds(value * scale).ok_or_else(|| format!("duration \"{text}\" is out of range"))
-}
-
-/// A non-negative finite number of seconds as a [`Duration`].
-pub fn seconds(value: f64) -> Option<Duration> {
-    (value.is_finite() && (0.0..=1e9).contains(&value)).then(|| Duration::from_secs_f64(value))
 }
 
 /// Checks a `taskset -c` CPU list such as `"0"`, `"0-3"`, `"0,2,4-5"` and returns the

@@ -29,14 +29,14 @@ use std::process::ExitCode;
 /// be written (exit code 2).
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let words = resplab_workload::memtier::hint::BenchWords {
-        threads: &args.threads,
-        clients: &args.clients,
-        tests: args.workload.tests.as_deref(),
+        threads: &args.words.threads,
+        clients: &args.words.clients,
+        tests: args.words.workload.tests.as_deref(),
     };
     if let Some(hint) = resplab_workload::memtier::hint::bench_hint(words) {
         eprintln!("resplab: warning: {hint}");
     }
-    let (plan, max_error_pct) = args.resolve()?;
+    let plan = args.words.resolve()?;
     let workload = plan.workload()?;
     // Every output file is opened now, before the first request: a bad path must not
     // cost a whole run.
@@ -63,7 +63,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             None
         }
         None => {
-            let server = Throwaway::start(args.server_bin.as_deref(), config.clients)?;
+            let server = Throwaway::start(args.words.server_bin.as_deref(), config.clients)?;
             eprintln!("resplab: {}", server.started());
             config.target = server.target();
             Some(server)
@@ -89,7 +89,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     plan.complete(&mut record, &config);
     write_outputs(&record, &tests, &args, files)?;
     let code = exit_code(&record.end);
-    match max_error_pct {
+    match plan.max_error_pct {
         Some(max) if code == ExitCode::SUCCESS => Ok(error_gate(&record, max)),
         _ => Ok(code),
     }

@@ -3,15 +3,12 @@
 //! `resplab_experiment::bisect`'s; this file prints its events and its outcome (text or
 //! JSON) in `resplab_report::bisect`'s words.
 
-use crate::args::DbArg;
-use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use resplab_engine::StopToken;
 use resplab_experiment::bisect::build::Built;
-use resplab_experiment::bisect::{self, BisectError, BisectEvent, BisectSpec, Conclusion};
+use resplab_experiment::bisect::{self, BisectError, BisectEvent, Conclusion};
 use resplab_report::bisect as text;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Find the commit between a good and a bad one that changed the server's performance.
@@ -21,41 +18,8 @@ use std::process::ExitCode;
     after_help = "Each commit is checked out in its own worktree under the cache and built once; its server is the --server template with {src} set to that worktree. Good against bad is measured first, run until decided; then each candidate against good, until decided or --max-rounds. Rerunning the same command continues an interrupted bisect and reuses every measured pair (docs/bisect.md).\n\nExit codes: 0 the change was found (one commit, a range, or several steps); 1 good and bad are not decided different, so there is nothing to look for; 2 bad input or a failed run (what was measured stays stored)."
 )]
 pub struct BisectArgs {
-    /// The git repository (no uncommitted changes to tracked files).
-    #[arg(long, value_name = "DIR")]
-    pub repo: PathBuf,
-    /// A commit with the old performance.
-    #[arg(long, value_name = "REV")]
-    pub good: String,
-    /// A later commit with the new performance.
-    #[arg(long, value_name = "REV")]
-    pub bad: String,
-    /// Shell command that builds a commit, run in its worktree ({src}).
-    #[arg(long, value_name = "CMD")]
-    pub build: String,
-    /// Server command: {port} (required), {dir} (a fresh directory), {src} (the worktree).
-    #[arg(long, value_name = "CMD")]
-    pub server: String,
-    /// The workload: redis-benchmark tests (e.g. `get` or `set,get`).
-    #[arg(long, value_name = "TESTS")]
-    pub workload: Option<String>,
-    /// The workload, budgets and metric of an experiment file (its variants are replaced).
-    #[arg(long, value_name = "FILE")]
-    pub experiment: Option<PathBuf>,
     #[command(flatten)]
-    pub db: DbArg,
-    /// Worktrees and build results (default: DB's folder, `<db name>-bisect`).
-    #[arg(long, value_name = "DIR")]
-    pub cache: Option<PathBuf>,
-    /// Most rounds of each measured pair.
-    #[arg(long, value_name = "N", default_value_t = 30)]
-    pub max_rounds: u32,
-    /// Equivalence margin in percent (good against bad is decided equivalent inside it).
-    #[arg(long, value_name = "PCT")]
-    pub margin: Option<String>,
-    /// Measured time of each test phase of a trial (e.g. 1s).
-    #[arg(long, value_name = "DUR")]
-    pub test_time: Option<String>,
+    pub given: bisect::flags::Given,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Print only the outcome (no line per trial).
@@ -76,12 +40,11 @@ pub enum Format {
 /// A store that does not open (exit code 2); everything else is a one-line message and
 /// an exit code here.
 pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
-    let spec = match spec(&a) {
+    let spec = match bisect::flags::spec(a.given.clone()) {
         Ok(s) => s,
         Err(e) => return Ok(fail(&e)),
     };
-    let mut store = resplab_store::Store::open(&a.db.db)
-        .with_context(|| format!("opening the result store {}", a.db.db.display()))?;
+    let mut store = crate::args::open_store(&a.given.db)?;
     let stop = StopToken::new();
     {
         let stop = stop.clone();
@@ -111,23 +74,6 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
 fn fail(e: &BisectError) -> ExitCode {
     eprintln!("resplab: {e}");
     ExitCode::from(2)
-}
-
-fn spec(a: &BisectArgs) -> Result<BisectSpec, BisectError> {
-    bisect::flags::spec(bisect::flags::Given {
-        repo: a.repo.clone(),
-        good: a.good.clone(),
-        bad: a.bad.clone(),
-        build: a.build.clone(),
-        server: a.server.clone(),
-        workload: a.workload.clone(),
-        experiment: a.experiment.clone(),
-        db: a.db.db.clone(),
-        cache: a.cache.clone(),
-        max_rounds: a.max_rounds,
-        margin: a.margin.clone(),
-        test_time: a.test_time.clone(),
-    })
 }
 
 /// Progress on standard error: builds, pairs, trials, tested commits.

@@ -20,11 +20,12 @@
 //! reuse one argument buffer and make none after warm-up (checked by watching its
 //! capacity), the allocating decoder counts each vector it creates.
 
-use crate::args::WorkloadArgs;
 use crate::output::write_stdout;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
+use resplab_engine::words::bench::BenchWords;
+use resplab_engine::words::workload::WorkloadWords;
 use resplab_proto::lab::bench::{
     bench_jobs, bench_rows, bench_schedule, bench_table, measure, BenchSamples, Clocks, Sample,
 };
@@ -113,7 +114,7 @@ struct SizeArgs {
     /// `resplab bench`'s workload flags, with the same meaning: without --file or
     /// --workload, `proto size` generates the requests `bench` would send.
     #[command(flatten)]
-    bench: WorkloadArgs,
+    bench: WorkloadWords,
 }
 
 #[derive(Debug, Args)]
@@ -188,11 +189,12 @@ fn convert(a: ConvertArgs) -> Result<ExitCode> {
 }
 
 fn size(a: SizeArgs) -> Result<ExitCode> {
-    let mut words = a.bench.words();
-    words.seed.clone_from(&a.seed);
-    let bench_flag = words
-        .first_workload_flag()
-        .or(a.seed.as_ref().map(|_| "--seed"));
+    let words = BenchWords {
+        workload: a.bench.clone(),
+        seed: a.seed.clone(),
+        ..BenchWords::default()
+    };
+    let bench_flag = a.bench.first_given().or(a.seed.as_ref().map(|_| "--seed"));
     let cmds = match size_commands(&a, bench_flag, &words) {
         Ok(c) => c,
         Err(message) => {
@@ -216,7 +218,7 @@ fn size(a: SizeArgs) -> Result<ExitCode> {
 fn size_commands(
     a: &SizeArgs,
     bench_flag: Option<&str>,
-    words: &resplab_engine::words::bench::BenchWords,
+    words: &BenchWords,
 ) -> std::result::Result<Vec<SizedCommand>, String> {
     if let (Some(flag), true) = (bench_flag, a.file.is_some() || a.workload.is_some()) {
         return Err(format!(

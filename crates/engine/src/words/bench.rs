@@ -4,7 +4,7 @@
 
 use super::connect::resolve_connection;
 use super::load::{resolve_load, resolve_start};
-use super::workload::{resolve_workload, spec_from_base64};
+use super::workload::{resolve_workload, spec_from_base64, WorkloadWords};
 use super::WordsError;
 use crate::{RunConfig, Target};
 use resplab_results::ShardInfo;
@@ -12,112 +12,173 @@ use resplab_workload::WorkloadSpec;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The words of one load run as the user gave them: each field is the flag of the same
-/// name, its text unparsed (`None`, `false` or empty: not given). The default gives
-/// none of them, not the command line's defaults.
-#[derive(Debug, Clone, Default)]
+/// The words of one load run as the user gave them, and `resplab bench`'s flags: each
+/// field is the flag of the same name, its text unparsed (`None`, `false` or empty: not
+/// given). The default gives none of them, not the command line's defaults.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct BenchWords {
-    /// `-h/--host`.
+    // ---- target ----
+    /// Server host name or address. With no target at all, a throwaway redis-server is
+    /// started on a free loopback port.
+    #[arg(short = 'h', long, help_heading = "Target")]
     pub host: Option<String>,
-    /// `-p/--port`.
+    /// Server port (1-65535).
+    #[arg(short = 'p', long, help_heading = "Target")]
     pub port: Option<String>,
-    /// `-s/--socket`.
+    /// Unix socket path (overrides host and port).
+    #[arg(short = 's', long, help_heading = "Target")]
     pub socket: Option<PathBuf>,
-    /// `-u/--uri`.
+    /// Server URI: redis://[user[:password]@]host[:port][/db], or rediss://… for TLS.
+    #[arg(short = 'u', long, help_heading = "Target")]
     pub uri: Option<String>,
-    /// `-a/--password`.
+    /// Password for AUTH (also read from REDISCLI_AUTH). Never printed or stored.
+    #[arg(
+        short = 'a',
+        long,
+        env = "REDISCLI_AUTH",
+        hide_env_values = true,
+        help_heading = "Target"
+    )]
     pub password: Option<String>,
-    /// `--user`.
+    /// ACL user name for AUTH.
+    #[arg(long, help_heading = "Target")]
     pub user: Option<String>,
-    /// `--select`.
+    /// Database number to SELECT (alias --dbnum).
+    #[arg(long, alias = "dbnum", help_heading = "Target")]
     pub select: Option<String>,
-    /// `--resp`.
+    /// Protocol version: 2, or 3 (negotiated with HELLO 3).
+    #[arg(long, default_value = "2", help_heading = "Target")]
     pub resp: String,
-    /// `--protocol`.
+    /// Wire protocol: resp, or respb (the binary encoding, to a RESPB port such as
+    /// `resplab serve --respb-port`; RESP2 set-up, no TLS, no cluster mode).
+    #[arg(
+        long,
+        default_value = "resp",
+        value_name = "resp|respb",
+        help_heading = "Target"
+    )]
     pub protocol: String,
-    /// `--tls`.
+    // ---- TLS ----
+    /// Connect with TLS (also implied by rediss://). The server's certificate is verified
+    /// against --cacert/--cacertdir, or the system's CA certificates.
+    #[arg(long, help_heading = "TLS")]
     pub tls: bool,
-    /// `--cacert`.
+    /// PEM file of CA certificates to trust.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
     pub cacert: Option<PathBuf>,
-    /// `--cacertdir`.
+    /// Folder of PEM CA certificates to trust.
+    #[arg(long, value_name = "DIR", help_heading = "TLS")]
     pub cacertdir: Option<PathBuf>,
-    /// `--cert`.
+    /// Client certificate (PEM) for mutual TLS; needs --key.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
     pub cert: Option<PathBuf>,
-    /// `--key`.
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
     pub key: Option<PathBuf>,
-    /// `--sni`.
+    /// Server name to send and verify (default: the host).
+    #[arg(long, value_name = "NAME", help_heading = "TLS")]
     pub sni: Option<String>,
-    /// `--insecure`.
+    /// Accept any server certificate (no verification). Said in the output and stored in
+    /// the result.
+    #[arg(long, help_heading = "TLS")]
     pub insecure: bool,
-    /// `--tls-protocols`.
+    /// TLS versions to offer, comma-separated: TLSv1.2, TLSv1.3 (default both).
+    #[arg(long, value_name = "LIST", help_heading = "TLS")]
     pub tls_protocols: Option<String>,
-    /// `--tls-ciphersuites`.
+    /// TLS cipher suites to offer, comma-separated rustls names (e.g.
+    /// TLS13_AES_128_GCM_SHA256).
+    #[arg(long, value_name = "LIST", help_heading = "TLS")]
     pub tls_ciphersuites: Option<String>,
-    /// `--cluster`.
+
+    // ---- cluster ----
+    /// The target is a Redis Cluster node (alias --cluster-mode): read the topology
+    /// (CLUSTER SHARDS, or CLUSTER SLOTS), send each request to the master of its key's
+    /// slot, follow MOVED and ASK. Each of the -c clients connects to every master, so
+    /// every master has -c connections. Without this flag a target that says
+    /// cluster_enabled:1 is run in cluster mode anyway; with it, one that does not is
+    /// an error.
+    #[arg(long, alias = "cluster-mode", help_heading = "Cluster")]
     pub cluster: bool,
-    /// `--read-from-replicas`.
+    /// Cluster: send read-only commands (GET, MGET, LRANGE, …) to replicas after
+    /// READONLY, each client to one replica of the key's master.
+    #[arg(long, help_heading = "Cluster")]
     pub read_from_replicas: bool,
-    /// `--server-bin`: only checked here (it cannot go with a target).
+    /// Cluster: wait up to DURATION (500ms, 5s, 1m) for every master to say
+    /// cluster_state:ok and agree on the slot map; then the run is refused (exit 2),
+    /// naming the node and its state.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        help_heading = "Cluster"
+    )]
+    pub cluster_wait: String,
+    /// Exit with code 3 when more than PCT percent of the requests failed (the results
+    /// are written and printed first). Default: failures are reported only.
+    #[arg(long, value_name = "PCT", help_heading = "Output")]
+    pub max_error_rate: Option<String>,
+
+    /// redis-server binary for the throwaway server (default: redis-server from PATH).
+    #[arg(long, help_heading = "Target")]
     pub server_bin: Option<PathBuf>,
-    /// `-n/--requests`.
+
+    // ---- load ----
+    /// Total number of requests per test (default 100000 when --test-time is not given).
+    #[arg(short = 'n', long, help_heading = "Load")]
     pub requests: Option<String>,
-    /// `--test-time`.
+    /// Seconds each test runs (instead of -n).
+    #[arg(long, help_heading = "Load")]
     pub test_time: Option<String>,
-    /// `--warmup`.
+    /// Seconds of load before measuring starts; excluded from every result.
+    #[arg(long, default_value = "0", help_heading = "Load")]
     pub warmup: String,
-    /// `-c/--clients`.
+    /// Number of connections in total, spread over the threads.
+    #[arg(short = 'c', long, default_value = "50", help_heading = "Load")]
     pub clients: String,
-    /// `-P/--pipeline`.
+    /// Requests in flight per connection.
+    #[arg(short = 'P', long, default_value = "1", help_heading = "Load")]
     pub pipeline: String,
-    /// `--threads`.
+    /// Worker threads, each with its own event loop.
+    #[arg(long, default_value = "1", help_heading = "Load")]
     pub threads: String,
-    /// `--reconnect-every`.
+    /// Close each connection and open a new one after N requests (its pipeline drains
+    /// first; the connect time is in no latency).
+    #[arg(long, value_name = "N", help_heading = "Load")]
     pub reconnect_every: Option<String>,
-    /// `--rate`.
+    /// Open loop: offered load in requests per second (latency is timed from each
+    /// request's intended send time). Without it the load is closed loop.
+    #[arg(long, help_heading = "Load")]
     pub rate: Option<String>,
-    /// `--arrivals`.
+    /// Open-loop arrivals: constant or poisson.
+    #[arg(long, default_value = "constant", help_heading = "Load")]
     pub arrivals: String,
-    /// `--seed`.
+    /// Master seed of every random stream (default: drawn at random, printed and stored).
+    #[arg(long, help_heading = "Load")]
     pub seed: Option<String>,
-    /// `-t/--tests`.
-    pub tests: Option<String>,
-    /// `-r/--random-keys`.
-    pub random_keys: Option<String>,
-    /// `-d/--data-size`.
-    pub data_size: Option<String>,
-    /// `--ratio`.
-    pub ratio: Option<String>,
-    /// `--key-pattern`.
-    pub key_pattern: Option<String>,
-    /// `--key-minimum`.
-    pub key_minimum: Option<String>,
-    /// `--key-maximum`.
-    pub key_maximum: Option<String>,
-    /// `--key-prefix`.
-    pub key_prefix: Option<String>,
-    /// `--key-median`.
-    pub key_median: Option<String>,
-    /// `--key-stddev`.
-    pub key_stddev: Option<String>,
-    /// `--key-zipf-exp`.
-    pub key_zipf_exp: Option<String>,
-    /// `--data-size-range`.
-    pub data_size_range: Option<String>,
-    /// `--data-size-list`.
-    pub data_size_list: Option<String>,
-    /// `--command (each)`.
-    pub commands: Vec<String>,
-    /// `--command-ratio (each)`.
-    pub command_ratios: Vec<String>,
-    /// `--command-key-pattern (each)`.
-    pub command_key_patterns: Vec<String>,
-    /// `--shard`.
+
+    // ---- workload ----
+    #[command(flatten)]
+    pub workload: WorkloadWords,
+
+    // ---- scale-out ----
+    /// Generator I of N (counted from 1): N processes with the same flags are one
+    /// workload. Each runs its share of -c, -n and --rate (unless --per-shard), walks its
+    /// own slice of the key range under sequential key patterns, and derives its own seed
+    /// from --seed. Merge the N results with `resplab merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Scale-out")]
     pub shard: Option<String>,
-    /// `--per-shard`.
+    /// With --shard: -c, -n and --rate are per shard instead of totals across shards.
+    #[arg(long, requires = "shard", help_heading = "Scale-out")]
     pub per_shard: bool,
-    /// `--start-at`.
+    /// Begin the load at this wall-clock time (connections are made first): seconds since
+    /// the Unix epoch, an RFC 3339 time, or +SECONDS from now. Each generator records its
+    /// clock's offset from the server's (TIME) so the merge can say how far apart the
+    /// starts were.
+    #[arg(long, value_name = "TIME", help_heading = "Scale-out")]
     pub start_at: Option<String>,
-    /// `--workload-spec`.
+    /// The workload as base64 JSON (as `resplab experiment` sends it to remote
+    /// generators), instead of the workload flags.
+    #[arg(long, hide = true)]
     pub workload_spec: Option<String>,
 }
 
@@ -130,6 +191,9 @@ pub struct BenchPlan {
     pub spec: WorkloadSpec,
     /// `--shard`: this generator's place among N, and the flags as given.
     pub shard: Option<ShardInfo>,
+    /// `--max-error-rate`: the share of failed requests (percent) above which the run
+    /// exits with code 3.
+    pub max_error_pct: Option<f64>,
 }
 
 impl BenchPlan {
@@ -147,33 +211,6 @@ impl BenchPlan {
 }
 
 impl BenchWords {
-    /// The first workload word given, as its flag (`--tests`, `--ratio`, …), if any.
-    pub fn first_workload_flag(&self) -> Option<&'static str> {
-        [
-            ("--tests", self.tests.is_some()),
-            ("--random-keys", self.random_keys.is_some()),
-            ("--data-size", self.data_size.is_some()),
-            ("--ratio", self.ratio.is_some()),
-            ("--key-pattern", self.key_pattern.is_some()),
-            ("--key-minimum", self.key_minimum.is_some()),
-            ("--key-maximum", self.key_maximum.is_some()),
-            ("--key-prefix", self.key_prefix.is_some()),
-            ("--key-median", self.key_median.is_some()),
-            ("--key-stddev", self.key_stddev.is_some()),
-            ("--key-zipf-exp", self.key_zipf_exp.is_some()),
-            ("--data-size-range", self.data_size_range.is_some()),
-            ("--data-size-list", self.data_size_list.is_some()),
-            ("--command", !self.commands.is_empty()),
-            ("--command-ratio", !self.command_ratios.is_empty()),
-            (
-                "--command-key-pattern",
-                !self.command_key_patterns.is_empty(),
-            ),
-        ]
-        .into_iter()
-        .find_map(|(flag, given)| given.then_some(flag))
-    }
-
     /// Resolves the words into a validated configuration and workload.
     ///
     /// # Errors
@@ -184,8 +221,8 @@ impl BenchWords {
         let mut load = resolve_load(a)?;
         let start = resolve_start(a, &mut load)?;
         let spec = match &a.workload_spec {
-            Some(encoded) => spec_from_base64(a, encoded, start.seed)?,
-            None => resolve_workload(a, start.seed)?,
+            Some(encoded) => spec_from_base64(&a.workload, encoded, start.seed)?,
+            None => resolve_workload(&a.workload, start.seed)?,
         };
 
         let mut config = RunConfig::new(conn.target.clone().unwrap_or(Target::Tcp {
@@ -211,12 +248,22 @@ impl BenchWords {
         config.series_histograms = start.shard.is_some();
         config.cluster = a.cluster || a.read_from_replicas;
         config.read_from_replicas = a.read_from_replicas;
+        if !a.cluster_wait.is_empty() {
+            config.cluster_wait = super::parse_duration(&a.cluster_wait)
+                .map_err(|e| super::flag_error("--cluster-wait", &a.cluster_wait, e))?;
+        }
+        let max_error_pct = a
+            .max_error_rate
+            .as_deref()
+            .map(|v| super::number("--max-error-rate", v, 0.0, 100.0))
+            .transpose()?;
         config.validate()?;
         Ok(BenchPlan {
             target: conn.target,
             config,
             spec,
             shard: start.shard,
+            max_error_pct,
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod workload;
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// A flag value that does not fit; printed as
 /// `invalid value '…' for --flag: expected …`. Always exit code 2.
@@ -223,6 +224,40 @@ fn rfc3339_ms(v: &str) -> Option<f64> {
 }
 
 pub use crate::uri::RedisUri;
+
+/// Parses `"500ms"`, `"5s"`, `"1.5s"`, `"2m"`, `"1h"`, `"250us"` or a bare number of
+/// seconds.
+///
+/// # Errors
+/// A message naming the text and the accepted forms.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        format!("expected a duration such as \"500ms\", \"5s\" or \"2m\", found \"{text}\"")
+    })?;
+    let scale = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit \"{other}\" in \"{text}\"; use us, ms, s, m or h"
+            ))
+        }
+    };
+    seconds(value * scale).ok_or_else(|| format!("duration \"{text}\" is out of range"))
+}
+
+/// A non-negative finite number of seconds as a [`Duration`].
+pub fn seconds(value: f64) -> Option<Duration> {
+    (value.is_finite() && (0.0..=1e9).contains(&value)).then(|| Duration::from_secs_f64(value))
+}
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@
 //! this mode never starts a throwaway server.
 
 use super::bench::{BenchPlan, BenchWords};
+use super::workload::WorkloadWords;
 use super::WordsError;
 use resplab_workload::redis_benchmark::RbLine;
 use std::path::PathBuf;
@@ -70,15 +71,18 @@ pub fn words(line: &RbLine) -> BenchWords {
         rate: line.rps.clone(),
         arrivals: "constant".into(),
         seed: line.seed.clone(),
-        // redis-benchmark ignores -t when a command is given.
-        tests: if command.is_some() {
-            None
-        } else {
-            line.tests.clone()
+        workload: WorkloadWords {
+            // redis-benchmark ignores -t when a command is given.
+            tests: if command.is_some() {
+                None
+            } else {
+                line.tests.clone()
+            },
+            random_keys: line.random_keys.clone(),
+            data_size: line.data_size.clone(),
+            commands: command.into_iter().collect(),
+            ..WorkloadWords::default()
         },
-        random_keys: line.random_keys.clone(),
-        data_size: line.data_size.clone(),
-        commands: command.into_iter().collect(),
         ..BenchWords::default()
     }
 }

@@ -12,9 +12,100 @@ use resplab_workload::{CommandSpec, KeySpace, ValueSize, WorkloadSpec};
 
 type Result<T> = std::result::Result<T, WordsError>;
 
+/// The workload words of a run, in redis-benchmark's and memtier_benchmark's vocabulary:
+/// `resplab bench`'s workload flags (and `resplab proto size`'s, with the same meaning),
+/// each as given (`None` or empty: not given).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WorkloadWords {
+    /// Comma-separated redis-benchmark tests (set,get,lrange_100,…); default: its whole list.
+    #[arg(short = 't', long, help_heading = "Workload (redis-benchmark)")]
+    pub tests: Option<String>,
+    /// Random keys in a keyspace of this size (redis-benchmark -r).
+    #[arg(short = 'r', long, help_heading = "Workload (redis-benchmark)")]
+    pub random_keys: Option<String>,
+    /// Value size in bytes (redis-benchmark -d; memtier --data-size).
+    #[arg(
+        short = 'd',
+        long,
+        alias = "data-size",
+        help_heading = "Workload (redis-benchmark)"
+    )]
+    pub data_size: Option<String>,
+
+    /// SET:GET ratio of a memtier-style mix, e.g. 1:10.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub ratio: Option<String>,
+    /// Key pattern for SET:GET, each R (uniform), S (sequential), G (gaussian), Z (zipf).
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_pattern: Option<String>,
+    /// Smallest key number.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_minimum: Option<String>,
+    /// Largest key number.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_maximum: Option<String>,
+    /// Key name prefix.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_prefix: Option<String>,
+    /// Median of the gaussian key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_median: Option<String>,
+    /// Standard deviation of the gaussian key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_stddev: Option<String>,
+    /// Exponent of the zipf key pattern.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub key_zipf_exp: Option<String>,
+    /// Value sizes drawn uniformly from MIN-MAX bytes.
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub data_size_range: Option<String>,
+    /// Value sizes drawn from SIZE:WEIGHT,… .
+    #[arg(long, help_heading = "Workload (memtier)")]
+    pub data_size_list: Option<String>,
+    /// An arbitrary command with __key__, __data__ and __rand_int__ placeholders
+    /// (repeatable).
+    #[arg(long = "command", help_heading = "Workload (memtier)")]
+    pub commands: Vec<String>,
+    /// Relative weight of each --command, in order (repeatable).
+    #[arg(long = "command-ratio", help_heading = "Workload (memtier)")]
+    pub command_ratios: Vec<String>,
+    /// Key pattern of each --command, in order (repeatable).
+    #[arg(long = "command-key-pattern", help_heading = "Workload (memtier)")]
+    pub command_key_patterns: Vec<String>,
+}
+
+impl WorkloadWords {
+    /// The first workload word given, as its flag (`--tests`, `--ratio`, …), if any.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            ("--tests", self.tests.is_some()),
+            ("--random-keys", self.random_keys.is_some()),
+            ("--data-size", self.data_size.is_some()),
+            ("--ratio", self.ratio.is_some()),
+            ("--key-pattern", self.key_pattern.is_some()),
+            ("--key-minimum", self.key_minimum.is_some()),
+            ("--key-maximum", self.key_maximum.is_some()),
+            ("--key-prefix", self.key_prefix.is_some()),
+            ("--key-median", self.key_median.is_some()),
+            ("--key-stddev", self.key_stddev.is_some()),
+            ("--key-zipf-exp", self.key_zipf_exp.is_some()),
+            ("--data-size-range", self.data_size_range.is_some()),
+            ("--data-size-list", self.data_size_list.is_some()),
+            ("--command", !self.commands.is_empty()),
+            ("--command-ratio", !self.command_ratios.is_empty()),
+            (
+                "--command-key-pattern",
+                !self.command_key_patterns.is_empty(),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+}
+
 /// The workload of `--workload-spec` (base64 JSON), with `seed` as its seed. It replaces
 /// the workload flags, so none of them may be given.
-pub fn spec_from_base64(a: &BenchWords, encoded: &str, seed: u64) -> Result<WorkloadSpec> {
+pub fn spec_from_base64(a: &WorkloadWords, encoded: &str, seed: u64) -> Result<WorkloadSpec> {
     use base64::Engine as _;
     let given = [
         a.tests.is_some(),
@@ -59,11 +150,11 @@ pub fn workload_alone(a: &BenchWords) -> Result<WorkloadSpec> {
         Some(s) => integer("--seed", s, 0u64, u64::MAX)?,
         None => super::load::fresh_seed(),
     };
-    resolve_workload(a, seed)
+    resolve_workload(&a.workload, seed)
 }
 
 /// The workload of the workload words, with `seed` as its seed (errors name the flag).
-pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
+pub fn resolve_workload(a: &WorkloadWords, seed: u64) -> Result<WorkloadSpec> {
     let memtier_flags: Vec<&str> = [
         ("--ratio", a.ratio.is_some()),
         ("--key-pattern", a.key_pattern.is_some()),
@@ -180,7 +271,7 @@ pub fn resolve_workload(a: &BenchWords, seed: u64) -> Result<WorkloadSpec> {
 }
 
 /// `-d`, `--data-size-range` or `--data-size-list` (checked not to come together).
-fn value_sizes(a: &BenchWords) -> Result<Option<ValueSize>> {
+fn value_sizes(a: &WorkloadWords) -> Result<Option<ValueSize>> {
     Ok(if let Some(d) = &a.data_size {
         Some(ValueSize::Fixed {
             bytes: integer("-d/--data-size", d, 0usize, 512 * 1024 * 1024)?,
@@ -196,7 +287,7 @@ fn value_sizes(a: &BenchWords) -> Result<Option<ValueSize>> {
 
 /// The key space of a mix or of command templates (`--key-prefix`, `--key-minimum`,
 /// `--key-maximum`, `--key-median`, `--key-stddev`, `--key-zipf-exp`).
-fn key_space(a: &BenchWords) -> Result<KeySpace> {
+fn key_space(a: &WorkloadWords) -> Result<KeySpace> {
     let mut k = KeySpace::default();
     if let Some(v) = &a.key_prefix {
         k.prefix = v.clone();
@@ -227,14 +318,17 @@ mod tests {
     #[test]
     fn the_workload_words_alone_make_a_workload() {
         let a = BenchWords {
-            tests: Some("get".into()),
+            workload: WorkloadWords {
+                tests: Some("get".into()),
+                ..WorkloadWords::default()
+            },
             seed: Some("7".into()),
             ..BenchWords::default()
         };
-        assert_eq!(a.first_workload_flag(), Some("--tests"));
+        assert_eq!(a.workload.first_given(), Some("--tests"));
         let spec = workload_alone(&a).unwrap();
         assert_eq!(spec.seed, 7);
-        assert_eq!(BenchWords::default().first_workload_flag(), None);
+        assert_eq!(WorkloadWords::default().first_given(), None);
         let bad = BenchWords {
             seed: Some("x".into()),
             ..a
@@ -253,11 +347,11 @@ mod tests {
             (vec!["1", "2"], vec![], "--command-ratio", "1,2"),
             (vec![], vec!["R", "G"], "--command-key-pattern", "R,G"),
         ] {
-            let a = BenchWords {
+            let a = WorkloadWords {
                 commands: vec!["GET __key__".into()],
                 command_ratios: ratios.into_iter().map(String::from).collect(),
                 command_key_patterns: patterns.into_iter().map(String::from).collect(),
-                ..BenchWords::default()
+                ..WorkloadWords::default()
             };
             let e = resolve_workload(&a, 1).unwrap_err().to_string();
             assert_eq!(
@@ -265,10 +359,10 @@ mod tests {
                 format!("invalid value '{value}' for {flag}: expected at most one per --command (1 given)")
             );
         }
-        let one = BenchWords {
+        let one = WorkloadWords {
             commands: vec!["GET __key__".into()],
             command_ratios: vec!["3".into()],
-            ..BenchWords::default()
+            ..WorkloadWords::default()
         };
         assert!(resolve_workload(&one, 1).is_ok());
     }

@@ -9,21 +9,43 @@ use crate::words::parse_positive_duration;
 use std::path::{Path, PathBuf};
 
 /// The flags of `resplab bisect`, as given.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, clap::Args)]
 pub struct Given {
+    /// The git repository (no uncommitted changes to tracked files).
+    #[arg(long, value_name = "DIR")]
     pub repo: PathBuf,
+    /// A commit with the old performance.
+    #[arg(long, value_name = "REV")]
     pub good: String,
+    /// A later commit with the new performance.
+    #[arg(long, value_name = "REV")]
     pub bad: String,
+    /// Shell command that builds a commit, run in its worktree ({src}).
+    #[arg(long, value_name = "CMD")]
     pub build: String,
+    /// Server command: {port} (required), {dir} (a fresh directory), {src} (the worktree).
+    #[arg(long, value_name = "CMD")]
     pub server: String,
+    /// The workload: redis-benchmark tests (e.g. `get` or `set,get`).
+    #[arg(long, value_name = "TESTS")]
     pub workload: Option<String>,
+    /// The workload, budgets and metric of an experiment file (its variants are replaced).
+    #[arg(long, value_name = "FILE")]
     pub experiment: Option<PathBuf>,
-    /// The result store (`--db`), beside which the default cache lies.
+    /// The result store (SQLite).
+    #[arg(long, default_value = resplab_store::DEFAULT_DB)]
     pub db: PathBuf,
+    /// Worktrees and build results (default: DB's folder, `<db name>-bisect`).
+    #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// Most rounds of each measured pair.
+    #[arg(long, value_name = "N", default_value_t = 30)]
     pub max_rounds: u32,
-    /// `--margin`, in percent.
+    /// Equivalence margin in percent (good against bad is decided equivalent inside it).
+    #[arg(long, value_name = "PCT")]
     pub margin: Option<String>,
+    /// Measured time of each test phase of a trial (e.g. 1s).
+    #[arg(long, value_name = "DUR")]
     pub test_time: Option<String>,
 }
 

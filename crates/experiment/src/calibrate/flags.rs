@@ -12,26 +12,93 @@ use resplab_results::calibration::secs_text;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The flags of `resplab calibrate`, as given.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The flags of `resplab calibrate`, as given, in the order `--help` lists them.
+#[derive(Clone, Debug, Default, PartialEq, clap::Args)]
 pub struct Given {
-    pub budget: String,
-    pub durations: String,
-    pub target_mde_pct: f64,
-    pub warmup: Option<String>,
-    pub experiment: Option<PathBuf>,
-    pub workload: Option<String>,
-    pub flags: WorkloadFlags,
+    /// Server command started fresh for every trial ({port} and {dir} are filled in).
+    /// Default: a throwaway redis-server with persistence off, or the baseline variant's
+    /// server of --experiment.
+    #[arg(
+        long,
+        value_name = "CMD",
+        conflicts_with = "address",
+        help_heading = "Target"
+    )]
     pub server: Option<String>,
+    /// A server that is already running, HOST:PORT (only checked with PING; it is not
+    /// restarted between trials).
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Target")]
     pub address: Option<String>,
+    /// --address: connect with TLS.
+    #[arg(long, requires = "address", help_heading = "Target")]
     pub tls: bool,
+    /// --address: the CA certificate that signed the server's (implies --tls).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "address",
+        help_heading = "Target"
+    )]
     pub cacert: Option<String>,
+    /// --address: do not verify the server's certificate (implies --tls; said in the
+    /// results).
+    #[arg(long, requires = "address", help_heading = "Target")]
     pub insecure: bool,
+    /// --address: ACL user for AUTH.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "address",
+        help_heading = "Target"
+    )]
     pub user: Option<String>,
+    /// --address: the environment variable that holds the password (default:
+    /// REDISCLI_AUTH when it is set). Only the variable's name is stored.
+    #[arg(
+        long = "password-env",
+        value_name = "VAR",
+        requires = "address",
+        help_heading = "Target"
+    )]
     pub password_env: Option<String>,
+    /// Take the workload from this experiment file (see --workload).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "workload",
+        help_heading = "Workload"
+    )]
+    pub experiment: Option<PathBuf>,
+    /// The workload of --experiment to calibrate, by name.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "experiment",
+        help_heading = "Workload"
+    )]
+    pub workload: Option<String>,
+    #[command(flatten)]
+    pub flags: WorkloadFlags,
+    /// Wall time for the whole calibration (e.g. 5m, 90s).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub budget: String,
+    /// The trial lengths to measure, comma-separated.
+    #[arg(long, value_name = "LIST", default_value = "0.5s,1s,2s")]
+    pub durations: String,
+    /// The smallest effect, in percent, the budget table should find a plan for.
+    #[arg(long = "target-mde", value_name = "PCT", default_value_t = 1.0)]
+    pub target_mde_pct: f64,
+    /// The metric (default: ops_per_sec, or the primary metric of --experiment).
+    #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
+    /// Load before each trial that is not recorded (default 200ms, or the file's).
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+    /// Seed of the trial order and the request streams.
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// `--method duet`: the A/A rounds run as duets.
+    /// `--method duet`: the A/A rounds run as duets (set from `--method`).
+    #[arg(skip)]
     pub duet: bool,
 }
 

@@ -19,17 +19,47 @@ pub const DEFAULT_SEED: u64 = 20241124;
 
 /// The workload of a calibration in the bench vocabulary (`-t`, `--command`, `-c`, …);
 /// every field left `None` takes the default of an experiment file.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, clap::Args)]
 pub struct WorkloadFlags {
+    /// redis-benchmark tests, as `bench -t` (default: set).
+    #[arg(short = 't', long, value_name = "TESTS", help_heading = "Workload")]
     pub tests: Option<String>,
+    /// A command template, as `bench --command` (repeat for a mix).
+    #[arg(long = "command", value_name = "CMD", help_heading = "Workload")]
     pub commands: Vec<String>,
+    /// Connections (default 50).
+    #[arg(short = 'c', long, value_name = "N", help_heading = "Workload")]
     pub clients: Option<u32>,
+    /// Requests in flight per connection (default 1).
+    #[arg(short = 'P', long, value_name = "N", help_heading = "Workload")]
     pub pipeline: Option<u32>,
+    /// Value size in bytes.
+    #[arg(
+        short = 'd',
+        long = "data-size",
+        value_name = "BYTES",
+        help_heading = "Workload"
+    )]
     pub data_size: Option<u64>,
+    /// Random keys from a keyspace of this size.
+    #[arg(short = 'r', long, value_name = "N", help_heading = "Workload")]
     pub keyspace: Option<u64>,
+    /// Load-generator threads (default 2 where the machine has 2 CPUs or more, so that
+    /// the generator stays under its CPU limit; 1 otherwise).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
     pub threads: Option<u32>,
+    /// SET:GET ratio of a memtier-style mix.
+    #[arg(long, value_name = "SET:GET", help_heading = "Workload")]
     pub ratio: Option<String>,
+    /// Key pattern of a memtier-style mix (S:R, G:G, ...).
+    #[arg(
+        long = "key-pattern",
+        value_name = "PATTERN",
+        help_heading = "Workload"
+    )]
     pub key_pattern: Option<String>,
+    /// Open-loop rate in requests per second (closed loop without it).
+    #[arg(long, value_name = "PER_SEC", help_heading = "Workload")]
     pub rate: Option<f64>,
 }
 
