@@ -475,6 +475,9 @@ pub fn render_validation(v: &Validation) -> String {
         "  (power used --slowdown {:.3}% in the second server: a true effect of {:.2}%)",
         v.slowdown_pct, v.true_effect_pct
     );
+    if let Some(line) = drift_line(v) {
+        let _ = writeln!(o, "  {line}");
+    }
     for (q, m, e, pass) in &v.coordinated_omission {
         let _ = writeln!(
             o,
@@ -488,6 +491,27 @@ pub fn render_validation(v: &Validation) -> String {
         v.experiments.len()
     );
     o
+}
+
+/// The noise of a validation's slowed experiments beside its A/A experiments', and when
+/// the two differ by more than [`NOISE_DRIFT_BAND`] allows, what that does to the power
+/// check; `None` for a validation stored before the slowed noise was kept.
+pub fn drift_line(v: &Validation) -> Option<String> {
+    let slowed = v.slowed_sd_log_ratio?;
+    let drift = v.noise_drift()?;
+    let mut line = format!(
+        "noise of the slowed experiments: sd(ratio) {:.3}%, against {:.3}% in the A/A experiments the MDE was predicted from",
+        100.0 * slowed,
+        100.0 * v.sd_log_ratio
+    );
+    let (low, high) = resplab_results::calibration::NOISE_DRIFT_BAND;
+    if !(low..=high).contains(&drift) {
+        line.push_str(&format!(
+            "; the noise changed by a factor of {drift:.2} between them, so the power check measured that change as well as the prediction (power {} than the prediction's)",
+            if drift > 1.0 { "lower" } else { "higher" }
+        ));
+    }
+    Some(line)
 }
 
 /// The error-rate checks of a validation as table rows: check, hits of K, rate, 95 %
@@ -573,6 +597,47 @@ pub fn budget_plot(cal: &Calibration) -> Result<(String, Vec<[String; 4]>), Plot
 mod tests {
     use super::*;
     use resplab_results::calibration::{Noise, PlanRow, Prediction};
+
+    /// A validation whose A/A experiments had an sd of 5 % and whose slowed ones `slowed`.
+    fn validation(slowed: Option<f64>) -> Validation {
+        let check = |name: &str| {
+            serde_json::json!({"name": name, "hits": 30, "k": 40, "rate": 0.75,
+                "ci_low": 0.6, "ci_high": 0.87, "nominal": 0.8, "pass": true, "detail": "d"})
+        };
+        let mut v = serde_json::json!({
+            "schema_version": 4, "hostname": "h", "trial_sec": 0.2, "rounds": 10,
+            "method": "rmit", "metric": "ops_per_sec", "sd_log_ratio": 0.05,
+            "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
+            "false_positives": check("false positives"), "power": check("power"),
+            "coverage": check("coverage"), "coordinated_omission": [], "co_pass": true,
+            "experiments": []
+        });
+        if let Some(s) = slowed {
+            v["slowed_sd_log_ratio"] = s.into();
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_validation_says_when_its_noise_changed_between_its_halves() {
+        assert_eq!(drift_line(&validation(None)), None);
+        assert!(!render_validation(&validation(None)).contains("slowed experiments"));
+        let steady = drift_line(&validation(Some(0.055))).unwrap();
+        assert!(
+            steady.contains("sd(ratio) 5.500%, against 5.000%"),
+            "{steady}"
+        );
+        assert!(!steady.contains("changed"), "{steady}");
+        let noisier = drift_line(&validation(Some(0.08))).unwrap();
+        assert!(noisier.contains("a factor of 1.60"), "{noisier}");
+        assert!(
+            noisier.contains("power lower than the prediction's"),
+            "{noisier}"
+        );
+        let quieter = drift_line(&validation(Some(0.035))).unwrap();
+        assert!(quieter.contains("power higher"), "{quieter}");
+        assert!(render_validation(&validation(Some(0.08))).contains(&noisier));
+    }
 
     fn calibration() -> Calibration {
         let noise = Noise {

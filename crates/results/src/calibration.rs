@@ -248,6 +248,13 @@ pub struct Validation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robust_sd_log_ratio: Option<f64>,
     pub predicted_mde_pct: f64,
+    /// The pooled within-experiment sd of the log ratios of the slowed experiments
+    /// (each taken about its own mean, so the effect is not counted): set against
+    /// `sd_log_ratio`, it shows whether the noise changed between the A/A experiments
+    /// and the slowed ones that came after them. Absent in rows stored before it was
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowed_sd_log_ratio: Option<f64>,
     /// The slowdown injected for the power check and the true effect it makes.
     pub slowdown_pct: f64,
     pub true_effect_pct: f64,
@@ -269,6 +276,14 @@ impl Validation {
             Method::UntilDecided => Some(self.until_rule.unwrap_or(UntilRule::before_choice())),
             Method::Rmit | Method::Duet => None,
         }
+    }
+
+    /// The ratio of the slowed experiments' noise to the A/A experiments' (their sds),
+    /// when both are known: far from 1, the power check measured a change of the noise
+    /// as well as the prediction.
+    pub fn noise_drift(&self) -> Option<f64> {
+        let slowed = self.slowed_sd_log_ratio?;
+        (self.sd_log_ratio > 0.0 && slowed.is_finite()).then(|| slowed / self.sd_log_ratio)
     }
 
     /// Every error-rate check and the coordinated-omission check passed.
@@ -305,6 +320,10 @@ pub fn secs_text(s: f64) -> String {
         format!("{:.1} h", s / 3600.0)
     }
 }
+
+/// The ratio of the slowed experiments' noise to the A/A experiments' beyond which a
+/// validation says that the noise changed between them (a factor of 1.25 either way).
+pub const NOISE_DRIFT_BAND: (f64, f64) = (0.8, 1.25);
 
 #[cfg(test)]
 mod tests {

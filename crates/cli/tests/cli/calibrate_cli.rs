@@ -412,6 +412,9 @@ fn validate_results_are_stored_and_reported() {
     assert_eq!(v["false_positives"]["k"], 2, "{v:#}");
     assert_eq!(v["power"]["k"], 2, "{v:#}");
     assert_eq!(v["coordinated_omission"].as_array().unwrap().len(), 2);
+    // The slowed experiments' noise, pooled as the A/A experiments' is.
+    let slowed = v["slowed_sd_log_ratio"].as_f64().expect("the slowed noise");
+    assert!(slowed.is_finite() && slowed >= 0.0, "{v:#}");
 
     // Its own report: the checks as a table.
     let md = dir.path().join("val.md");
@@ -423,6 +426,7 @@ fn validate_results_are_stored_and_reported() {
         "| power | ",
         "| coverage | ",
         "| coordinated omission p99 | ",
+        "noise of the slowed experiments: sd(ratio) ",
     ] {
         assert!(text.contains(needle), "{needle}: {text}");
     }

@@ -194,13 +194,19 @@ pub fn run(
         slowdown_pct,
         true_log,
     };
-    let Some((detected, covered)) = power_and_coverage(&series, &judge, &mut run_one, say)? else {
+    let Some(found) = power_and_coverage(&series, &judge, &mut run_one, say)? else {
         return Ok(None);
     };
+    say(format!(
+        "noise of the slowed experiments: sd {:.2}% (the A/A experiments': {:.2}%)",
+        100.0 * found.sd,
+        100.0 * noise.sd
+    ));
     // 4. Coordinated omission.
     say("coordinated omission: open loop against 100 ms stalls every second".into());
     let co = super::co::check()?;
-    let [false_positives, power, coverage] = rate_checks(k, fp, detected, covered, true_effect_pct);
+    let [false_positives, power, coverage] =
+        rate_checks(k, fp, found.detected, found.covered, true_effect_pct);
     let v = Validation {
         schema_version: CALIBRATION_SCHEMA_VERSION,
         hostname: resplab_engine::host::detect().hostname,
@@ -212,6 +218,7 @@ pub fn run(
         sd_log_ratio: noise.sd,
         robust_sd_log_ratio: Some(noise.robust),
         predicted_mde_pct: 100.0 * mde.exp_m1(),
+        slowed_sd_log_ratio: found.sd.is_finite().then_some(found.sd),
         slowdown_pct,
         true_effect_pct,
         false_positives,
@@ -269,20 +276,12 @@ impl NoiseFound {
 /// No usable noise figure (too few rounds).
 fn noise_and_mde(aa: &[Vec<f64>], p: &ValidatePlan) -> Result<NoiseFound, CalibrateError> {
     let (rounds, method) = (p.options.rounds, p.options.method);
-    let (mut ss, mut df) = (0.0, 0usize);
+    let sd = pooled_sd(aa);
     let mut centred = Vec::new();
     for d in aa.iter().filter(|d| d.len() >= 2) {
-        let mean = d.iter().sum::<f64>() / d.len() as f64;
-        ss += d.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
-        df += d.len() - 1;
-        let median = resplab_stats::describe::median(d).ok().unwrap_or(mean);
+        let median = resplab_stats::describe::median(d).unwrap_or(0.0);
         centred.extend(d.iter().map(|x| x - median));
     }
-    let sd = if df > 0 {
-        (ss / df as f64).sqrt()
-    } else {
-        f64::NAN
-    };
     let robust = resplab_stats::scale::clipped_sd(&centred, resplab_stats::scale::WILD_SDS)
         .filter(|q| *q > 0.0)
         .unwrap_or(sd);
@@ -299,6 +298,23 @@ fn noise_and_mde(aa: &[Vec<f64>], p: &ValidatePlan) -> Result<NoiseFound, Calibr
         robust,
         mde: (mde_pct / 100.0).ln_1p(),
     })
+}
+
+/// The pooled within-experiment standard deviation of per-round log ratios (one list
+/// per experiment, each taken about its own mean; lists of fewer than two rounds add
+/// nothing); NaN when there is nothing to pool.
+fn pooled_sd(groups: &[Vec<f64>]) -> f64 {
+    let (mut ss, mut df) = (0.0, 0usize);
+    for d in groups.iter().filter(|d| d.len() >= 2) {
+        let mean = d.iter().sum::<f64>() / d.len() as f64;
+        ss += d.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        df += d.len() - 1;
+    }
+    if df > 0 {
+        (ss / df as f64).sqrt()
+    } else {
+        f64::NAN
+    }
 }
 
 /// Runs one experiment of the validation: its name, rounds, seed, the extra flags of
@@ -417,14 +433,21 @@ struct PowerSeries {
     true_log: f64,
 }
 
-/// How many of the power experiments detected the slowdown, and how many intervals
-/// covered the true effect; `None` when stopped.
+/// What the power experiments found: how many detected the slowdown, how many
+/// intervals covered the true effect, and the pooled sd of their rounds.
+struct PowerFound {
+    detected: usize,
+    covered: usize,
+    sd: f64,
+}
+
+/// Runs the power experiments; `None` when stopped.
 fn power_and_coverage(
     p: &PowerSeries,
     judge: &Judge,
     run_one: &mut RunOne<'_>,
     say: &mut dyn FnMut(String),
-) -> Result<Option<(usize, usize)>, CalibrateError> {
+) -> Result<Option<PowerFound>, CalibrateError> {
     let PowerSeries {
         k,
         rounds,
@@ -435,6 +458,7 @@ fn power_and_coverage(
     } = *p;
     let true_effect_pct = 100.0 * true_log.exp_m1();
     let (mut detected, mut covered) = (0, 0);
+    let mut seen = Vec::with_capacity(k);
     let extra = format!(" --slowdown {slowdown_pct:.4}");
     for i in 0..k {
         let name = format!("calibrate-{stamp}-validate-power-{i}");
@@ -454,8 +478,13 @@ fn power_and_coverage(
             "power: {}/{k} experiments, {detected} detected the {true_effect_pct:.2}% effect",
             i + 1
         ));
+        seen.push(d);
     }
-    Ok(Some((detected, covered)))
+    Ok(Some(PowerFound {
+        detected,
+        covered,
+        sd: pooled_sd(&seen),
+    }))
 }
 
 /// The band a false-positive rate passes in (nominal 5 %).
@@ -711,6 +740,24 @@ mod tests {
         let u = noise_and_mde(&wild, &until).unwrap();
         assert!(u.mde > 1.3 * w.mde, "{} {}", u.mde, w.mde);
         assert!(noise_and_mde(&[vec![0.1]], &p).is_err());
+    }
+
+    /// The slowed experiments' noise is pooled as the A/A experiments' is: each about
+    /// its own mean, so an effect (or a different one per experiment) is not counted.
+    #[test]
+    fn pooled_noise_leaves_out_each_experiments_centre() {
+        let spread = [-0.02, 0.01, 0.0, 0.03, -0.01, 0.02, -0.03, 0.0, 0.01, -0.01];
+        let shifted: Vec<Vec<f64>> = (0..8)
+            .map(|i| {
+                spread
+                    .iter()
+                    .map(|x| x - 0.05 - 0.01 * f64::from(i))
+                    .collect()
+            })
+            .collect();
+        let sd = budget::sd(&spread).unwrap();
+        assert!((pooled_sd(&shifted) - sd).abs() < 1e-12);
+        assert!(pooled_sd(&[vec![0.1], vec![]]).is_nan());
     }
 
     #[test]
