@@ -6,8 +6,6 @@
 //! Chromium is found at `$RESPLAB_CHROMIUM` or `/usr/bin/chromium`; when it is missing the
 //! test fails with the command that installs it.
 
-mod report_fixture;
-
 use resplab_report::doc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -112,7 +110,7 @@ fn console_errors(stderr: &str) -> Vec<&str> {
 
 #[test]
 fn html_report_loads_draws_every_plot_and_stays_offline() {
-    let html = doc::html::render(&doc::build(&report_fixture::input()).unwrap());
+    let html = doc::html::render(&doc::build(&crate::report_fixture::input()).unwrap());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_browser");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

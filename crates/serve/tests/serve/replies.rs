@@ -8,8 +8,8 @@
 use resplab_serve::{db::Db, Config, Conn, Feed, Knobs};
 use std::fmt::Write as _;
 
-const REQUESTS: &str = include_str!("fixtures/replies.txt");
-const GOLDEN: &str = include_str!("fixtures/replies.golden");
+const REQUESTS: &str = include_str!("../fixtures/replies.txt");
+const GOLDEN: &str = include_str!("../fixtures/replies.golden");
 
 /// Bytes as printable text: backslash escapes for CR, LF, backslash and anything
 /// outside printable ASCII.

@@ -1,13 +1,11 @@
 //! The report document of a fixed, seeded experiment: Markdown and every SVG are
 //! snapshot-tested, and the HTML is checked for self-containment.
 
-mod report_fixture;
-
 use resplab_report::doc::{self, Block};
 
 #[test]
 fn markdown_and_plots_match_their_snapshots() {
-    let input = report_fixture::input();
+    let input = crate::report_fixture::input();
     let document = doc::build(&input).expect("the fixture builds");
     let md = doc::markdown::render(&document, "fixture-plots");
     insta::assert_snapshot!("fixture_markdown", md.text);
@@ -26,14 +24,14 @@ fn markdown_and_plots_match_their_snapshots() {
 
 #[test]
 fn the_same_input_gives_the_same_bytes() {
-    let a = doc::html::render(&doc::build(&report_fixture::input()).unwrap());
-    let b = doc::html::render(&doc::build(&report_fixture::input()).unwrap());
+    let a = doc::html::render(&doc::build(&crate::report_fixture::input()).unwrap());
+    let b = doc::html::render(&doc::build(&crate::report_fixture::input()).unwrap());
     assert_eq!(a, b);
 }
 
 #[test]
 fn html_is_self_contained() {
-    let html = doc::html::render(&doc::build(&report_fixture::input()).unwrap());
+    let html = doc::html::render(&doc::build(&crate::report_fixture::input()).unwrap());
     for banned in [
         "<script",
         "<link",
@@ -59,7 +57,7 @@ fn html_is_self_contained() {
 
 #[test]
 fn verdicts_follow_the_fixture_effects() {
-    let document = doc::build(&report_fixture::input()).unwrap();
+    let document = doc::build(&crate::report_fixture::input()).unwrap();
     let summary_table = document
         .blocks
         .iter()
@@ -110,7 +108,7 @@ fn verdicts_follow_the_fixture_effects() {
 
 #[test]
 fn missing_metric_is_an_error_that_names_it() {
-    let mut input = report_fixture::input();
+    let mut input = crate::report_fixture::input();
     input.metric = "no_such_metric".into();
     let err = doc::build(&input).unwrap_err().to_string();
     assert!(
@@ -121,7 +119,7 @@ fn missing_metric_is_an_error_that_names_it() {
 
 #[test]
 fn inputs_without_run_records_say_which_plots_are_missing() {
-    let mut input = report_fixture::input();
+    let mut input = crate::report_fixture::input();
     for w in &mut input.workloads {
         for t in &mut w.trials {
             t.run = None;
@@ -145,7 +143,7 @@ fn inputs_without_run_records_say_which_plots_are_missing() {
 /// get no plot over time, and a line that says why, instead of a vertical line.
 #[test]
 fn series_too_short_to_plot_are_left_out_with_a_reason() {
-    let mut input = report_fixture::input();
+    let mut input = crate::report_fixture::input();
     for w in &mut input.workloads {
         for t in &mut w.trials {
             if let Some(run) = &t.run {

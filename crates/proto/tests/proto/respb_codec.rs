@@ -2,9 +2,7 @@
 //! for every command, passthrough fallback, large and binary values, mux ids, control
 //! frames, malformed and truncated frames, and the reply encoding.
 
-mod common;
-
-use common::reply_value;
+use crate::common::reply_value;
 use proptest::prelude::*;
 use resplab_proto::resp::Limits;
 use resplab_proto::respb::codec::{

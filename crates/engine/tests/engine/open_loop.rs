@@ -1,8 +1,6 @@
 //! Open loop: the schedule is kept, and latency is timed from the intended send time.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use resplab_engine::{Arrivals, Budget, OpenLoop, StopToken};
 use resplab_results::LoadModel;
 use resplab_testkit::fake::{FakeServer, Script, Stall};

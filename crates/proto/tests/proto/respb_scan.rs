@@ -4,9 +4,7 @@
 //! more", the same error at the same offset, the same mux id and length — and the
 //! scanner's class is what the decoded value is.
 
-mod common;
-
-use common::reply_value;
+use crate::common::reply_value;
 use proptest::prelude::*;
 use resplab_proto::resp::value::Value;
 use resplab_proto::resp::Limits;

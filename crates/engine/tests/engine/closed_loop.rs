@@ -1,8 +1,6 @@
 //! Closed-loop runs against a real redis-server.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use resplab_engine::{
     run, Budget, Credentials, EngineError, Progress, Protocol, RunConfig, StopToken, Target,
 };

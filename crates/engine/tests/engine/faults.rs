@@ -1,9 +1,7 @@
 //! Dropped connections, dead servers and malformed replies: counted, never a panic or a
 //! hang.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use resplab_engine::{run, Budget, Progress, ReconnectPolicy, StopToken};
 use resplab_results::RunEnd;
 use resplab_testkit::fake::{FakeServer, Script, Stall};
