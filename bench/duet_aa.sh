@@ -27,13 +27,8 @@ server = "$resplab serve --port {port} --work-ns 2000"
 name = "b"
 server = "$resplab serve --port {port} --work-ns 2000"
 
-[[workload]]
-name = "set"
-tests = "set"
-clients = 8
-pipeline = 8
-threads = 1
 TOML
+    cat "$(dirname "$0")/set_workload.toml" >> "$out/aa$i.toml"
     load=$(cut -d' ' -f1 /proc/loadavg)
     verdict=$("$resplab" experiment run "$out/aa$i.toml" --db "$out/aa.db" 2>/dev/null | grep 'vs baseline:' | tail -1)
     echo "aa$i load=$load $verdict"

@@ -15,6 +15,10 @@ import json, math, os, sqlite3, subprocess, sys
 T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
         9: 2.26, 10: 2.23, 12: 2.18, 15: 2.13, 20: 2.09, 25: 2.06, 30: 2.04, 40: 2.02}
 
+# The workload the sequential and duet checks share.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "set_workload.toml")) as f:
+    SET_WORKLOAD = f.read()
+
 
 def t975(df):
     keys = sorted(k for k in T975 if k <= df)
@@ -40,13 +44,7 @@ server = "redis-server --port {{port}} --save '' --appendonly no"
 name = "b"
 server = "redis-server --port {{port}} --save '' --appendonly no"
 
-[[workload]]
-name = "set"
-tests = "set"
-clients = 8
-pipeline = 8
-threads = 1
-"""
+""" + SET_WORKLOAD
 
 
 def log_ratios(db, name, metric):

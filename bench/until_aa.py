@@ -24,6 +24,10 @@ usage: bench/until_aa.py RESPLAB N MAX_TIME_SEC OUT_DIR [METHODS] [RULE] [SLOWDO
 """
 import math, os, re, sqlite3, subprocess, sys
 
+# The workload the sequential and duet checks share.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "set_workload.toml")) as f:
+    SET_WORKLOAD = f.read()
+
 
 def experiment(name, order, seed, max_time, resplab, rule, slowdown):
     rule_line = f'until_rule = "{rule}"\n' if rule else ""
@@ -46,13 +50,7 @@ server = "{resplab} serve --port {{port}} --work-ns 2000"
 name = "b"
 server = "{resplab} serve --port {{port}} --work-ns 2000{extra}"
 
-[[workload]]
-name = "set"
-tests = "set"
-clients = 8
-pipeline = 8
-threads = 1
-"""
+""" + SET_WORKLOAD
 
 
 def beta_cdf(x, a, b):

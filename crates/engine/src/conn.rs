@@ -102,6 +102,27 @@ pub(crate) struct InFlight {
     pub wire_len: u32,
 }
 
+impl InFlight {
+    /// A request sent at `sent_ns` (due at `intended_ns`), not yet redirected.
+    #[inline]
+    pub(crate) fn new(
+        intended_ns: u64,
+        sent_ns: u64,
+        cmd: u16,
+        measured: bool,
+        wire_len: u32,
+    ) -> Self {
+        InFlight {
+            intended_ns,
+            sent_ns,
+            cmd,
+            measured,
+            redirects: 0,
+            wire_len,
+        }
+    }
+}
+
 /// Whether a connection is usable.
 #[derive(Debug)]
 pub(crate) enum State {

@@ -268,21 +268,24 @@ fn plot_set(pl: &mut Plot, ds: &Dataset, val: u8, separate: bool) {
     let width = pl.width;
     let bar_index = if separate { usize::from(val) - 1 } else { 0 };
     let points = ds.sorted_points();
-    // Tallest stack of this data set.
-    let mut m = 1usize;
+    // Each point's column and its height in the stack of equal columns.
     let mut last: Option<usize> = None;
     let mut j = 0usize;
-    for &p in points {
-        let x = pl.column(p);
-        if x.is_some() && x == last {
-            j += 1;
-            m = m.max(j);
-        } else {
-            j = 1;
-            last = x;
-        }
-    }
-    m += 1;
+    let stacked: Vec<(Option<usize>, usize)> = points
+        .iter()
+        .map(|&p| {
+            let x = pl.column(p);
+            if x.is_some() && x == last {
+                j += 1;
+            } else {
+                j = 1;
+                last = x;
+            }
+            (x, j)
+        })
+        .collect();
+    // Tallest stack of this data set.
+    let m = stacked.iter().map(|&(_, j)| j).max().unwrap_or(1) + 1;
     if m > pl.height {
         pl.data.resize(width * m, 0);
         for b in &mut pl.data[pl.height * width..] {
@@ -290,16 +293,7 @@ fn plot_set(pl: &mut Plot, ds: &Dataset, val: u8, separate: bool) {
         }
     }
     pl.height = m;
-    let mut last: Option<usize> = None;
-    let mut j = 0usize;
-    for &p in points {
-        let x = pl.column(p);
-        if x.is_some() && x == last {
-            j += 1;
-        } else {
-            j = 1;
-            last = x;
-        }
+    for (x, j) in stacked {
         if let Some(x) = x {
             if let Some(cell) = pl.data.get_mut(j * width + x) {
                 *cell |= val;

@@ -413,16 +413,7 @@ fn insert_metrics(
             }
         }
         Some(c) => {
-            for m in c.metrics.iter().filter(|m| m.value.is_finite()) {
-                stmt.execute(params![
-                    trial_id,
-                    m.command,
-                    m.name,
-                    m.value,
-                    m.unit,
-                    m.direction
-                ])?;
-            }
+            insert_rows(&mut stmt, trial_id, &c.metrics)?;
             tx.execute(
                 "INSERT INTO trial_outputs (trial_id, command, exit_code, stdout, stderr)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -435,8 +426,19 @@ fn insert_metrics(
         "INSERT OR IGNORE INTO metrics (trial_id, command, name, value, unit, direction)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for m in trial.evidence.iter().filter(|m| m.value.is_finite()) {
-        evidence.execute(params![
+    insert_rows(&mut evidence, trial_id, &trial.evidence)?;
+    Ok(())
+}
+
+/// Each finite row of `rows` through `stmt`, an INSERT into `metrics` of
+/// (trial_id, command, name, value, unit, direction).
+fn insert_rows(
+    stmt: &mut rusqlite::Statement<'_>,
+    trial_id: i64,
+    rows: &[MetricRow],
+) -> rusqlite::Result<()> {
+    for m in rows.iter().filter(|m| m.value.is_finite()) {
+        stmt.execute(params![
             trial_id,
             m.command,
             m.name,

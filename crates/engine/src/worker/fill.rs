@@ -73,14 +73,9 @@ impl Worker<'_> {
                     t.bytes_out += bytes;
                 }
             }
-            self.conns[i].inflight.push_back(InFlight {
-                intended_ns: now,
-                sent_ns: now,
-                cmd: cmd as u16,
-                measured,
-                redirects: 0,
-                wire_len: 0,
-            });
+            self.conns[i]
+                .inflight
+                .push_back(InFlight::new(now, now, cmd as u16, measured, 0));
         }
     }
 
@@ -121,14 +116,8 @@ impl Worker<'_> {
             }
             let conn = &mut self.conns[i];
             conn.left -= 1;
-            conn.inflight.push_back(InFlight {
-                intended_ns: intended,
-                sent_ns: now,
-                cmd: cmd as u16,
-                measured,
-                redirects: 0,
-                wire_len: 0,
-            });
+            conn.inflight
+                .push_back(InFlight::new(intended, now, cmd as u16, measured, 0));
             conn.next_intended_ns = self.scheds[i].next_offset_ns();
         }
     }

@@ -97,14 +97,13 @@ impl Worker<'_> {
         if h.measured && self.open_loop {
             self.rec.open.lag.record(now.saturating_sub(h.intended_ns));
         }
-        let f = InFlight {
-            intended_ns: if self.open_loop { h.intended_ns } else { now },
-            sent_ns: now,
-            cmd: h.cmd,
-            measured: h.measured,
-            redirects: 0,
-            wire_len: h.bytes.len() as u32,
-        };
+        let f = InFlight::new(
+            if self.open_loop { h.intended_ns } else { now },
+            now,
+            h.cmd,
+            h.measured,
+            h.bytes.len() as u32,
+        );
         push_request(conn, &h.bytes, f);
         let mut bytes = h.bytes;
         bytes.clear();
@@ -184,14 +183,13 @@ impl Worker<'_> {
                 if measured && self.open_loop {
                     self.rec.open.lag.record(now.saturating_sub(intended));
                 }
-                conn.inflight.push_back(InFlight {
-                    intended_ns: intended,
-                    sent_ns: now,
-                    cmd: cmd as u16,
+                conn.inflight.push_back(InFlight::new(
+                    intended,
+                    now,
+                    cmd as u16,
                     measured,
-                    redirects: 0,
-                    wire_len: bytes as u32,
-                });
+                    bytes as u32,
+                ));
                 bytes
             } else {
                 let mut held = cl.spare.pop().unwrap_or_default();
@@ -257,14 +255,7 @@ impl Worker<'_> {
                 push_request(
                     &mut self.conns[i],
                     bytes,
-                    InFlight {
-                        intended_ns: now,
-                        sent_ns: now,
-                        cmd,
-                        measured,
-                        redirects: 0,
-                        wire_len: bytes.len() as u32,
-                    },
+                    InFlight::new(now, now, cmd, measured, bytes.len() as u32),
                 );
                 if measured {
                     if let Some(t) = self.rec.cmds.get_mut(usize::from(cmd)) {
@@ -300,14 +291,13 @@ impl Worker<'_> {
                 encode_cached(&mut self.cache, cmd, &self.req, wbuf);
                 sent.extend_from_slice(&wbuf[before..]);
                 let bytes = wbuf.len() - before;
-                conn.inflight.push_back(InFlight {
-                    intended_ns: now,
-                    sent_ns: now,
-                    cmd: cmd as u16,
+                conn.inflight.push_back(InFlight::new(
+                    now,
+                    now,
+                    cmd as u16,
                     measured,
-                    redirects: 0,
-                    wire_len: bytes as u32,
-                });
+                    bytes as u32,
+                ));
                 if measured {
                     if let Some(t) = self.rec.cmds.get_mut(cmd) {
                         t.bytes_out += bytes as u64;
@@ -438,14 +428,7 @@ impl Worker<'_> {
                 push_request(
                     conn,
                     ASKING,
-                    InFlight {
-                        intended_ns: now,
-                        sent_ns: now,
-                        cmd: INTERNAL_CMD,
-                        measured: false,
-                        redirects: 0,
-                        wire_len: ASKING.len() as u32,
-                    },
+                    InFlight::new(now, now, INTERNAL_CMD, false, ASKING.len() as u32),
                 );
             }
             let f = InFlight {

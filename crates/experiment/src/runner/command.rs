@@ -53,16 +53,14 @@ impl Runner<'_> {
         let (readout, check) = command_outcome(slot, variant, run, &filled, &finished);
         let mut record = command_record(&readout, started, &finished);
         record.host = self.host.clone();
-        record.config = serde_json::json!({
-            "command": filled.display,
-            "workload": run,
-            "experiment": exp.name,
-            "variant": variant.name,
-            "workload_name": workload.name,
-            "round": slot.round,
-            "attempt": slot.attempt,
-            "position": slot.position,
-        });
+        record.config = stored_config(
+            exp,
+            variant,
+            workload,
+            slot,
+            ("command", filled.display.clone().into()),
+            serde_json::json!(run),
+        );
         Ok(Some(NewTrial {
             run: record,
             server_info: info,

@@ -205,17 +205,10 @@ impl Runner<'_> {
                             workload: workload.name.clone(),
                             source,
                         })?;
-                        run.config = serde_json::json!({
-                            "engine": run.config,
-                            "workload": spec,
-                            "experiment": exp.name,
-                            "variant": variant.name,
-                            "workload_name": workload.name,
-                            "round": arm.slot.round,
-                            "attempt": arm.slot.attempt,
-                            "position": arm.slot.position,
-                            "order": "duet",
-                        });
+                        let ran = ("engine", std::mem::take(&mut run.config));
+                        let spec = serde_json::json!(spec);
+                        run.config = stored_config(exp, variant, workload, &arm.slot, ran, spec);
+                        run.config["order"] = "duet".into();
                         Ok(run)
                     })
                 })

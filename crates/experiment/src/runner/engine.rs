@@ -114,16 +114,8 @@ impl Runner<'_> {
             &mut info,
         );
         after_trial(variant, Some(ctl), env, restore)?;
-        run.config = serde_json::json!({
-            "engine": run.config,
-            "workload": spec,
-            "experiment": exp.name,
-            "variant": variant.name,
-            "workload_name": workload.name,
-            "round": slot.round,
-            "attempt": slot.attempt,
-            "position": slot.position,
-        });
+        let ran = ("engine", std::mem::take(&mut run.config));
+        run.config = stored_config(exp, variant, workload, slot, ran, serde_json::json!(spec));
         if exp.generators.is_empty() {
             run.host = self.host.clone();
         }

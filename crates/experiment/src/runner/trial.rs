@@ -306,3 +306,27 @@ impl Runner<'_> {
         }
     }
 }
+
+/// The config stored with a trial: what ran (`ran`: `("engine", its config)` or
+/// `("command", the command line)`), the workload it ran, and the trial's place in the
+/// experiment (keys are stored sorted, so their order here does not matter).
+pub(super) fn stored_config(
+    exp: &Experiment,
+    variant: &Variant,
+    workload: &crate::Workload,
+    slot: &TrialSlot,
+    ran: (&str, serde_json::Value),
+    spec: serde_json::Value,
+) -> serde_json::Value {
+    let mut config = serde_json::json!({
+        "workload": spec,
+        "experiment": exp.name,
+        "variant": variant.name,
+        "workload_name": workload.name,
+        "round": slot.round,
+        "attempt": slot.attempt,
+        "position": slot.position,
+    });
+    config[ran.0] = ran.1;
+    config
+}

@@ -363,16 +363,7 @@ fn depth_error(pos: usize, limits: &Limits) -> ProtoError {
 fn classify(buf: &[u8], start: usize, end: usize) -> ReplyClass {
     let v = buf.get(start..end).unwrap_or(&[]);
     match v.first() {
-        Some(b'-') | Some(b'!') => {
-            let text = error_text(v);
-            if text.starts_with(b"MOVED ") {
-                ReplyClass::Moved
-            } else if text.starts_with(b"ASK ") {
-                ReplyClass::Ask
-            } else {
-                ReplyClass::Error
-            }
-        }
+        Some(b'-') | Some(b'!') => error_class(error_text(v)),
         Some(b'_') => ReplyClass::Nil,
         Some(b'$') | Some(b'*') if v.get(1) == Some(&b'-') => ReplyClass::Nil,
         Some(b'>') => ReplyClass::Push,

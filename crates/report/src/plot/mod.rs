@@ -28,6 +28,8 @@ pub mod run_order;
 pub mod spectrum;
 pub mod timeline;
 
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -121,20 +123,36 @@ pub(crate) fn ordinal_chart<'a, 'b>(
         .x_label_area_size(52)
         .y_label_area_size(86)
         .build_cartesian_2d(0.5f64..(n as f64 + 0.5), lo..hi)?;
-    chart
-        .configure_mesh()
+    house_mesh(&mut chart.configure_mesh())
         .disable_x_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_labels(n.min(12))
         .x_label_formatter(&|v| format!("{}", v.round() as i64))
-        .y_label_formatter(&|v| tick_number(*v))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Every plot's mesh in the house style: y ticks as [`tick_number`]s, the tick and
+/// description fonts, no minor grid (white) and a light grey major grid. Callers add
+/// their axes' descriptions and x labels and draw.
+pub(crate) fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    DB: DrawingBackend,
+{
+    mesh.y_label_formatter(&y_tick)
         .label_style(("sans-serif", TICK_FONT))
         .axis_desc_style(("sans-serif", DESC_FONT))
         .light_line_style(WHITE)
         .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
-        .draw()?;
-    Ok(chart)
+}
+
+fn y_tick(v: &f64) -> String {
+    tick_number(*v)
 }
 
 const LEGEND_FONT: u32 = 17;

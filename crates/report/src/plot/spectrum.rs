@@ -8,8 +8,8 @@
 //! largest value; the line then runs flat to the right edge.
 
 use super::{
-    colour, draw_label, draw_markers, latency_unit, render_svg, tick_number, DrawResult, PlotError,
-    Series, DESC_FONT, TICK_FONT,
+    colour, draw_label, draw_markers, house_mesh, latency_unit, render_svg, DrawResult, PlotError,
+    Series,
 };
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -86,18 +86,12 @@ pub fn render(series: &[Series]) -> Result<String, PlotError> {
             .x_label_area_size(52)
             .y_label_area_size(86)
             .build_cartesian_2d((X_MIN..X_MAX).log_scale(), 0f64..ymax)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc("percentile (log scale of 1/(1-p))")
             .y_desc(y_desc.as_str())
             .disable_x_mesh()
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
-            .y_label_formatter(&|v| tick_number(*v))
-            .label_style(("sans-serif", TICK_FONT))
-            .axis_desc_style(("sans-serif", DESC_FONT))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
             .draw()?;
         draw_percentile_ticks(&mut chart, ymax)?;
         for s in series.iter().filter(|s| !s.points.is_empty()) {

@@ -3,9 +3,7 @@
 //! stall, or a periodic hiccup (an fsync, a background save) that a whole-trial number
 //! averages away.
 
-use super::{
-    colour, draw_markers, padded, render_svg, tick_number, PlotError, Series, DESC_FONT, TICK_FONT,
-};
+use super::{colour, draw_markers, house_mesh, padded, render_svg, tick_number, PlotError, Series};
 use plotters::prelude::*;
 
 /// What to draw.
@@ -72,16 +70,10 @@ pub fn lines(
             .x_label_area_size(52)
             .y_label_area_size(86)
             .build_cartesian_2d(0f64..(tmax.max(1.0) * 1.04), ylo..yhi)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc(x_desc)
             .y_desc(p.y_desc)
             .x_label_formatter(&|v| tick_number(*v))
-            .y_label_formatter(&|v| tick_number(*v))
-            .label_style(("sans-serif", TICK_FONT))
-            .axis_desc_style(("sans-serif", DESC_FONT))
-            .light_line_style(WHITE)
-            .bold_line_style(RGBColor(0xe4, 0xe4, 0xe4))
             .draw()?;
         for s in p.series.iter().filter(|s| !s.points.is_empty()) {
             chart.draw_series(LineSeries::new(
