@@ -123,13 +123,7 @@ format = "memtier"
     )
     .unwrap();
     let db = dir.path().join("ext.db");
-    let out = resplab(&[
-        "experiment",
-        "run",
-        &file.to_string_lossy(),
-        "--db",
-        &db.to_string_lossy(),
-    ]);
+    let out = crate::common::experiment_run(&file, &db, &[]);
     crate::common::assert_ok(&out);
     let all = text(&out);
     assert!(all.contains("rb:SET / aof vs baseline"), "{all}");
@@ -571,14 +565,7 @@ format = "numbers"
         )
         .unwrap();
         let db = dir.path().join(format!("{per}.db"));
-        let out = resplab(&[
-            "experiment",
-            "run",
-            &file.to_string_lossy(),
-            "--db",
-            &db.to_string_lossy(),
-            "-q",
-        ]);
+        let out = crate::common::experiment_run(&file, &db, &["-q"]);
         crate::common::assert_ok(&out);
         let trials = export(&db, &format!("shared-{per}"));
         for round in 0..2 {
@@ -713,13 +700,7 @@ format = "numbers"
     )
     .unwrap();
     let db = dir.path().join("wd.db");
-    let out = resplab(&[
-        "experiment",
-        "run",
-        &file.to_string_lossy(),
-        "--db",
-        &db.to_string_lossy(),
-    ]);
+    let out = crate::common::experiment_run(&file, &db, &[]);
     crate::common::assert_ok(&out);
     let dirs = std::fs::read_to_string(&seen).unwrap();
     assert_eq!(dirs.lines().count(), 2, "{dirs}");

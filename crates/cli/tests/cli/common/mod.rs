@@ -72,6 +72,14 @@ pub fn run_db(args: &[&str], db: &Path, env: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
+/// Runs `resplab experiment run FILE --db DB EXTRA...`.
+pub fn experiment_run(file: &Path, db: &Path, extra: &[&str]) -> Output {
+    let (file, db) = (file.to_string_lossy(), db.to_string_lossy());
+    let mut args = vec!["experiment", "run", &file, "--db", &db];
+    args.extend_from_slice(extra);
+    resplab(&args)
+}
+
 /// Standard output and standard error together, for messages and assertions.
 pub fn text(o: &Output) -> String {
     format!(
