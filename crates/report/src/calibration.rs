@@ -475,7 +475,10 @@ pub fn render_validation(v: &Validation) -> String {
         "  (power used --slowdown {:.3}% in the second server: a true effect of {:.2}%)",
         v.slowdown_pct, v.true_effect_pct
     );
-    if let Some(line) = drift_line(v) {
+    for line in [drift_line(v), expected_power_line(v)]
+        .into_iter()
+        .flatten()
+    {
         let _ = writeln!(o, "  {line}");
     }
     for (q, m, e, pass) in &v.coordinated_omission {
@@ -510,6 +513,36 @@ pub fn drift_line(v: &Validation) -> Option<String> {
             "; the noise changed by a factor of {drift:.2} between them, so the power check measured that change as well as the prediction (power {} than the prediction's)",
             if drift > 1.0 { "lower" } else { "higher" }
         ));
+    }
+    Some(line)
+}
+
+/// The power the slowed experiments' own noise predicts beside the power measured, and
+/// whether the measured power's interval holds it: when it does and the power check
+/// failed, the prediction was sound for the noise that followed it, and what failed is
+/// that the noise changed; when it does not, the verdict's power differs from the
+/// formula's. `None` for a validation stored before the expectation was kept.
+pub fn expected_power_line(v: &Validation) -> Option<String> {
+    let e = v.expected_power?;
+    let p = &v.power;
+    let holds = p.ci_low <= e && e <= p.ci_high;
+    let mut line = format!(
+        "power the slowed experiments' own noise predicts at the {:.2}% effect: {:.1} %; the measured {:.1} % [{:.1} %, {:.1} %] {}",
+        v.true_effect_pct,
+        100.0 * e,
+        100.0 * p.rate,
+        100.0 * p.ci_low,
+        100.0 * p.ci_high,
+        if holds { "holds it" } else { "does not hold it" }
+    );
+    match (holds, p.pass) {
+        (true, false) => line.push_str(
+            ": the prediction is right for the noise the slowed experiments had, and the power check failed because the noise changed after the MDE was predicted",
+        ),
+        (false, _) => line.push_str(
+            ": the verdict's power at this noise is not what the MDE's formula says",
+        ),
+        (true, true) => {}
     }
     Some(line)
 }
@@ -616,6 +649,33 @@ mod tests {
             v["slowed_sd_log_ratio"] = s.into();
         }
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_validation_sets_the_power_its_own_noise_predicts_beside_the_power_found() {
+        let mut v = validation(Some(0.08));
+        assert_eq!(expected_power_line(&v), None);
+        // Measured 75 % [60 %, 87 %], passing: an expectation inside says nothing more.
+        v.expected_power = Some(0.7);
+        let inside = expected_power_line(&v).unwrap();
+        assert!(
+            inside.contains("predicts at the -4.80% effect: 70.0 %; the measured 75.0 % [60.0 %, 87.0 %] holds it"),
+            "{inside}"
+        );
+        assert!(inside.ends_with("holds it"), "{inside}");
+        // A failed power check whose interval holds the expectation: the noise changed.
+        v.power.pass = false;
+        let drifted = expected_power_line(&v).unwrap();
+        assert!(drifted.contains("because the noise changed"), "{drifted}");
+        // An expectation outside the interval: the formula is in question.
+        v.expected_power = Some(0.95);
+        let outside = expected_power_line(&v).unwrap();
+        assert!(outside.contains("does not hold it"), "{outside}");
+        assert!(
+            outside.contains("not what the MDE's formula says"),
+            "{outside}"
+        );
+        assert!(render_validation(&v).contains(&outside));
     }
 
     #[test]

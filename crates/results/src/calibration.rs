@@ -255,6 +255,17 @@ pub struct Validation {
     /// kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowed_sd_log_ratio: Option<f64>,
+    /// The slowed experiments' robust scale, as `robust_sd_log_ratio` is the A/A
+    /// experiments'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowed_robust_sd_log_ratio: Option<f64>,
+    /// The power the slowed experiments' own noise predicts at the true effect (the
+    /// MDE the method's scale of that noise gives for the plan, read back by
+    /// `resplab_stats::power::power_at`), 0 to 1. Set against the measured power it
+    /// tells a prediction that was wrong from noise that changed after it was made.
+    /// Absent in rows stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_power: Option<f64>,
     /// The slowdown injected for the power check and the true effect it makes.
     pub slowdown_pct: f64,
     pub true_effect_pct: f64,

@@ -192,9 +192,40 @@ pub fn noether_total_n(p_less: f64, kappa: f64, spec: &PowerSpec) -> f64 {
     z * z / (12.0 * kappa * (1.0 - kappa) * (p_less - 0.5) * (p_less - 0.5))
 }
 
+/// The power, at a true effect `effect`, of a design whose MDE at `spec.power` is `mde`
+/// (both on one scale, e.g. log ratios): by the normal shift model that defines an MDE,
+/// the MDE is (z₁₋α/₂ + z_power)·σ/√n, so the power at δ is
+/// Φ((z₁₋α/₂ + z_power)·|δ|/MDE − z₁₋α/₂) (the far tail left out). Any MDE of this
+/// crate can be read back this way: for a design judged by another interval (a
+/// sequential one), it is the normal approximation of that interval's power curve.
+/// NaN when `mde` is not a positive number. O(1).
+pub fn power_at(effect: f64, mde: f64, spec: &PowerSpec) -> f64 {
+    if !(mde > 0.0 && mde.is_finite() && effect.is_finite()) {
+        return f64::NAN;
+    }
+    let z_alpha = normal_quantile(1.0 - spec.alpha / 2.0);
+    let z_power = normal_quantile(spec.power);
+    crate::dist::normal_cdf((z_alpha + z_power) * effect.abs() / mde - z_alpha)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn power_at_reads_an_mde_back() {
+        let spec = PowerSpec::default();
+        // At the MDE, the power the MDE was made for; at zero effect, about α/2; twice
+        // the MDE, far more; either sign alike.
+        assert!((power_at(0.02, 0.02, &spec) - 0.80).abs() < 1e-9);
+        assert!((power_at(-0.02, 0.02, &spec) - 0.80).abs() < 1e-9);
+        assert!((power_at(0.0, 0.02, &spec) - 0.025).abs() < 1e-3);
+        assert!(power_at(0.04, 0.02, &spec) > 0.99);
+        // Half the MDE: Φ(2.80/2 − 1.96) = Φ(−0.558) ≈ 0.288.
+        assert!((power_at(0.01, 0.02, &spec) - 0.2884).abs() < 1e-3);
+        assert!(power_at(0.01, 0.0, &spec).is_nan());
+        assert!(power_at(0.01, f64::NAN, &spec).is_nan());
+    }
 
     #[test]
     fn unpaired_multipliers_match_method_sheet() {

@@ -415,6 +415,9 @@ fn validate_results_are_stored_and_reported() {
     // The slowed experiments' noise, pooled as the A/A experiments' is.
     let slowed = v["slowed_sd_log_ratio"].as_f64().expect("the slowed noise");
     assert!(slowed.is_finite() && slowed >= 0.0, "{v:#}");
+    // And the power that noise predicts at the injected effect.
+    let expected = v["expected_power"].as_f64().expect("the expected power");
+    assert!((0.0..=1.0).contains(&expected), "{v:#}");
 
     // Its own report: the checks as a table.
     let md = dir.path().join("val.md");
@@ -427,6 +430,7 @@ fn validate_results_are_stored_and_reported() {
         "| coverage | ",
         "| coordinated omission p99 | ",
         "noise of the slowed experiments: sd(ratio) ",
+        "power the slowed experiments' own noise predicts at the ",
     ] {
         assert!(text.contains(needle), "{needle}: {text}");
     }

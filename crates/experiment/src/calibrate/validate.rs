@@ -194,13 +194,18 @@ pub fn run(
         slowdown_pct,
         true_log,
     };
-    let Some(found) = power_and_coverage(&series, &judge, &mut run_one, say)? else {
+    let Some(found) = power_and_coverage(&series, p, &judge, &mut run_one, say)? else {
         return Ok(None);
     };
+    let expected_power = found.expected_power(true_log);
     say(format!(
-        "noise of the slowed experiments: sd {:.2}% (the A/A experiments': {:.2}%)",
+        "noise of the slowed experiments: sd {:.2}% (the A/A experiments': {:.2}%){}",
         100.0 * found.sd,
-        100.0 * noise.sd
+        100.0 * noise.sd,
+        expected_power.map_or(String::new(), |e| format!(
+            "; it predicts a power of {:.1}% at the {true_effect_pct:.2}% effect",
+            100.0 * e
+        ))
     ));
     // 4. Coordinated omission.
     say("coordinated omission: open loop against 100 ms stalls every second".into());
@@ -219,6 +224,8 @@ pub fn run(
         robust_sd_log_ratio: Some(noise.robust),
         predicted_mde_pct: 100.0 * mde.exp_m1(),
         slowed_sd_log_ratio: found.sd.is_finite().then_some(found.sd),
+        slowed_robust_sd_log_ratio: found.noise.as_ref().map(|n| n.robust),
+        expected_power,
         slowdown_pct,
         true_effect_pct,
         false_positives,
@@ -439,11 +446,25 @@ struct PowerFound {
     detected: usize,
     covered: usize,
     sd: f64,
+    /// The slowed experiments' own noise (each about its own centre, so without the
+    /// effect) and the MDE it gives for the plan; `None` when too few rounds ran.
+    noise: Option<NoiseFound>,
+}
+
+impl PowerFound {
+    /// The power the slowed experiments' own noise predicts at the true effect
+    /// `true_log`.
+    fn expected_power(&self, true_log: f64) -> Option<f64> {
+        let mde = self.noise.as_ref()?.mde;
+        let p = resplab_stats::power::power_at(true_log, mde, &Default::default());
+        p.is_finite().then_some(p)
+    }
 }
 
 /// Runs the power experiments; `None` when stopped.
 fn power_and_coverage(
     p: &PowerSeries,
+    plan: &ValidatePlan,
     judge: &Judge,
     run_one: &mut RunOne<'_>,
     say: &mut dyn FnMut(String),
@@ -484,6 +505,7 @@ fn power_and_coverage(
         detected,
         covered,
         sd: pooled_sd(&seen),
+        noise: noise_and_mde(&seen, plan).ok(),
     }))
 }
 
