@@ -67,19 +67,14 @@ impl Exposition {
         help: &str,
         samples: &[(Vec<(String, String)>, &LatencyHistogram)],
     ) {
-        if samples.is_empty() {
-            return;
-        }
-        self.head(name, help, "histogram");
         let bucket = format!("{name}_bucket");
-        for (labels, h) in samples {
+        self.latency_family(name, help, "histogram", samples, &|w, labels, h| {
             for le in BUCKETS_SECONDS {
                 let below = count_at_most(h, (le * 1e9) as u64);
-                self.sample(&bucket, labels, &[("le", &number(le))], below as f64);
+                w.sample(&bucket, labels, &[("le", &number(le))], below as f64);
             }
-            self.sample(&bucket, labels, &[("le", "+Inf")], h.count() as f64);
-            self.sums(name, labels, h);
-        }
+            w.sample(&bucket, labels, &[("le", "+Inf")], h.count() as f64);
+        });
     }
 
     /// A summary family (`name` in seconds) with the [`QUANTILES`] of each histogram.
@@ -89,19 +84,35 @@ impl Exposition {
         help: &str,
         samples: &[(Vec<(String, String)>, &LatencyHistogram)],
     ) {
-        if samples.is_empty() {
-            return;
-        }
-        self.head(name, help, "summary");
-        for (labels, h) in samples {
+        self.latency_family(name, help, "summary", samples, &|w, labels, h| {
             for q in QUANTILES {
                 let v = if h.is_empty() {
                     f64::NAN
                 } else {
                     h.percentile_ns(q * 100.0) as f64 / 1e9
                 };
-                self.sample(name, labels, &[("quantile", &number(q))], v);
+                w.sample(name, labels, &[("quantile", &number(q))], v);
             }
+        });
+    }
+
+    /// A family of kind `kind` from latency histograms: nothing when there are no
+    /// samples; else its head, then for each histogram what `points` writes and its
+    /// `_sum` and `_count`.
+    fn latency_family(
+        &mut self,
+        name: &str,
+        help: &str,
+        kind: &str,
+        samples: &[(Vec<(String, String)>, &LatencyHistogram)],
+        points: &dyn Fn(&mut Self, &Labels, &LatencyHistogram),
+    ) {
+        if samples.is_empty() {
+            return;
+        }
+        self.head(name, help, kind);
+        for (labels, h) in samples {
+            points(self, labels, h);
             self.sums(name, labels, h);
         }
     }

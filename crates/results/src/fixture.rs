@@ -10,9 +10,7 @@
 //! integration tests of the crates above (as a dev-dependency feature, so no release
 //! build contains it).
 
-use crate::{
-    ConnectionStats, CpuTime, HostInfo, LatencyUs, LoadModel, RunEnd, RunRecord, Summary, ToolInfo,
-};
+use crate::{CpuTime, HostInfo, LatencyUs, LoadModel, RunRecord, Summary, ToolInfo};
 use resplab_stats::hist::LatencyHistogram;
 use std::collections::BTreeMap;
 
@@ -22,40 +20,26 @@ use std::collections::BTreeMap;
 pub fn run_record(totals: Summary) -> RunRecord {
     let mut commands = BTreeMap::new();
     commands.insert("SET".to_string(), totals.clone());
+    let tool = ToolInfo {
+        name: "resplab".into(),
+        version: "0".into(),
+        git_revision: None,
+    };
     RunRecord {
-        schema_version: crate::SCHEMA_VERSION,
-        tool: ToolInfo {
-            name: "resplab".into(),
-            version: "0".into(),
-            git_revision: None,
-        },
-        started_at_unix_ms: 0,
         config: serde_json::json!({}),
         seed: 1,
         load_model: LoadModel::ClosedLoop {
             clients: 1,
             pipeline: 1,
         },
-        server: BTreeMap::new(),
-        host: HostInfo::default(),
-        warmup_sec: 0.0,
         duration_sec: 1.0,
         totals,
         commands,
-        open_loop: None,
-        series: Vec::new(),
-        series_interval_sec: 1.0,
-        connections: ConnectionStats::default(),
         client_cpu: CpuTime {
             user_sec: 0.1,
             system_sec: 0.1,
         },
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
+        ..RunRecord::empty(tool, 0)
     }
 }
 

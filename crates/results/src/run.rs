@@ -176,6 +176,42 @@ pub struct ToolInfo {
     pub git_revision: Option<String>,
 }
 
+impl RunRecord {
+    /// A completed run of the current schema by `tool` that measured nothing: no
+    /// requests, no time, closed loop with no connections, seed 0, a null config and
+    /// the rest empty; callers set what they did measure.
+    pub fn empty(tool: ToolInfo, started_at_unix_ms: u64) -> RunRecord {
+        RunRecord {
+            schema_version: SCHEMA_VERSION,
+            tool,
+            started_at_unix_ms,
+            config: serde_json::Value::Null,
+            seed: 0,
+            load_model: LoadModel::ClosedLoop {
+                clients: 0,
+                pipeline: 0,
+            },
+            server: BTreeMap::new(),
+            host: HostInfo::default(),
+            warmup_sec: 0.0,
+            duration_sec: 0.0,
+            totals: Summary::default(),
+            commands: BTreeMap::new(),
+            open_loop: None,
+            series: Vec::new(),
+            series_interval_sec: 1.0,
+            connections: ConnectionStats::default(),
+            client_cpu: CpuTime::default(),
+            end: RunEnd::Completed,
+            warnings: Vec::new(),
+            shard: None,
+            shards: Vec::new(),
+            cluster: None,
+            nodes: Default::default(),
+        }
+    }
+}
+
 /// How load was offered.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -6,38 +6,12 @@ use super::*;
 
 /// The record of a trial whose generators produced nothing: no requests, no time.
 pub(super) fn empty_record() -> RunRecord {
-    RunRecord {
-        schema_version: resplab_results::SCHEMA_VERSION,
-        tool: resplab_results::ToolInfo {
-            name: "resplab".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            git_revision: None,
-        },
-        started_at_unix_ms: resplab_store::write::now_unix_ms(),
-        config: serde_json::Value::Null,
-        seed: 0,
-        load_model: resplab_results::LoadModel::ClosedLoop {
-            clients: 0,
-            pipeline: 0,
-        },
-        server: BTreeMap::new(),
-        host: resplab_results::HostInfo::default(),
-        warmup_sec: 0.0,
-        duration_sec: 0.0,
-        totals: resplab_results::Summary::default(),
-        commands: BTreeMap::new(),
-        open_loop: None,
-        series: Vec::new(),
-        series_interval_sec: 1.0,
-        connections: resplab_results::ConnectionStats::default(),
-        client_cpu: resplab_results::CpuTime::default(),
-        end: RunEnd::Completed,
-        warnings: Vec::new(),
-        shard: None,
-        shards: Vec::new(),
-        cluster: None,
-        nodes: Default::default(),
-    }
+    let tool = resplab_results::ToolInfo {
+        name: "resplab".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        git_revision: None,
+    };
+    RunRecord::empty(tool, resplab_store::write::now_unix_ms())
 }
 
 impl Runner<'_> {

@@ -1,6 +1,6 @@
 //! List commands: LPUSH, RPUSH, LPOP, RPOP, LRANGE.
 
-use super::{count_arg, int_arg, range, value_or_new, Call};
+use super::{count_arg, range, value_or_new, Call};
 use crate::db::{live, Val};
 use std::collections::VecDeque;
 
@@ -89,8 +89,7 @@ fn pop(c: &mut Call<'_>, end: End) {
 }
 
 pub(super) fn lrange(c: &mut Call<'_>) {
-    let (Some(a), Some(b)) = (int_arg(c.args[2]), int_arg(c.args[3])) else {
-        c.out.not_int();
+    let Some((a, b)) = c.index_args() else {
         return;
     };
     let mut sh = c.shard();

@@ -102,6 +102,16 @@ impl<'a> Call<'a> {
     fn shard(&self) -> MutexGuard<'a, Shard> {
         self.db.shard(self.session.db, self.args[1])
     }
+
+    /// The start and stop indexes of a range command (its second and third arguments);
+    /// `None`, the integer error sent, when either is not an integer.
+    fn index_args(&mut self) -> Option<(i64, i64)> {
+        let pair = int_arg(self.args[2]).zip(int_arg(self.args[3]));
+        if pair.is_none() {
+            self.out.not_int();
+        }
+        pair
+    }
 }
 
 /// How many words (the command's name included) a command takes.

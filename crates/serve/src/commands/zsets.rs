@@ -1,6 +1,6 @@
 //! Sorted-set commands: ZADD, ZPOPMIN, ZRANGE.
 
-use super::{count_arg, float_arg, int_arg, range, upper, value_or_new, Call};
+use super::{count_arg, float_arg, range, upper, value_or_new, Call};
 use crate::db::{live, Score, Val, ZSet};
 
 /// `ZADD key [NX|XX] [CH] score member [score member ...]`.
@@ -127,8 +127,7 @@ pub(super) fn zrange(c: &mut Call<'_>) {
         }
         None => false,
     };
-    let (Some(a), Some(b)) = (int_arg(c.args[2]), int_arg(c.args[3])) else {
-        c.out.not_int();
+    let Some((a, b)) = c.index_args() else {
         return;
     };
     let mut sh = c.shard();
