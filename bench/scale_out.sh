@@ -14,6 +14,7 @@
 #        (defaults target/release/resplab, 5 runs of 3 s, 32 connections, pipeline 16;
 #        server pinned to CPU 0, every shard to CPU 1; needs redis-server and taskset)
 set -eu
+. "$(dirname "$0")/wait_for_ping.sh"
 BIN=${1:-target/release/resplab}
 RUNS=${2:-5}
 SECS=${3:-3}
@@ -29,11 +30,7 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 taskset -c 0 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
     --dir "$DIR" > /dev/null 2>&1 &
 echo $! > "$DIR/pid"
-i=0
-while ! redis-cli -p "$PORT" ping > /dev/null 2>&1; do
-    i=$((i + 1)); [ "$i" -lt 200 ] || { echo "redis-server did not start"; exit 1; }
-    sleep 0.02
-done
+wait_for_ping "$PORT" redis-server
 
 one() { # one N REP: N shards, results in $DIR/N-REP.*
     n=$1; rep=$2

@@ -8,6 +8,7 @@
 #        (default target/release/resplab, 5 runs of 3 s; server on CPU 0, client on
 #        CPU 1; needs redis-server and taskset)
 set -eu
+. "$(dirname "$0")/wait_for_ping.sh"
 BIN=${1:-target/release/resplab}
 RUNS=${2:-5}
 SECS=${3:-3}
@@ -26,11 +27,7 @@ start() { # start KIND PORT
         taskset -c 0 "$BIN" serve --port "$2" > /dev/null 2>&1 &
     fi
     echo $! > "$DIR/pid"
-    i=0
-    while ! redis-cli -p "$2" ping > /dev/null 2>&1; do
-        i=$((i + 1)); [ "$i" -lt 200 ] || { echo "server $1 did not start"; exit 1; }
-        sleep 0.02
-    done
+    wait_for_ping "$2" "server $1"
 }
 
 stop() { kill "$(cat "$DIR/pid")" 2>/dev/null || true; wait "$(cat "$DIR/pid")" 2>/dev/null || true; }
