@@ -631,25 +631,7 @@ mod tests {
     use super::*;
     use resplab_results::calibration::{Noise, PlanRow, Prediction};
 
-    /// A validation whose A/A experiments had an sd of 5 % and whose slowed ones `slowed`.
-    fn validation(slowed: Option<f64>) -> Validation {
-        let check = |name: &str| {
-            serde_json::json!({"name": name, "hits": 30, "k": 40, "rate": 0.75,
-                "ci_low": 0.6, "ci_high": 0.87, "nominal": 0.8, "pass": true, "detail": "d"})
-        };
-        let mut v = serde_json::json!({
-            "schema_version": 4, "hostname": "h", "trial_sec": 0.2, "rounds": 10,
-            "method": "rmit", "metric": "ops_per_sec", "sd_log_ratio": 0.05,
-            "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
-            "false_positives": check("false positives"), "power": check("power"),
-            "coverage": check("coverage"), "coordinated_omission": [], "co_pass": true,
-            "experiments": []
-        });
-        if let Some(s) = slowed {
-            v["slowed_sd_log_ratio"] = s.into();
-        }
-        serde_json::from_value(v).unwrap()
-    }
+    use resplab_results::fixture::validation;
 
     #[test]
     fn a_validation_sets_the_power_its_own_noise_predicts_beside_the_power_found() {

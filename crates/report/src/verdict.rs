@@ -345,21 +345,23 @@ pub fn certificate_line(
         None => format!("{rounds} rounds{took} are too few to say what it could detect"),
     };
     let rates = match validation {
-        Some(v) => format!(
-            "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
+        Some(v) => {
+            format!(
+                "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
              ({:.1} %) and power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
-            sought.describe(),
-            v.metric,
-            v.false_positives.hits,
-            v.false_positives.k,
-            v.false_positives.rate * 100.0,
-            v.power.hits,
-            v.power.k,
-            v.power.rate * 100.0,
-            v.slowdown_pct,
-            v.rounds,
-            v.trial_sec
-        ),
+                sought.describe(),
+                v.metric,
+                v.false_positives.hits,
+                v.false_positives.k,
+                v.false_positives.rate * 100.0,
+                v.power.hits,
+                v.power.k,
+                v.power.rate * 100.0,
+                v.slowdown_pct,
+                v.rounds,
+                v.trial_sec
+            ) + &drift_clause(v)
+        }
         None => match sought.rule {
             Some(rule) => format!(
                 "no calibrate --validate result of {} is stored for this host: none stored \
@@ -375,6 +377,21 @@ pub fn certificate_line(
         },
     };
     format!("sensitivity: {detect}; {rates}")
+}
+
+/// What the certificate adds to a validation whose power check failed while the power
+/// its slowed experiments' own noise predicts lies inside the measured interval: that
+/// the noise changed after the prediction, so the power figure speaks of that change
+/// more than of the method. Empty otherwise.
+fn drift_clause(v: &resplab_results::calibration::Validation) -> String {
+    let p = &v.power;
+    match v.expected_power {
+        Some(e) if !p.pass && p.ci_low <= e && e <= p.ci_high => format!(
+            " (the noise changed after that validation's prediction: its slowed experiments' own noise predicts {:.1} % power)",
+            100.0 * e
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The note on a run until decided's fixed-sample table: its intervals do not allow for
@@ -542,6 +559,27 @@ mod tests {
         assert!(
             none.ends_with("no calibrate --validate result of until-decided is stored for this host: none stored for this rule (spending-pocock), so its false-positive rate and power are not measured here"),
             "{none}"
+        );
+        // A stored validation is quoted; a failed power check that its own noise
+        // explains says so, one that it does not explain does not.
+        let mut v = resplab_results::fixture::validation(Some(0.08));
+        let quoted = certificate_line(Some(3.0), 10, Some(60.0), Some(&v), rmit);
+        assert!(
+            quoted.ends_with("measured false positives 30/40 (75.0 %) and power 30/40 (75.0 %) at a 5.0 % slowdown (10 rounds of 0.2 s)"),
+            "{quoted}"
+        );
+        v.power.pass = false;
+        v.expected_power = Some(0.7);
+        let drifted = certificate_line(Some(3.0), 10, Some(60.0), Some(&v), rmit);
+        assert!(
+            drifted.ends_with("(the noise changed after that validation's prediction: its slowed experiments' own noise predicts 70.0 % power)"),
+            "{drifted}"
+        );
+        v.expected_power = Some(0.95);
+        let unexplained = certificate_line(Some(3.0), 10, Some(60.0), Some(&v), rmit);
+        assert!(
+            unexplained.ends_with("(10 rounds of 0.2 s)"),
+            "{unexplained}"
         );
         let c = certificate_line(Some(3.0), 10, Some(60.0), None, rmit);
         assert!(

@@ -101,3 +101,25 @@ impl Rng {
         (s - 2.0) * 1.732
     }
 }
+
+/// A stored validation of fixed rounds on throughput, K = 40: A/A sd 5 %, predicted MDE
+/// and slowdown 5 % (true effect −4.8 %), each check 30/40 = 75 % [60 %, 87 %] and
+/// passing, no coordinated-omission rows; the slowed experiments' sd is `slowed`.
+pub fn validation(slowed: Option<f64>) -> crate::calibration::Validation {
+    let check = |name: &str| {
+        serde_json::json!({"name": name, "hits": 30, "k": 40, "rate": 0.75,
+            "ci_low": 0.6, "ci_high": 0.87, "nominal": 0.8, "pass": true, "detail": "d"})
+    };
+    let mut v = serde_json::json!({
+        "schema_version": 4, "hostname": "h", "trial_sec": 0.2, "rounds": 10,
+        "method": "rmit", "metric": "ops_per_sec", "sd_log_ratio": 0.05,
+        "predicted_mde_pct": 5.0, "slowdown_pct": 5.0, "true_effect_pct": -4.8,
+        "false_positives": check("false positives"), "power": check("power"),
+        "coverage": check("coverage"), "coordinated_omission": [], "co_pass": true,
+        "experiments": []
+    });
+    if let Some(s) = slowed {
+        v["slowed_sd_log_ratio"] = s.into();
+    }
+    serde_json::from_value(v).expect("the fixture is a valid validation")
+}
