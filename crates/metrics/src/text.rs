@@ -236,6 +236,34 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_has_its_quantiles_sum_and_count_and_no_samples_write_nothing() {
+        let mut h = LatencyHistogram::new();
+        for us in [100, 100, 100, 100] {
+            h.record(us * 1000);
+        }
+        let mut e = Exposition::new();
+        e.summary(
+            "y_seconds",
+            "latency",
+            &[(labels(&[("command", "SET")]), &h)],
+        );
+        e.summary("z_seconds", "none", &[]);
+        e.histogram("z_seconds", "none", &[]);
+        let t = e.finish();
+        assert!(
+            t.starts_with("# HELP y_seconds latency\n# TYPE y_seconds summary\n"),
+            "{t}"
+        );
+        for q in ["0.5", "0.9", "0.99", "0.999", "1"] {
+            let line = format!("y_seconds{{command=\"SET\",quantile=\"{q}\"}} 0.0001");
+            assert!(t.contains(&line), "{line}: {t}");
+        }
+        assert!(t.contains("y_seconds_count{command=\"SET\"} 4\n"), "{t}");
+        assert!(t.contains("y_seconds_sum{command=\"SET\"} "), "{t}");
+        assert!(!t.contains("z_seconds"), "{t}");
+    }
+
+    #[test]
     fn labels_are_escaped_and_empty_families_left_out() {
         let mut e = Exposition::new();
         e.gauge("g", "a \"gauge\"", &[(labels(&[("v", "a\"b\\c\nd")]), 1.5)]);

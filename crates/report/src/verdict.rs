@@ -345,23 +345,22 @@ pub fn certificate_line(
         None => format!("{rounds} rounds{took} are too few to say what it could detect"),
     };
     let rates = match validation {
-        Some(v) => {
-            format!(
-                "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
-             ({:.1} %) and power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s)",
-                sought.describe(),
-                v.metric,
-                v.false_positives.hits,
-                v.false_positives.k,
-                v.false_positives.rate * 100.0,
-                v.power.hits,
-                v.power.k,
-                v.power.rate * 100.0,
-                v.slowdown_pct,
-                v.rounds,
-                v.trial_sec
-            ) + &drift_clause(v)
-        }
+        Some(v) => format!(
+            "calibrate --validate ({} on {}) on this host measured false positives {}/{} \
+             ({:.1} %) and power {}/{} ({:.1} %) at a {:.1} % slowdown ({} rounds of {} s){}",
+            sought.describe(),
+            v.metric,
+            v.false_positives.hits,
+            v.false_positives.k,
+            v.false_positives.rate * 100.0,
+            v.power.hits,
+            v.power.k,
+            v.power.rate * 100.0,
+            v.slowdown_pct,
+            v.rounds,
+            v.trial_sec,
+            drift_clause(v)
+        ),
         None => match sought.rule {
             Some(rule) => format!(
                 "no calibrate --validate result of {} is stored for this host: none stored \

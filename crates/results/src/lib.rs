@@ -29,7 +29,8 @@
 //! calendar dates.
 //!
 //! For tests only (this crate's own, and others' through the `fixture` feature):
-//! `fixture`, the one builder of complete run records and the seeded generator behind them.
+//! `fixture`, the one builder of complete run records (on `RunRecord::empty`) and of a
+//! stored validation, and the seeded generator behind them.
 //!
 //! This crate knows records, not how they are made: no load generation, no sockets, no
 //! SQLite, no terminal (only `import::load_input` reads a file or standard input). Its

@@ -698,6 +698,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_expected_power_reads_the_slowed_noise_back_at_the_true_effect() {
+        // Ten experiments of ten rounds whose noise (about each one's centre) gives an
+        // MDE for the plan; at that MDE the expected power is the 80 % it was made for,
+        // at half of it far less, and without enough rounds there is none.
+        let p = plan(options(3600, 40)).unwrap();
+        let mut rng = resplab_results::fixture::Rng::new(5);
+        let rounds: Vec<Vec<f64>> = (0..10)
+            .map(|_| (0..10).map(|_| 0.03 * rng.normal() - 0.02).collect())
+            .collect();
+        let noise = noise_and_mde(&rounds, &p).unwrap();
+        let mde = noise.mde;
+        let found = PowerFound {
+            detected: 0,
+            covered: 0,
+            sd: pooled_sd(&rounds),
+            noise: Some(noise),
+        };
+        let at_mde = found.expected_power(-mde).unwrap();
+        assert!((at_mde - 0.80).abs() < 1e-9, "{at_mde}");
+        let at_half = found.expected_power(mde / 2.0).unwrap();
+        assert!(at_half < 0.35, "{at_half}");
+        let none = PowerFound {
+            noise: None,
+            ..found
+        };
+        assert_eq!(none.expected_power(mde), None);
+    }
+
+    #[test]
     fn the_typed_serve_experiment_is_its_stored_definition() {
         for (trial, extra, method, metric) in [
             (0.25, "", Method::Rmit, METRICS[0]),

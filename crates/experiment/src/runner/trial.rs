@@ -330,3 +330,52 @@ pub(super) fn stored_config(
     config[ran.0] = ran.1;
     config
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_stores_what_ran_its_workload_and_its_place() {
+        let text = "[experiment]\nname = \"e\"\nrounds = 2\n\n\
+                    [[variant]]\nname = \"a\"\nserver = \"none\"\n\n\
+                    [[variant]]\nname = \"b\"\nserver = \"none\"\n\n\
+                    [[workload]]\nname = \"w\"\nrun = \"true\"\nformat = \"numbers\"\n";
+        let exp = crate::resolve::parse("(t)", text, &crate::Overrides::default()).unwrap();
+        let slot = TrialSlot {
+            round: 1,
+            attempt: 2,
+            position: 1,
+            variant: 1,
+            workload: 0,
+        };
+        let ran = ("engine", serde_json::json!({"seed": 7}));
+        let spec = serde_json::json!({"tests": ["set"]});
+        let c = stored_config(&exp, &exp.variants[1], &exp.workloads[0], &slot, ran, spec);
+        assert_eq!(
+            c,
+            serde_json::json!({
+                "engine": {"seed": 7},
+                "workload": {"tests": ["set"]},
+                "experiment": "e",
+                "variant": "b",
+                "workload_name": "w",
+                "round": 1,
+                "attempt": 2,
+                "position": 1,
+            })
+        );
+        let ran = ("command", "redis-cli INCR k".into());
+        let c = stored_config(
+            &exp,
+            &exp.variants[0],
+            &exp.workloads[0],
+            &slot,
+            ran,
+            1.into(),
+        );
+        assert_eq!(c["command"], "redis-cli INCR k");
+        assert_eq!(c["variant"], "a");
+        assert!(c.get("engine").is_none(), "{c}");
+    }
+}
